@@ -1,0 +1,176 @@
+"""The cost-model contract and the metric vocabulary (DESIGN.md, vLLM's benchmark client, InferenceMAX).
+
+A cost model turns one spec, plus optional arrays of searched parameter values, into an
+:class:`Evaluation`: every point metric at every concurrency of the workload sweep, for every
+design in the batch. The core knows no particular cost model; plugins register them through the
+``codesign_cost_models`` hook.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
+
+import attrs
+import numpy as np
+from attrs import frozen
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .formats import NumberFormat
+    from .spec import Spec
+
+#: Metrics reported per concurrency point: name -> (unit for display, better direction or None).
+POINT_METRICS: dict[str, tuple[str, str | None]] = {
+    "ttft_s": ("s", "min"),
+    "tpot_s": ("s", "min"),
+    "itl_s": ("s", "min"),
+    "e2e_latency_s": ("s", "min"),
+    "interactivity_tok_s_user": ("tok/s/user", "max"),
+    "output_tok_s_per_chip": ("tok/s", "max"),
+    "mixed_tok_s_per_chip": ("tok/s", "max"),
+    "mixed_tok_s_per_kw": ("tok/s/kW", "max"),
+    "mixed_tok_s_per_kw_modelled": ("tok/s/kW", "max"),
+    "power_w": ("W", "min"),
+    "energy_j_per_token": ("J/tok", "min"),
+}
+
+#: Metrics of a whole design (independent of concurrency).
+DESIGN_METRICS: dict[str, tuple[str, str | None]] = {
+    "chips": ("chips", None),
+    "tdp_w": ("W", None),
+    "peak_power_w": ("W", "min"),
+    "area_mm2": ("mm^2", "min"),
+    "weights_bytes_per_chip": ("B", None),
+    "max_concurrency": ("requests", "max"),
+}
+
+#: Summary metrics, computed by :meth:`Evaluation.summary` from the feasible points.
+SUMMARY_METRICS: dict[str, tuple[str, str]] = {
+    "peak_mixed_tok_s_per_kw": ("tok/s/kW", "max"),
+    "min_e2e_latency_s": ("s", "min"),
+    "min_tpot_s": ("s", "min"),
+    "min_ttft_s": ("s", "min"),
+    "peak_mixed_tok_s_per_chip": ("tok/s", "max"),
+    "peak_mixed_tok_s_per_kw_modelled": ("tok/s/kW", "max"),
+}
+
+
+def metric_unit(name: str) -> tuple[str, str | None]:
+    """``(unit, better)`` of any metric name; raises KeyError for an unknown one."""
+    for table in (SUMMARY_METRICS, POINT_METRICS, DESIGN_METRICS):
+        if name in table:
+            return table[name]
+    raise KeyError(name)
+
+
+@frozen(kw_only=True)
+class Evaluation:
+    """A cost model's answer for a batch of designs over the concurrency sweep.
+
+    Attributes:
+        concurrency: shape ``(c,)``, the workload's sweep.
+        points: metric name -> array of shape ``(n, c)`` (``n`` designs); every key of
+            :data:`POINT_METRICS` that the model computes. Infeasible points hold NaN.
+        feasible: bool array ``(n, c)``: the point can be served (weights and KV fit, ...).
+        design: metric name -> array ``(n,)`` (see :data:`DESIGN_METRICS`).
+        reasons: per design, why it is infeasible (``""`` when it is not); one string each.
+        point_reasons: ``(n, c)`` strings, why each point is infeasible (``""`` when feasible).
+    """
+
+    concurrency: np.ndarray
+    points: dict[str, np.ndarray]
+    feasible: np.ndarray
+    design: dict[str, np.ndarray] = attrs.field(factory=dict)
+    reasons: list[str] = attrs.field(factory=list)
+    point_reasons: np.ndarray | None = None
+
+    @property
+    def n_designs(self) -> int:
+        return int(self.feasible.shape[0])
+
+    def summary(self, *, tpot_reference_s: float | None = None) -> dict[str, np.ndarray]:
+        """Summary metrics over the feasible points of each design, each shape ``(n,)``.
+
+        ``peak_*`` is the maximum and ``min_*`` the minimum over the feasible concurrency points;
+        NaN where a design has no feasible point. With ``tpot_reference_s`` it adds
+        ``mixed_tok_s_per_kw_at_tpot`` (the Jalapeño table's "throughput at the baseline's TBT"):
+        the highest mixed tok/s per kW among points with TPOT <= the reference (0 if none).
+        """
+        f = self.feasible
+        out: dict[str, np.ndarray] = {}
+
+        def reduce(metric, fn, fill):
+            x = np.where(f, self.points[metric], fill)
+            r = fn(x, axis=1)
+            return np.where(f.any(axis=1), r, np.nan)
+
+        out["peak_mixed_tok_s_per_kw"] = reduce("mixed_tok_s_per_kw", np.max, -np.inf)
+        out["peak_mixed_tok_s_per_chip"] = reduce("mixed_tok_s_per_chip", np.max, -np.inf)
+        if "mixed_tok_s_per_kw_modelled" in self.points:
+            out["peak_mixed_tok_s_per_kw_modelled"] = reduce("mixed_tok_s_per_kw_modelled", np.max, -np.inf)
+        out["min_e2e_latency_s"] = reduce("e2e_latency_s", np.min, np.inf)
+        out["min_tpot_s"] = reduce("tpot_s", np.min, np.inf)
+        out["min_ttft_s"] = reduce("ttft_s", np.min, np.inf)
+        if tpot_reference_s is not None:
+            ok = f & (self.points["tpot_s"] <= tpot_reference_s)
+            x = np.where(ok, self.points["mixed_tok_s_per_kw"], 0.0)
+            out["mixed_tok_s_per_kw_at_tpot"] = x.max(axis=1)
+        return out
+
+    def take(self, i: int) -> "Evaluation":
+        """The single design ``i`` as an :class:`Evaluation` with ``n == 1``."""
+        sl = slice(i, i + 1)
+        return Evaluation(
+            concurrency=self.concurrency,
+            points={k: v[sl] for k, v in self.points.items()},
+            feasible=self.feasible[sl],
+            design={k: v[sl] for k, v in self.design.items()},
+            reasons=self.reasons[sl],
+            point_reasons=None if self.point_reasons is None else self.point_reasons[sl],
+        )
+
+
+class CostModel(Protocol):
+    """What a cost model's factory returns."""
+
+    def parameters(self) -> list[str]:
+        """Spec key paths (``"memory.hbm.bandwidth"``) that :meth:`evaluate` accepts as arrays."""
+
+    def evaluate(
+        self,
+        spec: "Spec",
+        formats: Mapping[str, "NumberFormat"],
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Evaluation:
+        """Price a batch of designs.
+
+        Args:
+            spec: the base design (SI units throughout).
+            formats: every registered number format by name.
+            overrides: spec key path -> array ``(n,)`` of values in SI units (or format names for
+                format keys); ``n`` designs are the base spec with these values substituted.
+                ``None`` prices the base spec alone (``n == 1``).
+
+        Returns:
+            An :class:`Evaluation` with ``n`` designs.
+        """
+
+
+@frozen(kw_only=True)
+class CostModelInfo:
+    """A cost model registered through ``codesign_cost_models``.
+
+    Attributes:
+        name: lowercase; ``deployment.cost_model`` selects it.
+        version: the model's own version (reported with every result).
+        description: one line.
+        factory: zero-argument callable returning a :class:`CostModel`.
+        differentiable: ``True`` if ``evaluate`` is built on JAX and supports ``grad``.
+        plugin: the registering plugin's name (set by the plugin manager).
+    """
+
+    name: str
+    version: str
+    description: str
+    factory: Callable[[], CostModel] = attrs.field(eq=False, repr=False)
+    differentiable: bool = False
+    plugin: str = ""

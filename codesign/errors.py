@@ -1,0 +1,52 @@
+"""Errors and exit codes shared by the whole tool.
+
+Every user-facing problem becomes a :class:`CodesignError` (or subclass) whose ``str`` is one line
+naming the file, the TOML key path and what was expected. The CLI prints it and exits with
+:attr:`ExitCode.USAGE_ERROR`; it never shows a traceback unless ``--debug`` asks.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """Exit codes of the ``codesign`` command (modelled on pytest's ``ExitCode``)."""
+
+    OK = 0
+    #: The command ran but found nothing feasible (e.g. every design is infeasible).
+    NO_RESULT = 1
+    #: Bad input: a malformed spec, an unknown option, a missing file.
+    USAGE_ERROR = 2
+    #: Interrupted by the user (Ctrl-C); the search storage keeps every completed trial.
+    INTERRUPTED = 130
+    #: A bug in codesign or a plugin.
+    INTERNAL_ERROR = 3
+
+
+class CodesignError(Exception):
+    """A user-facing error; ``str(err)`` is the whole message."""
+
+
+class SpecError(CodesignError):
+    """One or more problems in a spec file.
+
+    Args:
+        problems: ``(file, key_path, message)`` triples; ``key_path`` is dotted
+            (``memory.hbm.bandwidth``) or ``""`` for the whole file.
+    """
+
+    def __init__(self, problems: list[tuple[str, str, str]]):
+        self.problems = list(problems)
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        lines = []
+        for file, path, msg in self.problems:
+            where = f"{file}: {path}: " if path else f"{file}: "
+            lines.append(where + msg)
+        return "\n".join(lines)
+
+
+class PluginError(CodesignError):
+    """A plugin failed to load, raised, or returned values that break the contract."""

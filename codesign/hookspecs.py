@@ -1,0 +1,58 @@
+"""The table of contents of codesign's extension points (pluggy, project name ``codesign``).
+
+A plugin is a module (or object) with functions marked ``@codesign.hookimpl`` whose names are the
+hooks below. Built-in plugins (``codesign_analytical``, ``codesign_mx``) are registered exactly as a
+third party's: through the ``codesign`` entry-point group in their ``pyproject.toml``::
+
+    [project.entry-points.codesign]
+    myplugin = "my_package.plugin_module"
+
+Every hook here is a *registration* hook: it takes no arguments and returns a list of typed
+records, each with a lowercase ``name``. Results of all plugins are concatenated; a name registered
+twice is an error naming both plugins. None is ``firstresult`` or ``historic``.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("codesign")
+hookimpl = pluggy.HookimplMarker("codesign")
+
+
+@hookspec
+def codesign_cost_models():
+    """Register cost models: functions from a spec (and arrays of searched parameters) to metrics.
+
+    Returns:
+        list[codesign.CostModelInfo]: each with ``name`` (what ``deployment.cost_model`` selects),
+        ``version``, ``description`` and a zero-argument ``factory`` returning an object that
+        follows :class:`codesign.costmodel.CostModel`. The factory is called lazily, so a plugin
+        importing JAX costs nothing until its model is used.
+
+    Example::
+
+        @codesign.hookimpl
+        def codesign_cost_models():
+            return [codesign.CostModelInfo(name="roofline", version="1.0",
+                                           description="bare roofline", factory=MyModel)]
+    """
+
+
+@hookspec
+def codesign_number_formats():
+    """Register number formats (BF16, FP8, MXFP4, ...) usable in ``[deployment]`` and ``[search]``.
+
+    Returns:
+        list[codesign.NumberFormat]: each with a lowercase ``name`` (``"mxfp4"``), storage
+        ``bits_per_element`` including amortised block scales (MXFP4: 4 + 8/32 = 4.25), the chip
+        peak class it computes at (``compute_class``: ``"bf16"``, ``"fp8"``, ``"fp6"``, ``"fp4"`` or
+        ``"int8"``) and, optionally, ``quantize``: a JAX function ``x -> dequantised x`` over blocks
+        along the last axis.
+
+    Example::
+
+        @codesign.hookimpl
+        def codesign_number_formats():
+            return [codesign.NumberFormat(name="fp8_e4m3", bits_per_element=8, compute_class="fp8")]
+    """

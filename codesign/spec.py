@@ -1,0 +1,565 @@
+"""The spec: TOML files → frozen attrs classes with every quantity in SI units.
+
+A spec has the sections of DESIGN.md: ``[chip]``, ``[memory]``, ``[network]``, ``[model]``,
+``[workload]``, ``[deployment]`` and, for ``codesign optimize``, ``[search]``. A file may pull in
+others with a top-level ``include = ["../hardware/gb200.toml", ...]`` (paths relative to the file);
+included files are merged first, in order, and the including file's own keys override them, table
+by table. Quantities carry units in the TOML (``"8 TB/s"``) and are converted once, here, to SI
+floats (see :mod:`codesign.units`).
+
+Errors never escape as tracebacks: :func:`load_spec` raises :class:`~codesign.errors.SpecError`
+whose lines name the file that set the key, the dotted key path and what was expected::
+
+    specs/x.toml: memory.hbm.bandwidth: must be > 0 (got '-8 TB/s')
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import functools
+import os
+import sys
+import typing
+from pathlib import Path
+from typing import Any, Literal, NewType
+
+import attrs
+from attrs import field, frozen
+
+from .errors import SpecError
+from .units import KINDS, QuantityError, parse_quantity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__all__ = [
+    "Spec", "Chip", "PeakFlops", "Energy", "Area", "Memory", "MemoryTier", "Network", "Model",
+    "Workload", "Slo", "Deployment", "Pool", "Search", "SearchParam", "Objective", "Constraint",
+    "load_spec", "load_raw", "spec_from_dict", "quantity_kind", "SPEC_SCHEMA_VERSION",
+]
+
+SPEC_SCHEMA_VERSION = 1
+
+PosInt = NewType("PosInt", int)
+"""A whole number >= 1 (a count: layers, chips, tokens)."""
+
+
+def q(kind: str, *, default: Any = attrs.NOTHING, allow_zero: bool = False, doc: str = ""):
+    """An attrs field holding a quantity of ``kind`` (a key of :data:`codesign.units.KINDS`)."""
+    return field(default=default, metadata={"unit": kind, "allow_zero": allow_zero, "doc": doc})
+
+
+
+
+# --------------------------------------------------------------------------------------- chip
+@frozen(kw_only=True)
+class PeakFlops:
+    """Dense peak compute per number-format class [FLOP/s] (never the 2:4-sparse figure)."""
+
+    bf16: float = q("FLOP/s")
+    fp8: float | None = q("FLOP/s", default=None)
+    fp6: float | None = q("FLOP/s", default=None)
+    fp4: float | None = q("FLOP/s", default=None)
+    int8: float | None = q("FLOP/s", default=None)
+
+
+@frozen(kw_only=True)
+class Energy:
+    """Energy figures for modelled power: static power plus dynamic energy per operation."""
+
+    #: Power drawn whatever the load (leakage, clocks, fans' share not included) [W].
+    static: float = q("W", allow_zero=True)
+    #: Energy per dense FLOP for each format class [J/FLOP].
+    per_flop_bf16: float = q("J/FLOP")
+    per_flop_fp8: float | None = q("J/FLOP", default=None)
+    per_flop_fp4: float | None = q("J/FLOP", default=None)
+
+
+@frozen(kw_only=True)
+class Area:
+    """Per-unit silicon area figures, so a search cannot buy everything at once."""
+
+    #: Largest buildable logic area (reticle limit times dies per package) [m^2].
+    max: float = q("m^2")
+    #: Area per dense FP4 PFLOP/s of tensor-core compute (FP8 and BF16 share the same units) [m^2 per FLOP/s].
+    per_fp4_flop_s: float = q("m^2/(FLOP/s)")
+    #: Area per byte of on-chip SRAM, macro plus periphery [m^2/B].
+    per_sram_byte: float = q("m^2/B")
+    #: Area per B/s of off-chip I/O (HBM PHY and scale-up SerDes) [m^2 per B/s].
+    per_io_byte_s: float = q("m^2/(B/s)")
+    #: Area of everything else (control, caches, NoC, media engines) [m^2].
+    fixed: float = q("m^2", allow_zero=True)
+
+
+@frozen(kw_only=True)
+class Chip:
+    """One accelerator chip (per GPU for multi-die packages such as GB200)."""
+
+    name: str
+    #: Thermal design power per chip [W]; the power basis of the Jalapeño table.
+    tdp: float = q("W")
+    peak_flops: PeakFlops
+    energy: Energy | None = None
+    area: Area | None = None
+
+
+# ------------------------------------------------------------------------------------- memory
+@frozen(kw_only=True)
+class MemoryTier:
+    #: Capacity per chip usable by the serving framework [B].
+    capacity: float = q("B", allow_zero=True)
+    #: Peak bandwidth per chip [B/s].
+    bandwidth: float = q("B/s")
+    #: Access energy per byte [J/B] (specs give it per bit: "3.9 pJ/bit").
+    energy_per_byte: float | None = q("J/B", default=None, allow_zero=True)
+
+
+@frozen(kw_only=True)
+class Memory:
+    """Memory tiers, fastest first: on-chip SRAM (optional), HBM (required), host memory (optional).
+
+    Weights live in HBM; the KV cache fills SRAM first (kept local), then what HBM has left after
+    the weights, then spills to the host tier, and is read at each tier's bandwidth.
+    """
+
+    sram: MemoryTier | None = None
+    hbm: MemoryTier
+    host: MemoryTier | None = None
+
+
+# ------------------------------------------------------------------------------------ network
+@frozen(kw_only=True)
+class Network:
+    #: Chips in one scale-up domain (NVLink domain): 8 for HGX, 72 for NVL72.
+    scaleup_domain: PosInt
+    #: Scale-up bandwidth per chip, one direction [B/s].
+    scaleup_bandwidth: float = q("B/s")
+    #: Latency of one scale-up collective step (α in the α–β model) [s].
+    scaleup_latency: float = q("s", allow_zero=True)
+    #: Scale-out bandwidth per chip, one direction [B/s].
+    scaleout_bandwidth: float | None = q("B/s", default=None)
+    #: Latency of one scale-out step [s].
+    scaleout_latency: float | None = q("s", default=None, allow_zero=True)
+    #: Energy per byte on the scale-up links [J/B].
+    scaleup_energy_per_byte: float | None = q("J/B", default=None, allow_zero=True)
+
+
+# -------------------------------------------------------------------------------------- model
+@frozen(kw_only=True)
+class Model:
+    """The architecture a cost model needs, usually imported from a Hugging Face ``config.json``.
+
+    Counts are plain integers; ``layer_types`` lists each decoder layer's attention
+    (``"full"`` or ``"sliding"``), ``moe_layers`` each layer's FFN (``True`` for MoE).
+    """
+
+    name: str
+    source: str = ""
+    architecture: str = ""
+    hidden_size: PosInt
+    num_layers: PosInt
+    vocab_size: PosInt
+    tie_word_embeddings: bool = False
+    # attention
+    attention: Literal["gqa", "mla"] = "gqa"
+    num_attention_heads: PosInt
+    num_kv_heads: PosInt
+    head_dim: PosInt
+    attention_bias: bool = False
+    attention_sinks: bool = False
+    q_lora_rank: PosInt | None = None
+    kv_lora_rank: PosInt | None = None
+    qk_nope_head_dim: PosInt | None = None
+    qk_rope_head_dim: PosInt | None = None
+    v_head_dim: PosInt | None = None
+    layer_types: tuple[Literal["full", "sliding"], ...] = ()
+    sliding_window: PosInt | None = None
+    # FFN
+    intermediate_size: PosInt
+    ffn_gated: bool = True
+    mlp_bias: bool = False
+    moe_layers: tuple[bool, ...] = ()
+    num_experts: PosInt | None = None
+    experts_per_token: PosInt | None = None
+    moe_intermediate_size: PosInt | None = None
+    num_shared_experts: int = 0
+    expert_bias: bool = False
+    router_bias: bool = False
+    #: Native weight format of the released checkpoint (experts and other GEMMs).
+    native_weights_format: str = "bf16"
+    native_moe_weights_format: str = "bf16"
+
+    def __attrs_post_init__(self):
+        if self.layer_types and len(self.layer_types) != self.num_layers:
+            raise ValueError(f"layer_types has {len(self.layer_types)} entries for {self.num_layers} layers")
+        if self.moe_layers and len(self.moe_layers) != self.num_layers:
+            raise ValueError(f"moe_layers has {len(self.moe_layers)} entries for {self.num_layers} layers")
+        if "sliding" in self.layer_types and self.sliding_window is None:
+            raise ValueError("sliding layers need sliding_window")
+        if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
+            raise ValueError("MoE layers need num_experts, experts_per_token and moe_intermediate_size")
+        if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
+            raise ValueError("MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+
+
+# ----------------------------------------------------------------------------------- workload
+@frozen(kw_only=True)
+class Slo:
+    ttft: float | None = q("s", default=None)
+    tpot: float | None = q("s", default=None)
+
+
+def _nonempty(inst, att, value):
+    if not value:
+        raise ValueError("workload.concurrency must list at least one concurrency")
+
+
+@frozen(kw_only=True)
+class Workload:
+    """Traffic: request shape and the closed-loop concurrency sweep (InferenceMAX style)."""
+
+    name: str = ""
+    #: Input sequence length per request [tokens].
+    isl: PosInt
+    #: Output sequence length per request [tokens].
+    osl: PosInt
+    #: Requests in flight, closed loop; one point of the sweep each.
+    concurrency: tuple[PosInt, ...] = field(validator=_nonempty)
+    #: Lengths drawn uniformly from [(1 - length_jitter)·L, L]: InferenceMAX uses 0.2.
+    length_jitter: float = field(default=0.0)
+    slo: Slo | None = None
+
+    @length_jitter.validator
+    def _jit(self, att, value):
+        if not 0.0 <= value < 1.0:
+            raise ValueError(f"must be in [0, 1) (got {value})")
+
+
+# --------------------------------------------------------------------------------- deployment
+@frozen(kw_only=True)
+class Pool:
+    """A prefill or decode pool in disaggregated serving."""
+
+    chips: PosInt
+    tp: PosInt = 1
+    ep: PosInt = 1
+    dp_attention: PosInt = 1
+
+
+@frozen(kw_only=True)
+class Deployment:
+    """How the model is laid out on chips and served."""
+
+    #: Name of the cost-model plugin that prices this spec.
+    cost_model: str = "analytical"
+    mode: Literal["aggregated", "disaggregated"] = "aggregated"
+    #: Tensor parallelism of attention and dense GEMMs (chips per model replica for attention).
+    tp: PosInt = 1
+    #: Pipeline stages.
+    pp: PosInt = 1
+    #: Expert parallelism (chips sharing the routed experts).
+    ep: PosInt = 1
+    #: Attention data parallelism (replicas of attention inside one TP×… group).
+    dp_attention: PosInt = 1
+    #: Number format of non-expert weights (attention, dense FFN, lm_head).
+    weights_format: str = "bf16"
+    #: Number format of MoE expert weights; defaults to ``weights_format``.
+    moe_weights_format: str | None = None
+    kv_cache_format: str = "bf16"
+    #: Format the GEMMs compute in; selects the chip peak (bf16, fp8 or fp4 class).
+    activations_format: str = "bf16"
+    prefill: Pool | None = None
+    decode: Pool | None = None
+
+
+# ------------------------------------------------------------------------------------- search
+@frozen(kw_only=True)
+class SearchParam:
+    """One searched parameter: ``low``/``high`` (with units where the key has them) or ``choices``."""
+
+    low: Any = None
+    high: Any = None
+    log: bool = False
+    step: Any = None
+    choices: tuple[Any, ...] | None = None
+
+
+@frozen(kw_only=True)
+class Objective:
+    metric: str
+    direction: Literal["maximize", "minimize"]
+
+
+@frozen(kw_only=True)
+class Constraint:
+    """``metric <= max`` or ``metric >= min`` (values with units where the metric has them)."""
+
+    metric: str
+    max: Any = None
+    min: Any = None
+
+
+@frozen(kw_only=True)
+class Search:
+    trials: PosInt = 200
+    sampler: str = "nsga2"
+    seed: int = 0
+    #: Trials asked, evaluated in one vectorised call, and told per batch.
+    batch_size: PosInt = 32
+    params: dict[str, SearchParam] = field(factory=dict)
+    objectives: tuple[Objective, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    #: Name of a reference design (a spec file, relative to this one) to mark and compare against.
+    reference: str | None = None
+
+
+# --------------------------------------------------------------------------------------- spec
+@frozen(kw_only=True)
+class Spec:
+    chip: Chip
+    memory: Memory
+    network: Network
+    model: Model
+    workload: Workload
+    deployment: Deployment = Deployment()
+    search: Search | None = None
+    name: str = ""
+    description: str = ""
+    #: Where the spec was loaded from (not a TOML key).
+    path: str = field(default="", metadata={"internal": True})
+
+
+_TOP_ONLY = {"include"}
+
+
+# ------------------------------------------------------------------------------------ loading
+def _read_toml(path: Path, *, by: tuple[str, str] | None) -> dict:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if by:
+            raise SpecError([(by[0], by[1], f"included file {str(path)!r} does not exist")]) from None
+        raise SpecError([(str(path), "", "no such file")]) from None
+    except OSError as exc:
+        raise SpecError([(str(path), "", f"cannot read: {exc.strerror}")]) from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError([(str(path), "", f"TOML syntax error: {exc}")]) from None
+
+
+def _merge(base: dict, over: dict, origins: dict, file: str, prefix: tuple = ()) -> None:
+    for key, value in over.items():
+        path = prefix + (key,)
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            _merge(base[key], value, origins, file, path)
+        else:
+            base[key] = copy.deepcopy(value)
+            _mark(value, origins, file, path)
+
+
+def _mark(value, origins, file, path):
+    origins[path] = file
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _mark(v, origins, file, path + (k,))
+
+
+def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dict, dict]:
+    """Read a spec file and its includes, merged, without validating.
+
+    Returns:
+        ``(data, origins)``: the merged TOML table, and for each key path (a tuple) the file that
+        set it.
+
+    Raises:
+        SpecError: a missing or unreadable file, a TOML syntax error, an include cycle.
+    """
+    p = Path(path)
+    display = os.path.relpath(p) if not p.is_absolute() else str(p)
+    data = _read_toml(p, by=_by)
+    includes = data.pop("include", [])
+    if isinstance(includes, str):
+        includes = [includes]
+    if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
+        raise SpecError([(display, "include", "expected a list of file paths")])
+    merged: dict = {}
+    origins: dict = {}
+    key = p.resolve()
+    if key in _stack:
+        raise SpecError([(display, "include", "include cycle: " + " -> ".join(str(s) for s in _stack + (key,)))])
+    for inc in includes:
+        sub, sub_origins = load_raw(p.parent / inc, _stack + (key,), _by=(display, "include"))
+        _merge(merged, sub, origins, "", ())
+        origins.update(sub_origins)
+    _merge(merged, data, origins, display, ())
+    return merged, origins
+
+
+def _origin(origins: dict, path: tuple, default: str) -> str:
+    for n in range(len(path), 0, -1):
+        f = origins.get(tuple(path[:n]))
+        if f:
+            return f
+    return default
+
+
+def _strict(tp, check):
+    def hook(value, _type):
+        if not check(value):
+            raise TypeError(f"expected {_HUMAN[tp]} (got {value!r})")
+        return tp(value)
+    return hook
+
+
+_HUMAN = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+
+
+def _pos_int(value, _type):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a whole number (got {value!r})")
+    if value < 1:
+        raise ValueError(f"must be a whole number >= 1 (got {value})")
+    return value
+
+
+@functools.cache
+def converter():
+    """The cattrs converter for specs: strict types, unknown keys refused, quantities in SI.
+
+    Quantity fields (attrs metadata ``unit``) are parsed by :func:`codesign.units.parse_quantity`.
+    """
+    import cattrs
+    from cattrs.gen import make_dict_structure_fn, override
+
+    conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
+    conv.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
+    conv.register_structure_hook(
+        int, _strict(int, lambda v: isinstance(v, int) and not isinstance(v, bool)))
+    conv.register_structure_hook(
+        float, _strict(float, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)))
+    conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
+    conv.register_structure_hook(PosInt, _pos_int)
+    conv.register_structure_hook(typing.Any, lambda v, _t: v)
+
+    def quantity_hook(a):
+        kind, allow_zero = a.metadata["unit"], a.metadata.get("allow_zero", False)
+        return lambda value, _t: parse_quantity(value, kind, allow_zero=allow_zero)
+
+    def factory(cls):
+        overrides = {a.name: override(struct_hook=quantity_hook(a))
+                     for a in attrs.fields(cls) if a.metadata.get("unit")}
+        overrides.update({a.name: override(omit=True)
+                          for a in attrs.fields(cls) if a.metadata.get("internal")})
+        return make_dict_structure_fn(cls, conv, **overrides)
+
+    conv.register_structure_hook_factory(attrs.has, factory)
+    return conv
+
+
+def _format_exception(exc: BaseException, type_) -> str:
+    import cattrs
+
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        names = [a.name for a in attrs.fields(exc.cl) if not a.metadata.get("internal")]
+        return "\x00UNKNOWN\x00" + "\x00".join(
+            f"{k}\x01{_did_you_mean(k, names)}" for k in sorted(exc.extra_fields))
+    if isinstance(exc, KeyError):
+        return "missing (required)"
+    if isinstance(exc, (QuantityError, ValueError, TypeError)):
+        msg = str(exc)
+        if "not in literal" in msg or (type_ is not None and typing.get_origin(type_) is Literal):
+            allowed = typing.get_args(type_) if type_ is not None else ()
+            return f"expected one of {', '.join(repr(x) for x in allowed)}" if allowed else msg
+        return msg
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _did_you_mean(key: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(key, names, n=1)
+    return f"unknown key; did you mean {close[0]!r}?" if close else \
+        f"unknown key; expected one of {', '.join(names)}"
+
+
+def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]]:
+    import cattrs
+
+    problems = []
+    for line in cattrs.transform_error(exc, path="$", format_exception=_format_exception):
+        msg, _, where = line.rpartition(" @ ")
+        path = where[1:].lstrip(".")
+        path = path.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
+        if msg.startswith("\x00UNKNOWN\x00"):
+            for item in msg.split("\x00")[2:]:
+                key, _, text = item.partition("\x01")
+                p = f"{path}.{key}" if path else key
+                problems.append((_origin(origins, tuple(p.split(".")), file), p, text))
+            continue
+        problems.append((_origin(origins, tuple(path.split(".")) if path else (), file), path, msg))
+    return problems
+
+
+def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = None, cls=Spec):
+    """Validate a merged spec table into ``cls`` (default :class:`Spec`) through cattrs.
+
+    Raises:
+        SpecError: every problem found, one per line, each naming the file that set the key.
+    """
+    import cattrs
+
+    try:
+        return converter().structure(data, cls)
+    except cattrs.BaseValidationError as exc:
+        raise SpecError(_cattrs_problems(exc, origins or {}, file)) from None
+    except (ValueError, TypeError) as exc:  # a top-level __attrs_post_init__ check
+        raise SpecError([(file, "", str(exc))]) from None
+
+
+def load_spec(path: str | os.PathLike) -> Spec:
+    """Load and validate a spec file (with its includes).
+
+    Raises:
+        SpecError: one line per problem, naming file and key path.
+    """
+    data, origins = load_raw(path)
+    display = os.path.relpath(path) if not Path(path).is_absolute() else str(path)
+    spec = spec_from_dict(data, file=display, origins=origins)
+    return attrs.evolve(spec, path=str(path))
+
+
+def quantity_kind(path: str, cls=Spec) -> str | None:
+    """The unit kind (e.g. ``"B/s"``) of a dotted spec key path, ``None`` for a plain number.
+
+    Raises:
+        KeyError: the path names no field of the spec.
+    """
+    import typing
+
+    tp = cls
+    a = None
+    for part in path.split("."):
+        if not attrs.has(tp):
+            raise KeyError(path)
+        fields = {f.name: f for f in attrs.fields(tp)}
+        if part not in fields:
+            raise KeyError(path)
+        a = fields[part]
+        hint = typing.get_type_hints(tp)[part]
+        args = [t for t in typing.get_args(hint) if t is not type(None)]
+        tp = args[0] if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) and len(args) == 1 else hint
+    if attrs.has(tp):
+        raise KeyError(path)
+    return a.metadata.get("unit") if a is not None else None
+
+
+def _check_kinds():  # pragma: no cover - import-time sanity of this module's declarations
+    for cls in (PeakFlops, Energy, Area, MemoryTier, Network, Slo):
+        for a in attrs.fields(cls):
+            u = a.metadata.get("unit")
+            assert u is None or u in KINDS, (cls, a.name, u)
+
+
+_check_kinds()

@@ -1,0 +1,184 @@
+"""Physical quantities in specs: parsed once, at the spec boundary, to SI floats.
+
+A quantity in a TOML spec is a string with a unit: ``"8 TB/s"``, ``"186 GB"``, ``"192 GiB"``,
+``"700 W"``, ``"2.5 PFLOP/s"``, ``"2 us"``, ``"3.9 pJ/bit"``, ``"800 Gb/s"``. Inside codesign every
+quantity is a plain float in SI base units, and names carry the unit as a suffix (``_s``, ``_w``,
+``_bytes``, ``_bytes_per_s``, ``_flop_per_s``, ``_j``).
+
+pint's default registry treats bits and bytes as dimensionless (so ``8 TB/s`` converts to Hz) and
+parses ``Gb`` as gilbert; it has no FLOP. We therefore build a small registry of our own in which
+information (bit, byte) and compute (FLOP) are dimensions of their own, with SI and binary (IEC)
+prefixes. A bandwidth given where a power is expected is then a dimensionality error.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+__all__ = ["UNITS", "QuantityError", "parse_quantity", "format_quantity"]
+
+_DEFINITIONS = """
+# SI prefixes
+quecto- = 1e-30 = q-
+ronto- = 1e-27 = r-
+yocto- = 1e-24 = y-
+zepto- = 1e-21 = z-
+atto- = 1e-18 = a-
+femto- = 1e-15 = f-
+pico- = 1e-12 = p-
+nano- = 1e-9 = n-
+micro- = 1e-6 = u- = µ- = μ-
+milli- = 1e-3 = m-
+centi- = 1e-2 = c-
+kilo- = 1e3 = k- = K-
+mega- = 1e6 = M-
+giga- = 1e9 = G-
+tera- = 1e12 = T-
+peta- = 1e15 = P-
+exa- = 1e18 = E-
+zetta- = 1e21 = Z-
+yotta- = 1e24 = Y-
+# IEC binary prefixes
+kibi- = 2**10 = Ki-
+mebi- = 2**20 = Mi-
+gibi- = 2**30 = Gi-
+tebi- = 2**40 = Ti-
+pebi- = 2**50 = Pi-
+exbi- = 2**60 = Ei-
+
+second = [time] = s = sec
+minute = 60 * second = min
+hour = 60 * minute = h = hr
+meter = [length] = m
+joule = [energy] = J
+watt = joule / second = W
+hertz = 1 / second = Hz
+bit = [information] = b
+byte = 8 * bit = B
+FLOP = [compute] = flop = FLOPS_unit
+OP = FLOP = op
+dollar = [currency] = USD
+"""
+
+#: Expected unit for each kind of quantity: (SI unit string, human name, example).
+KINDS: dict[str, tuple[str, str, str]] = {
+    "s": ("s", "a time", "2 us"),
+    "W": ("W", "a power", "700 W"),
+    "J": ("J", "an energy", "1 J"),
+    "B": ("B", "a size in bytes", "192 GiB"),
+    "B/s": ("B/s", "a bandwidth", "8 TB/s"),
+    "FLOP/s": ("FLOP/s", "a compute rate", "2.5 PFLOP/s"),
+    "J/FLOP": ("J/FLOP", "an energy per FLOP", "0.3 pJ/FLOP"),
+    "J/B": ("J/B", "an energy per byte", "3.9 pJ/bit"),
+    "m^2": ("m**2", "an area", "800 mm**2"),
+    "m^2/(FLOP/s)": ("m**2/(FLOP/s)", "an area per compute rate", "40 mm**2/(PFLOP/s)"),
+    "m^2/B": ("m**2/B", "an area per byte", "0.5 mm**2/MiB"),
+    "m^2/(B/s)": ("m**2/(B/s)", "an area per bandwidth", "10 mm**2/(TB/s)"),
+    "W/(B/s)": ("W/(B/s)", "a power per bandwidth", "1 W/(TB/s)"),
+}
+
+
+class QuantityError(ValueError):
+    """A value that is not a quantity of the expected kind; the message says what was expected."""
+
+
+@functools.cache
+def _registry():
+    import pint
+
+    ureg = pint.UnitRegistry(None, autoconvert_offset_to_baseunit=False)
+    for line in _DEFINITIONS.strip().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            ureg.define(line)
+    return ureg
+
+
+def UNITS():
+    """The codesign unit registry (pint), built on first use."""
+    return _registry()
+
+
+def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> float:
+    """Convert a spec value such as ``"8 TB/s"`` to a float in SI units.
+
+    Args:
+        value: the TOML value: a string with a unit. Bare numbers are refused (a spec states its
+            units), except ``0`` where ``allow_zero``.
+        kind: a key of :data:`KINDS` (``"B/s"``, ``"W"``, ...).
+        allow_zero: accept zero (e.g. no SRAM); negative values are always refused.
+
+    Returns:
+        The magnitude in SI base units of ``kind`` (bytes, seconds, watts, FLOP/s, ...).
+
+    Raises:
+        QuantityError: not a string with a unit, wrong dimension, not finite, or not positive.
+    """
+    import pint
+
+    si, human, example = KINDS[kind]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {value!r})")
+    if isinstance(value, (int, float)):
+        if value == 0 and allow_zero:
+            return 0.0
+        raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got the bare number {value!r})")
+    ureg = _registry()
+    text = value.strip()
+    try:
+        q = ureg.Quantity(text)
+    except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
+        detail = str(exc) or "malformed expression"
+        raise QuantityError(f"cannot read {value!r} as {human}, e.g. {example!r} ({detail})") from None
+    if not isinstance(q, pint.Quantity) or q.dimensionless:
+        raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {value!r}, no unit)")
+    try:
+        mag = float(q.to(si).magnitude)
+    except pint.errors.DimensionalityError:
+        raise QuantityError(
+            f"expected {human}, e.g. {example!r} (got {value!r}, which is {_describe(q)})"
+        ) from None
+    if not math.isfinite(mag):
+        raise QuantityError(f"must be finite (got {value!r})")
+    if mag < 0 or (mag == 0 and not allow_zero):
+        raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
+    return mag
+
+
+def _describe(q) -> str:
+    dims = q.dimensionality
+    for kind, (si, human, _) in KINDS.items():
+        try:
+            if _registry().Quantity(1, si).dimensionality == dims:
+                return human
+        except Exception:  # pragma: no cover - registry always parses KINDS
+            continue
+    return f"in {q.units:~}"
+
+
+_PRETTY = {
+    "B/s": [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1.0, "B/s")],
+    "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")],
+    "FLOP/s": [(1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1.0, "FLOP/s")],
+    "W": [(1.0, "W")],
+    "s": [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")],
+    "J": [(1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ"), (1e-9, "nJ"), (1e-12, "pJ")],
+    "J/FLOP": [(1e-12, "pJ/FLOP"), (1e-15, "fJ/FLOP")],
+    "J/B": [(1e-12 / 8, "pJ/bit")],
+    "m^2": [(1e-6, "mm**2")],
+}
+
+
+def format_quantity(value: float, kind: str, digits: int = 6) -> str:
+    """Format an SI float back as a spec string (the inverse of :func:`parse_quantity`).
+
+    ``format_quantity(8e12, "B/s") == "8 TB/s"``. Used to write designs as spec TOML.
+    """
+    scales = _PRETTY.get(kind)
+    if not scales:
+        return f"{value:.{digits}g} {KINDS[kind][0]}"
+    for scale, unit in scales:
+        if abs(value) >= scale or (scale, unit) == scales[-1]:
+            return f"{value / scale:.{digits}g} {unit}"
+    raise AssertionError("unreachable")
