@@ -80,16 +80,24 @@ class Energy:
 
 @frozen(kw_only=True)
 class Area:
-    """Per-unit silicon area figures, so a search cannot buy everything at once."""
+    """Per-unit silicon area and packaging figures, so a search cannot buy everything at once."""
 
     #: Largest buildable logic area (reticle limit times dies per package) [m^2].
     max: float = q("m^2")
-    #: Area per dense FP4 PFLOP/s of tensor-core compute (FP8 and BF16 share the same units) [m^2 per FLOP/s].
+    #: Area per dense FP4 FLOP/s of tensor-core compute (FP8/BF16 run on the same units) [m^2 per FLOP/s].
     per_fp4_flop_s: float = q("m^2/(FLOP/s)")
     #: Area per byte of on-chip SRAM, macro plus periphery [m^2/B].
     per_sram_byte: float = q("m^2/B")
-    #: Area per B/s of off-chip I/O (HBM PHY and scale-up SerDes) [m^2 per B/s].
-    per_io_byte_s: float = q("m^2/(B/s)")
+    #: Area per B/s of scale-up I/O (SerDes), one direction [m^2 per B/s].
+    per_scaleup_byte_s: float = q("m^2/(B/s)")
+    #: Logic area of one HBM stack's PHY and controller [m^2].
+    per_hbm_stack: float = q("m^2")
+    #: Capacity of one HBM stack [B].
+    hbm_stack_capacity: float = q("B")
+    #: Bandwidth of one HBM stack [B/s].
+    hbm_stack_bandwidth: float = q("B/s")
+    #: HBM stacks the package can hold (shoreline and interposer limit).
+    max_hbm_stacks: PosInt
     #: Area of everything else (control, caches, NoC, media engines) [m^2].
     fixed: float = q("m^2", allow_zero=True)
 
@@ -326,6 +334,9 @@ class Spec:
     workload: Workload
     deployment: Deployment = Deployment()
     search: Search | None = None
+    #: Cost-model knobs (achievable fractions, overheads) by name; the cost model validates them.
+    #: ``codesign calibrate`` writes these.
+    efficiency: dict[str, float] = field(factory=dict)
     name: str = ""
     description: str = ""
     #: Where the spec was loaded from (not a TOML key).

@@ -1,0 +1,675 @@
+"""The analytical serving model: rooflines, α–β collectives, memory tiers, continuous batching.
+
+One design point is a flat dict of scalars in SI units (:data:`PARAMS`); :func:`sweep` maps it to
+every metric at every concurrency of the workload. ``jax.vmap(sweep)`` prices a batch of designs,
+``jax.grad`` gives sensitivities. There is no Python branching on traced values: infeasible points
+are masked, never priced.
+
+Physics, per phase (DESIGN.md "The cost model's physics"):
+
+* **Weights and KV cache** (per chip): non-expert weights split over TP and PP; routed and shared
+  experts over all chips of a pipeline stage (EP × MoE-TP); KV per request of
+  ``kv_full·ctx + kv_window·min(ctx, window)`` elements, split over TP up to the KV-head count
+  (MLA's latent is replicated over TP ranks). Weights live in HBM (spare SRAM holds a share); the
+  KV cache fills SRAM first (kept local), then HBM left after the weights, then the host tier.
+* **Decode step** at batch B: reads the dense weights, the expected distinct experts that B·k
+  routings touch per EP shard, E/ep·(1 − (1 − k/E)^B), and the batch's KV cache, each tier at its
+  bandwidth × achievable fraction; compute 2·active·B plus attention over the context at the
+  achievable fraction of the chip peak for the activation format; time = max(compute, memory) +
+  TP all-reduces, EP all-to-all and PP sends (α + size/β) + per-layer and per-step overheads.
+* **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL).
+* **Serving** (closed loop, C users): aggregated continuous batching with chunked prefill, where
+  the other users' prefills steal decode time; or disaggregated prefill/decode pools with KV
+  transfer and the prefill pool's capacity as a bottleneck. TTFT includes queueing behind other
+  prefills (M/D/1 residual).
+* **Power and area**: static + energy per FLOP, per byte per tier and per link byte; area from
+  per-unit figures (see ``specs/technology/n4p.toml``).
+
+Default achievable fractions and overheads (:data:`DEFAULT_EFFICIENCY`) are documented below and
+are what ``codesign calibrate`` refits against measured data.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Mapping
+
+import attrs
+import numpy as np
+
+from codesign.costmodel import Evaluation
+from codesign.formats import PEAK_FALLBACK
+
+#: Achievable fractions and overheads. Sources: large dense GEMMs reach 70-80% of peak on
+#: Hopper/Blackwell tensor cores (NVIDIA cuBLAS/CUTLASS published GEMM efficiencies), small-batch
+#: decode GEMMs far less; streaming kernels reach ~85-90% of HBM peak (STREAM-like copies on H100
+#: and B200, e.g. the "Dissecting the NVIDIA Hopper architecture" microbenchmarks); NCCL/NVLS
+#: collectives reach ~80% of link bandwidth. Overheads: a decode step launches several kernels per
+#: layer at ~2-5 us each even under CUDA graphs. All are refitted by ``codesign calibrate``.
+DEFAULT_EFFICIENCY: dict[str, float] = {
+    "compute_prefill": 0.70,
+    "compute_decode": 0.50,
+    "memory_bandwidth": 0.85,
+    "network_bandwidth": 0.80,
+    "layer_overhead_s": 10e-6,
+    "step_overhead_s": 100e-6,
+    "prefill_overhead_s": 5e-3,
+}
+
+#: Spec key path -> parameter name of the design pytree. These are the keys a search may vary.
+KEYMAP: dict[str, str] = {
+    "chip.tdp": "tdp_w",
+    "chip.peak_flops.bf16": "peak_bf16",
+    "chip.peak_flops.fp8": "peak_fp8",
+    "chip.peak_flops.fp6": "peak_fp6",
+    "chip.peak_flops.fp4": "peak_fp4",
+    "chip.peak_flops.int8": "peak_int8",
+    "memory.hbm.capacity": "hbm_cap",
+    "memory.hbm.bandwidth": "hbm_bw",
+    "memory.sram.capacity": "sram_cap",
+    "memory.sram.bandwidth": "sram_bw",
+    "memory.host.capacity": "host_cap",
+    "memory.host.bandwidth": "host_bw",
+    "network.scaleup_bandwidth": "su_bw",
+    "network.scaleup_latency": "su_lat",
+    "network.scaleup_domain": "su_domain",
+    "network.scaleout_bandwidth": "so_bw",
+    "network.scaleout_latency": "so_lat",
+    "deployment.tp": "tp",
+    "deployment.pp": "pp",
+    "deployment.ep": "ep",
+    "deployment.dp_attention": "dp",
+    "deployment.prefill.chips": "p_chips",
+    "deployment.prefill.tp": "p_tp",
+    "deployment.prefill.ep": "p_ep",
+    "deployment.prefill.dp_attention": "p_dp",
+    "deployment.decode.chips": "d_chips",
+    "deployment.decode.tp": "d_tp",
+    "deployment.decode.ep": "d_ep",
+    "deployment.decode.dp_attention": "d_dp",
+}
+
+#: Format keys: searched as categorical names, turned into bytes per element (and a peak class).
+FORMAT_KEYS = {
+    "deployment.weights_format": "w_bytes",
+    "deployment.moe_weights_format": "mw_bytes",
+    "deployment.kv_cache_format": "kv_bytes",
+    "deployment.activations_format": "a_bytes",
+}
+
+CLASSES = ("bf16", "fp8", "fp6", "fp4", "int8")
+_TINY = 1e-30
+
+
+@attrs.frozen
+class Static:
+    """Everything that is fixed for a compiled sweep: model accounting, workload, mode."""
+
+    mode: str
+    layers: int
+    n_moe_layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    mla: bool
+    experts: int
+    k: int
+    attn_params: float
+    dense_params: float  # non-expert weights read every step besides attention (FFN, lm_head, router, norms)
+    shared_params: float
+    per_expert: float
+    linear_flops_attn: float  # per token, attention projections
+    linear_flops_rest: float  # per token, everything else (FFN/experts active, lm_head, router)
+    kv_full: float
+    kv_window: float
+    window: float
+    af_pre_full: float
+    af_pre_win: float
+    af_dec_full: float
+    af_dec_win: float
+    isl: float
+    osl: float
+    isl_max: float
+    osl_max: float
+    concurrency: tuple
+
+
+def _expected_touched(E, k, tokens):
+    """Expected distinct experts that ``tokens`` tokens with top-``k`` routing touch among ``E``.
+
+    E·(1 − (1 − k/E)^tokens): each token picks k of E experts; an expert is missed by one token
+    with probability 1 − k/E (uniform routing). Shape follows ``tokens``.
+    """
+    import jax.numpy as jnp
+
+    return E * (1.0 - jnp.power(1.0 - k / E, tokens))
+
+
+def _kv_elems(s: Static, ctx):
+    """KV-cache elements of one request at context ``ctx`` [elements]; sliding layers capped."""
+    import jax.numpy as jnp
+
+    return s.kv_full * ctx + s.kv_window * jnp.minimum(ctx, s.window)
+
+
+def _attn_flops(af_full, af_win, window, ctx):
+    import jax.numpy as jnp
+
+    return af_full * ctx + af_win * jnp.minimum(ctx, window)
+
+
+def _prefill_attn_flops(af_full, af_win, window, isl):
+    """Causal attention FLOPs of a whole ISL-token prefill, summed over positions 1..ISL."""
+    import jax.numpy as jnp
+
+    full = af_full * isl * (isl + 1.0) / 2.0
+    w = jnp.minimum(isl, window)
+    # positions 1..w attend to themselves; later ones to exactly `window` positions
+    win = af_win * (w * (w + 1.0) / 2.0 + jnp.maximum(isl - window, 0.0) * window)
+    return full + win
+
+
+def _allreduce(n, size, bw, lat):
+    """α–β all-reduce over ``n`` chips: α + 2(n−1)/n · size / β (zero when n == 1)."""
+    import jax.numpy as jnp
+
+    t = lat + 2.0 * (n - 1.0) / n * size / bw
+    return jnp.where(n > 1.0, t, 0.0)
+
+
+def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff):
+    """Time and traffic of one forward pass through ONE pipeline stage, per chip.
+
+    Args:
+        tokens: tokens processed by the whole stage group in this pass (decode: batch B; prefill:
+            ISL of one request).
+        ctx: attended context per token (decode) or the ISL (prefill).
+
+    Returns:
+        dict of per-chip times [s] and byte/FLOP counts for this stage.
+    """
+    import jax.numpy as jnp
+
+    pp = p["pp"]
+    n = tp * dp  # chips per stage
+    moe_tp = n / ep
+    layers_stage = s.layers / pp
+    moe_layers_stage = s.n_moe_layers / pp
+    # --- bytes read from memory, per chip
+    w_dense = (s.attn_params / tp + s.dense_params / tp) * p["w_bytes"] / pp
+    if prefill:
+        touched = _expected_touched(s.experts, s.k, tokens) if s.experts else 0.0
+    else:
+        touched = _expected_touched(s.experts, s.k, tokens) if s.experts else 0.0
+    experts_shard = touched / ep
+    w_expert = (moe_layers_stage * experts_shard * s.per_expert / moe_tp
+                + s.shared_params / n / pp) * p["mw_bytes"]
+    kv_split = 1.0 if s.mla else jnp.minimum(tp, s.kv_heads)
+    reqs_per_replica = tokens / dp if not prefill else 1.0
+    kv_elems = _kv_elems(s, ctx)
+    kv_read = reqs_per_replica * kv_elems * p["kv_bytes"] / kv_split / pp
+    if prefill:
+        kv_read = kv_elems * p["kv_bytes"] / kv_split / pp  # written once
+    # --- FLOPs per chip
+    if prefill:
+        attn_fl = _prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx) / tp / pp
+        lin_attn = tokens * s.linear_flops_attn / tp / pp
+        lin_rest = tokens * s.linear_flops_rest / n / pp
+    else:
+        attn_fl = reqs_per_replica * _attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx) / tp / pp
+        lin_attn = tokens * s.linear_flops_attn / n / pp
+        lin_rest = tokens * s.linear_flops_rest / n / pp
+    flops = attn_fl + lin_attn + lin_rest
+    peak = p["peak"] * (eff["compute_prefill"] if prefill else eff["compute_decode"])
+    t_compute = flops / peak
+    # --- memory tiers: weights in HBM (a share in spare SRAM), KV fills SRAM, HBM, host
+    w_resident = p["w_resident"]
+    kv_res = p["kv_resident"]  # KV resident per chip at this batch (set by caller)
+    kv_sram = jnp.minimum(kv_res, p["sram_cap"])
+    kv_hbm = jnp.minimum(kv_res - kv_sram, jnp.maximum(p["hbm_cap"] - w_resident, 0.0))
+    kv_host = jnp.maximum(kv_res - kv_sram - kv_hbm, 0.0)
+    kv_tot = jnp.maximum(kv_res, _TINY)
+    f_sram, f_hbm, f_host = kv_sram / kv_tot, kv_hbm / kv_tot, kv_host / kv_tot
+    f_host = jnp.where(kv_res > 0, f_host, 0.0)
+    f_hbm = jnp.where(kv_res > 0, f_hbm, 1.0)
+    w_sram_share = jnp.clip((p["sram_cap"] - kv_sram) / jnp.maximum(w_resident, _TINY), 0.0, 1.0)
+    w_read = w_dense + w_expert
+    eta = eff["memory_bandwidth"]
+    bytes_hbm = w_read * (1.0 - w_sram_share) + kv_read * f_hbm
+    bytes_sram = w_read * w_sram_share + kv_read * f_sram
+    bytes_host = kv_read * f_host
+    t_mem = (bytes_hbm / (p["hbm_bw"] * eta)
+             + bytes_sram / (jnp.maximum(p["sram_bw"], _TINY) * eta)
+             + bytes_host / (jnp.maximum(p["host_bw"], _TINY) * eta))
+    # --- collectives (α–β), within the scale-up domain or over scale-out beyond it
+    out_of_domain = n > p["su_domain"]
+    bw = jnp.where(out_of_domain, p["so_bw"], p["su_bw"]) * eff["network_bandwidth"]
+    lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"])
+    tokens_replica = tokens / dp if not prefill else tokens
+    act = tokens_replica * s.hidden * p["a_bytes"]
+    dense_ffn_layers = layers_stage - moe_layers_stage
+    t_ar_attn = layers_stage * _allreduce(tp, act, bw, lat)
+    t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw, lat)
+    # MoE: all-to-all dispatch + combine across EP shards; all-reduce across MoE-TP ranks
+    tokens_chip = tokens / n if not prefill else tokens / tp
+    a2a_bytes = tokens_chip * s.k * s.hidden * p["a_bytes"] * (ep - 1.0) / ep
+    t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + a2a_bytes / bw), 0.0) * moe_layers_stage
+    t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat)
+    t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
+    link_bytes = (t_comm - jnp.where(tp > 1, 0, 0)) * bw  # bytes on links ≈ β-time × bandwidth
+    t_overhead = layers_stage * eff["layer_overhead_s"]
+    t = jnp.maximum(t_compute, t_mem) + t_comm + t_overhead
+    return {
+        "t": t, "t_compute": t_compute, "t_mem": t_mem, "t_comm": t_comm,
+        "flops": flops, "bytes_hbm": bytes_hbm, "bytes_sram": bytes_sram, "bytes_host": bytes_host,
+        "link_bytes": link_bytes,
+    }
+
+
+def _resident(p, s: Static, tp, ep, dp, reqs_per_replica, ctx_max):
+    """Weights and KV resident per chip [B] for an instance of tp·dp chips per stage."""
+    import jax.numpy as jnp
+
+    pp = p["pp"]
+    n = tp * dp
+    w = ((s.attn_params + s.dense_params) / tp * p["w_bytes"]
+         + (s.n_moe_layers * s.experts * s.per_expert + s.shared_params) / n * p["mw_bytes"]) / pp
+    kv_split = 1.0 if s.mla else jnp.minimum(tp, s.kv_heads)
+    kv_req = _kv_elems(s, ctx_max) * p["kv_bytes"] / kv_split / pp
+    return w, kv_req * reqs_per_replica, kv_req
+
+
+def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
+    """Every metric of one design over the concurrency sweep.
+
+    Args:
+        p: the design pytree: scalars in SI units, keys of :data:`PARAMS` (shape ``()``; under
+            ``vmap`` each leaf has shape ``(n_designs,)``).
+        s: static model/workload description (:class:`Static`).
+        eff: achievable fractions and overheads (:data:`DEFAULT_EFFICIENCY` keys).
+
+    Returns:
+        dict of arrays: point metrics with shape ``(c,)`` and design metrics with shape ``()``.
+    """
+    import jax.numpy as jnp
+
+    C = jnp.asarray(s.concurrency, dtype=jnp.float32)
+    disagg = s.mode == "disaggregated"
+    ctx_max = s.isl_max + s.osl_max
+    ctx_dec = s.isl + s.osl / 2.0  # mean attended context during decode
+    if disagg:
+        tp_d, ep_d, dp_d = p["d_tp"], p["d_ep"], p["d_dp"]
+        tp_p, ep_p, dp_p = p["p_tp"], p["p_ep"], p["p_dp"]
+        inst_d = p["d_chips"] / (tp_d * dp_d * p["pp"])
+        inst_p = p["p_chips"] / (tp_p * dp_p * p["pp"])
+        chips = p["d_chips"] + p["p_chips"]
+    else:
+        tp_d, ep_d, dp_d = p["tp"], p["ep"], p["dp"]
+        tp_p, ep_p, dp_p = tp_d, ep_d, dp_d
+        inst_d = 1.0
+        inst_p = 1.0
+        chips = tp_d * dp_d * p["pp"]
+    B = C / inst_d  # requests per decode instance
+    pp = p["pp"]
+
+    # --- capacity
+    w_res_d, kv_res_d, kv_req_d = _resident(p, s, tp_d, ep_d, dp_d, B / dp_d, ctx_max)
+    w_res_p, _, kv_req_p = _resident(p, s, tp_p, ep_p, dp_p, 1.0, s.isl_max)
+    kv_cap_chip = p["sram_cap"] + jnp.maximum(p["hbm_cap"] - w_res_d, 0.0) + p["host_cap"]
+    max_conc = jnp.floor(kv_cap_chip / jnp.maximum(kv_req_d, _TINY)) * dp_d * inst_d
+    weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
+
+    # --- decode step at batch B (microbatch B/pp through pp stages)
+    pd = dict(p, w_resident=w_res_d, kv_resident=kv_res_d)
+    dec = _phase(pd, s, B / pp, ctx_dec, prefill=False, tp=tp_d, ep=ep_d, dp=dp_d, eff=eff)
+    bw_pp = p["su_bw"] * eff["network_bandwidth"]
+    t_p2p_dec = (pp - 1.0) * (p["su_lat"] + B / pp * s.hidden * p["a_bytes"] / bw_pp)
+    t_step = pp * dec["t"] + t_p2p_dec + eff["step_overhead_s"]
+
+    # --- prefill of one request (ISL tokens) through all stages
+    pp_ = dict(p, w_resident=w_res_p, kv_resident=kv_req_p * 0.0)
+    pre = _phase(pp_, s, s.isl, s.isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff)
+    t_p2p_pre = (pp - 1.0) * (p["su_lat"] + s.isl * s.hidden * p["a_bytes"] / bw_pp)
+    T_p = pp * pre["t"] + t_p2p_pre + eff["prefill_overhead_s"]
+
+    D = (s.osl - 1.0) * t_step
+    if disagg:
+        # KV transfer prefill -> decode pool: within the domain when both pools fit in it
+        in_domain = chips <= p["su_domain"]
+        kv_bytes_req = kv_req_p * pp * jnp.minimum(tp_p, 1.0 if s.mla else s.kv_heads)
+        link_bw = jnp.where(in_domain, p["su_bw"], p["so_bw"]) * eff["network_bandwidth"]
+        link_lat = jnp.where(in_domain, p["su_lat"], p["so_lat"])
+        T_kv = link_lat + kv_bytes_req / (link_bw * tp_p * dp_p)
+        servers = inst_p * dp_p
+        mu = servers / T_p  # prefill capacity [requests/s]
+        E_free = T_p + T_kv + D
+        X0 = C / E_free
+        rho = jnp.minimum(X0 / mu, 0.98)
+        W = rho / (2.0 * (1.0 - rho)) * T_p / servers
+        E_q = E_free + W
+        X = jnp.minimum(C / E_q, 0.98 * mu)
+        E2E = C / X
+        TTFT = E2E - D
+        busy_pre = X * T_p / servers
+    else:
+        P = T_p
+        a = (C - 1.0) * P
+        bsum = a + P + D
+        E0 = (bsum + jnp.sqrt(jnp.maximum(bsum * bsum - 4.0 * P * a, 0.0))) / 2.0
+        W = ((C - 1.0) * P / E0) * P / 2.0
+        TTFT = P + W
+        E2E = E0 + W
+        busy_pre = jnp.minimum(C * P / E2E, 1.0)
+    TPOT = (E2E - TTFT) / (s.osl - 1.0)
+    X_req = C / E2E
+    mixed = X_req * (s.isl + s.osl) / chips
+    output = X_req * s.osl / chips
+
+    # --- power (per chip) and energy
+    e_fl = p["e_flop"]
+    e_step = (e_fl * dec["flops"] + p["e_hbm"] * dec["bytes_hbm"] + p["e_sram"] * dec["bytes_sram"]
+              + p["e_host"] * dec["bytes_host"] + p["e_link"] * dec["link_bytes"]) * pp
+    e_pre = (e_fl * pre["flops"] + p["e_hbm"] * pre["bytes_hbm"] + p["e_sram"] * pre["bytes_sram"]
+             + p["e_link"] * pre["link_bytes"]) * pp
+    if disagg:
+        dyn_total = (p["d_chips"] * e_step / t_step
+                     + p["p_chips"] * busy_pre * e_pre / T_p)
+        power = p["static_w"] + dyn_total / chips
+    else:
+        power = p["static_w"] + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_p
+    tdp_kw = p["tdp_w"] / 1000.0
+    energy_per_tok = power * chips / (X_req * (s.isl + s.osl))
+
+    # --- design-level: peak power, area, HBM stacks
+    peak_power = (p["static_w"] + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
+                  + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
+    stacks = jnp.maximum(p["hbm_cap"] / p["stack_cap"], p["hbm_bw"] / p["stack_bw"])
+    area = (p["area_fixed"] + p["area_per_flop"] * p["peak_fp4eq"] + p["area_per_sram"] * p["sram_cap"]
+            + p["area_per_su"] * p["su_bw"] + p["area_per_stack"] * stacks)
+
+    fits = C <= max_conc
+    feasible_design = (weights_fit & (tp_d <= s.heads) & (tp_p <= s.heads)
+                       & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
+                       & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
+                       & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
+                       & (stacks <= p["max_stacks"] + 1e-9))
+    feasible = fits & feasible_design
+    nan = jnp.nan
+
+    def mask(x):
+        return jnp.where(feasible, x, nan)
+
+    return {
+        "ttft_s": mask(TTFT),
+        "tpot_s": mask(TPOT),
+        "itl_s": mask(TPOT),
+        "e2e_latency_s": mask(E2E),
+        "interactivity_tok_s_user": mask(1.0 / TPOT),
+        "output_tok_s_per_chip": mask(output),
+        "mixed_tok_s_per_chip": mask(mixed),
+        "mixed_tok_s_per_kw": mask(mixed / tdp_kw),
+        "mixed_tok_s_per_kw_modelled": mask(mixed / (power / 1000.0)),
+        "power_w": mask(power),
+        "energy_j_per_token": mask(energy_per_tok),
+        "decode_compute_s": mask(pp * dec["t_compute"] * jnp.ones_like(C)),
+        "decode_memory_s": mask(pp * dec["t_mem"] * jnp.ones_like(C)),
+        "decode_network_s": mask(pp * dec["t_comm"] + t_p2p_dec),
+        "prefill_compute_s": mask(pp * pre["t_compute"] * jnp.ones_like(C)),
+        "prefill_memory_s": mask(pp * pre["t_mem"] * jnp.ones_like(C)),
+        "prefill_network_s": mask((pp * pre["t_comm"] + t_p2p_pre) * jnp.ones_like(C)),
+        "feasible": feasible,
+        # design-level
+        "chips": chips,
+        "tdp_w": p["tdp_w"],
+        "peak_power_w": peak_power,
+        "area_mm2": area * 1e6,
+        "hbm_stacks": stacks,
+        "weights_bytes_per_chip": w_res_d,
+        "max_concurrency": max_conc,
+        "feasible_design": feasible_design,
+    }
+
+
+DESIGN_KEYS = ("chips", "tdp_w", "peak_power_w", "area_mm2", "hbm_stacks", "weights_bytes_per_chip",
+               "max_concurrency", "feasible_design")
+
+
+class AnalyticalModel:
+    """The :class:`codesign.costmodel.CostModel` of this plugin."""
+
+    def parameters(self) -> list[str]:
+        return sorted(KEYMAP) + sorted(FORMAT_KEYS)
+
+    # ------------------------------------------------------------------ spec -> arrays
+    def static(self, spec) -> Static:
+        from codesign.arch import account
+
+        m = spec.model
+        acc = account(m)
+        w = spec.workload
+        j = w.length_jitter
+        attn_lin = 2.0 * acc.attention_params  # projections (biases/sinks negligible)
+        rest_lin = acc.linear_flops_per_token - attn_lin
+        dense = (acc.active_params - acc.attention_params - acc.shared_expert_params
+                 - acc.experts_per_token * acc.params_per_routed_expert * acc.n_moe_layers)
+        return Static(
+            mode=spec.deployment.mode,
+            layers=m.num_layers,
+            n_moe_layers=acc.n_moe_layers,
+            hidden=m.hidden_size,
+            heads=m.num_attention_heads,
+            kv_heads=m.num_kv_heads,
+            mla=m.attention == "mla",
+            experts=acc.num_experts,
+            k=acc.experts_per_token,
+            attn_params=float(acc.attention_params),
+            dense_params=float(dense),
+            shared_params=float(acc.shared_expert_params),
+            per_expert=float(acc.params_per_routed_expert),
+            linear_flops_attn=float(attn_lin),
+            linear_flops_rest=float(rest_lin),
+            kv_full=float(acc.kv_cache_elems_per_token),
+            kv_window=float(acc.window_kv_cache_elems_per_token),
+            window=float(acc.sliding_window or 0),
+            af_pre_full=float(acc.attn_flops_per_ctx_prefill_full),
+            af_pre_win=float(acc.attn_flops_per_ctx_prefill_window),
+            af_dec_full=float(acc.attn_flops_per_ctx_decode_full),
+            af_dec_win=float(acc.attn_flops_per_ctx_decode_window),
+            isl=w.isl * (1.0 - j / 2.0),
+            osl=w.osl * (1.0 - j / 2.0),
+            isl_max=float(w.isl),
+            osl_max=float(w.osl),
+            concurrency=tuple(int(c) for c in w.concurrency),
+        )
+
+    def efficiency(self, spec) -> dict[str, float]:
+        from codesign.errors import SpecError
+
+        eff = dict(DEFAULT_EFFICIENCY)
+        bad = [k for k in spec.efficiency if k not in eff]
+        if bad:
+            raise SpecError([(spec.path or "<spec>", f"efficiency.{k}",
+                              f"unknown knob for the analytical model; expected one of {', '.join(eff)}")
+                             for k in bad])
+        eff.update({k: float(v) for k, v in spec.efficiency.items()})
+        return eff
+
+    def base_params(self, spec, formats) -> dict[str, float]:
+        """The spec as a flat dict of SI floats (parameter names of :data:`KEYMAP` and more)."""
+        c, mem, net, d = spec.chip, spec.memory, spec.network, spec.deployment
+        pf = c.peak_flops
+        p: dict[str, Any] = {
+            "tdp_w": c.tdp,
+            "hbm_cap": mem.hbm.capacity, "hbm_bw": mem.hbm.bandwidth,
+            "sram_cap": mem.sram.capacity if mem.sram else 0.0,
+            "sram_bw": mem.sram.bandwidth if mem.sram else 1.0,
+            "host_cap": mem.host.capacity if mem.host else 0.0,
+            "host_bw": mem.host.bandwidth if mem.host else 1.0,
+            "su_bw": net.scaleup_bandwidth, "su_lat": net.scaleup_latency,
+            "su_domain": float(net.scaleup_domain),
+            "so_bw": net.scaleout_bandwidth or net.scaleup_bandwidth / 8.0,
+            "so_lat": net.scaleout_latency if net.scaleout_latency is not None else 10 * net.scaleup_latency,
+            "tp": d.tp, "pp": d.pp, "ep": d.ep, "dp": d.dp_attention,
+        }
+        for cls in CLASSES:
+            p[f"peak_{cls}"] = getattr(pf, cls)
+        for role, pool in (("p", d.prefill), ("d", d.decode)):
+            p[f"{role}_chips"] = pool.chips if pool else 1
+            p[f"{role}_tp"] = pool.tp if pool else 1
+            p[f"{role}_ep"] = pool.ep if pool else 1
+            p[f"{role}_dp"] = pool.dp_attention if pool else 1
+        p["w_bytes"] = d.weights_format
+        p["mw_bytes"] = d.moe_weights_format or d.weights_format
+        p["kv_bytes"] = d.kv_cache_format
+        p["a_bytes"] = d.activations_format
+        # energy and area (zero when the spec gives none: power then is static 0 + nothing)
+        en, ar = c.energy, c.area
+        p["static_w"] = en.static if en else 0.0
+        p["e_bf16"] = en.per_flop_bf16 if en else 0.0
+        p["e_fp8"] = (en.per_flop_fp8 if en and en.per_flop_fp8 else (p["e_bf16"] / 2))
+        p["e_fp4"] = (en.per_flop_fp4 if en and en.per_flop_fp4 else (p["e_fp8"] / 2))
+        p["e_hbm"] = mem.hbm.energy_per_byte or 0.0
+        p["e_sram"] = (mem.sram.energy_per_byte or 0.0) if mem.sram else 0.0
+        p["e_host"] = (mem.host.energy_per_byte or 0.0) if mem.host else 0.0
+        p["e_link"] = net.scaleup_energy_per_byte or 0.0
+        p["area_fixed"] = ar.fixed if ar else 0.0
+        p["area_per_flop"] = ar.per_fp4_flop_s if ar else 0.0
+        p["area_per_sram"] = ar.per_sram_byte if ar else 0.0
+        p["area_per_su"] = ar.per_scaleup_byte_s if ar else 0.0
+        p["area_per_stack"] = ar.per_hbm_stack if ar else 0.0
+        p["stack_cap"] = ar.hbm_stack_capacity if ar else np.inf
+        p["stack_bw"] = ar.hbm_stack_bandwidth if ar else np.inf
+        p["max_stacks"] = float(ar.max_hbm_stacks) if ar else np.inf
+        return p
+
+    def arrays(self, spec, formats, overrides=None) -> tuple[dict[str, np.ndarray], int]:
+        """Base params with overrides applied, as float64 arrays of shape ``(n,)``."""
+        from codesign.errors import CodesignError
+
+        p = self.base_params(spec, formats)
+        overrides = dict(overrides or {})
+        n = 1
+        for k, v in overrides.items():
+            n = max(n, int(np.size(v)))
+        for key, value in overrides.items():
+            if key in KEYMAP:
+                p[KEYMAP[key]] = value
+            elif key in FORMAT_KEYS:
+                p[FORMAT_KEYS[key]] = value
+            else:
+                raise CodesignError(f"the analytical cost model cannot vary {key!r}; it can vary "
+                                    + ", ".join(self.parameters()))
+        out: dict[str, np.ndarray] = {}
+        fmt_names = {}
+        for name in ("w_bytes", "mw_bytes", "kv_bytes", "a_bytes"):
+            names = np.broadcast_to(np.asarray(p[name], dtype=object), (n,))
+            fmt_names[name] = names
+            vals = []
+            for f in names:
+                if f not in formats:
+                    raise CodesignError(f"unknown number format {f!r}; registered: {', '.join(sorted(formats))}")
+                vals.append(formats[f].bytes_per_element)
+            out[name] = np.asarray(vals, dtype=np.float64)
+        for k, v in p.items():
+            if k in out:
+                continue
+            if v is None:
+                out[k] = np.full(n, np.nan)
+            else:
+                out[k] = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy()
+        # peak and energy of the activation format's compute class, with fallback to wider classes
+        peak = np.full(n, np.nan)
+        e_flop = np.zeros(n)
+        for i, f in enumerate(fmt_names["a_bytes"]):
+            cls = formats[f].compute_class
+            for c in PEAK_FALLBACK[cls]:
+                if np.isfinite(out[f"peak_{c}"][i]):
+                    peak[i] = out[f"peak_{c}"][i]
+                    e_flop[i] = out[f"e_{c}"][i] if f"e_{c}" in out else out["e_fp8"][i]
+                    break
+        out["peak"] = peak
+        out["e_flop"] = e_flop
+        fp4eq = np.where(np.isfinite(out["peak_fp4"]), out["peak_fp4"],
+                         np.where(np.isfinite(out["peak_fp8"]), 2 * out["peak_fp8"], 4 * out["peak_bf16"]))
+        out["peak_fp4eq"] = fp4eq
+        for cls in CLASSES:  # NaN peaks are not traced further
+            out[f"peak_{cls}"] = np.nan_to_num(out[f"peak_{cls}"], nan=0.0)
+        out["_formats"] = fmt_names  # type: ignore[assignment]
+        return out, n
+
+    # ------------------------------------------------------------------ evaluate
+    def evaluate(self, spec, formats, overrides=None) -> Evaluation:
+        """Price the spec (and ``n`` variations given by ``overrides``); see :class:`CostModel`."""
+        import jax
+        import jax.numpy as jnp
+
+        s = self.static(spec)
+        eff = self.efficiency(spec)
+        arrs, n = self.arrays(spec, formats, overrides)
+        fmt_names = arrs.pop("_formats")
+        fn = _compiled(s, tuple(sorted(eff.items())))
+        with jax.default_device(jax.devices("cpu")[0]):
+            res = fn({k: jnp.asarray(v, dtype=jnp.float32) for k, v in arrs.items()})
+        res = {k: np.asarray(v, dtype=np.float64) for k, v in res.items()}
+        feasible = res.pop("feasible").astype(bool)
+        design = {k: res.pop(k) for k in DESIGN_KEYS}
+        feasible_design = design.pop("feasible_design").astype(bool)
+        reasons = [self._reason(spec, s, arrs, design, i) if not feasible_design[i] else ""
+                   for i in range(n)]
+        conc = np.asarray(s.concurrency, dtype=np.float64)
+        preasons = np.full(feasible.shape, "", dtype=object)
+        for i in range(n):
+            for j in range(len(conc)):
+                if not feasible[i, j]:
+                    preasons[i, j] = reasons[i] or (
+                        f"KV cache for {int(conc[j])} requests does not fit "
+                        f"(max concurrency {int(design['max_concurrency'][i])})")
+        return Evaluation(concurrency=conc, points=res, feasible=feasible, design=design,
+                          reasons=reasons, point_reasons=preasons)
+
+    @staticmethod
+    def _reason(spec, s: Static, a, design, i) -> str:
+        disagg = s.mode == "disaggregated"
+        tps = [("tp", a["d_tp" if disagg else "tp"][i]), ("prefill tp", a["p_tp"][i])] if disagg else [("tp", a["tp"][i])]
+        eps = [("ep", a["d_ep" if disagg else "ep"][i])] + ([("prefill ep", a["p_ep"][i])] if disagg else [])
+        why = []
+        for name, tp in tps:
+            if tp > s.heads:
+                why.append(f"{name} {int(tp)} is above the model's {s.heads} attention heads")
+            if tp > a["su_domain"][i]:
+                why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips)")
+        for name, ep in eps:
+            if ep > max(s.experts, 1):
+                why.append(f"{name} {int(ep)} is above the model's {s.experts} experts")
+        w = design["weights_bytes_per_chip"][i]
+        cap = a["hbm_cap"][i] + a["sram_cap"][i]
+        if w > cap:
+            why.append(f"weights need {w / 1e9:.1f} GB per chip, memory holds {cap / 1e9:.1f} GB")
+        if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
+            why.append(f"HBM needs {design['hbm_stacks'][i]:.1f} stacks, the package holds {int(a['max_stacks'][i])}")
+        return "; ".join(why) or "infeasible deployment (EP larger than the chips of a stage)"
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(s: Static, eff_items: tuple):
+    import jax
+
+    eff = dict(eff_items)
+    return jax.jit(jax.vmap(lambda p: sweep(p, s, eff)))
+
+
+def single(spec, formats, *, eff=None):
+    """The design pytree and a ``f(params) -> metrics`` function for one design (for ``grad``).
+
+    Returns:
+        ``(params, fn, static)``: ``params`` a dict of float32 scalars, ``fn`` pure in it.
+    """
+    import jax.numpy as jnp
+
+    m = AnalyticalModel()
+    s = m.static(spec)
+    e = dict(m.efficiency(spec), **(eff or {}))
+    arrs, _ = m.arrays(spec, formats)
+    arrs.pop("_formats")
+    params = {k: jnp.asarray(v[0], dtype=jnp.float32) for k, v in arrs.items()}
+    return params, (lambda p: sweep(p, s, e)), s
