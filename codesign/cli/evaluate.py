@@ -1,5 +1,83 @@
-"""``codesign evaluate``: placeholder registration; filled in by its issue."""
+"""``codesign evaluate SPEC [--json]``: a spec's design over its concurrency sweep."""
+
+from __future__ import annotations
+
+import json
+import sys
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("evaluate", help="price a spec's design over its concurrency sweep",
+                       description="Evaluate the design a spec describes at every concurrency of "
+                                   "its workload and print the metrics (DESIGN.md names).")
+    p.add_argument("spec", help="spec TOML file")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--cost-model", help="use this registered cost model instead of deployment.cost_model")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..evaluation import SCHEMA_VERSION, evaluate, jsonable, points_json
+    from ..spec import load_spec
+
+    spec = load_spec(args.spec)
+    ev = evaluate(spec, cost_model=args.cost_model)
+    summary = {k: float(v[0]) for k, v in ev.summary().items()}
+    design = {k: float(v[0]) for k, v in ev.design.items()}
+    if args.json:
+        doc = {
+            "schema_version": SCHEMA_VERSION,
+            "spec": args.spec,
+            "cost_model": args.cost_model or spec.deployment.cost_model,
+            "power_basis": "tdp",
+            "design": design,
+            "infeasible_reason": ev.reasons[0] or None,
+            "points": points_json(ev, 0),
+            "summary": summary,
+        }
+        json.dump(jsonable(doc), sys.stdout, indent=2)
+        print()
+        return 0
+    _print_table(spec, ev, summary, design)
+    return 0
+
+
+def _fmt(x, scale=1.0, digits=3):
+    import math
+
+    if x is None or not math.isfinite(x):
+        return "—"
+    return f"{x * scale:,.{digits}g}" if abs(x * scale) < 1000 else f"{x * scale:,.0f}"
+
+
+def _print_table(spec, ev, summary, design):
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    title = (f"{spec.name or spec.path}: {spec.chip.name} × {int(design['chips'])} chips, "
+             f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, "
+             f"{spec.deployment.mode} TP{spec.deployment.tp} EP{spec.deployment.ep} PP{spec.deployment.pp}")
+    t = Table(title=title)
+    cols = [("conc", None, 1), ("TTFT [ms]", "ttft_s", 1e3), ("TPOT [ms]", "tpot_s", 1e3),
+            ("E2E [s]", "e2e_latency_s", 1), ("tok/s/user", "interactivity_tok_s_user", 1),
+            ("mixed tok/s/chip", "mixed_tok_s_per_chip", 1), ("mixed tok/s/kW (TDP)", "mixed_tok_s_per_kw", 1),
+            ("power [W]", "power_w", 1)]
+    for name, *_ in cols:
+        t.add_column(name, justify="right")
+    t.add_column("note")
+    for j, c in enumerate(ev.concurrency):
+        row = [str(int(c))]
+        for _, key, scale in cols[1:]:
+            row.append(_fmt(float(ev.points[key][0, j]), scale))
+        row.append("" if ev.feasible[0, j] else str(ev.point_reasons[0, j]))
+        t.add_row(*row)
+    con.print(t)
+    con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
+              f"min E2E latency: {_fmt(summary['min_e2e_latency_s'])} s   "
+              f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3)} ms")
+    con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
+              f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip, "
+              f"max concurrency {design['max_concurrency']:.0f}")
+    if ev.reasons[0]:
+        con.print(f"[red]infeasible:[/red] {ev.reasons[0]}")

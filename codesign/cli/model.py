@@ -1,5 +1,143 @@
-"""``codesign model``: placeholder registration; filled in by its issue."""
+"""``codesign model``: import a Hugging Face config, show a model's accounting.
+
+* ``codesign model import CONFIG.json [-o OUT.toml]`` writes a ``[model]`` spec fragment with a
+  source comment on every value (stdout by default).
+* ``codesign model show CONFIG_OR_SPEC [--isl N] [--json]`` prints parameter counts, KV-cache size
+  and FLOPs per token of a HF config or of a TOML spec (or fragment) with a ``[model]`` table.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ..errors import CodesignError, SpecError
+
+SCHEMA_VERSION = 1
+DEFAULT_ISL = 8192
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("model", help="import a Hugging Face config; show a model's accounting")
+    psub = p.add_subparsers(dest="model_command", metavar="ACTION")
+
+    ip = psub.add_parser("import", help="HF config.json -> [model] spec fragment (TOML)")
+    ip.add_argument("config", help="a Hugging Face config.json")
+    ip.add_argument("-o", "--output", help="write the TOML here (default: stdout)")
+    ip.set_defaults(func=run_import)
+
+    sp = psub.add_parser("show", help="parameters, KV cache and FLOPs per token of a model")
+    sp.add_argument("source", help="a HF config.json, or a TOML spec/fragment with a [model] table")
+    sp.add_argument("--isl", type=int, default=DEFAULT_ISL,
+                    help=f"input sequence length for the FLOPs figures (default {DEFAULT_ISL})")
+    sp.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    sp.set_defaults(func=run_show)
+
+    def _usage(args):
+        p.print_help(sys.stderr)
+        return 2
+
+    p.set_defaults(func=_usage)
+
+
+def run_import(args) -> int:
+    from ..model_import import model_toml
+
+    text = model_toml(args.config)
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CodesignError(f"{args.output}: cannot write: {exc.strerror}") from None
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def load_model(source: str | os.PathLike):
+    """A :class:`~codesign.spec.Model` from a HF ``config.json`` or a TOML file with ``[model]``.
+
+    Raises:
+        CodesignError: unreadable file, no ``[model]`` table, or an invalid model.
+    """
+    from ..model_import import hf_config_to_model_table
+    from ..spec import Model, load_raw, spec_from_dict
+
+    p = Path(source)
+    if p.suffix.lower() == ".json":
+        return spec_from_dict(hf_config_to_model_table(p), cls=Model, file=p.name)
+    raw, origins = load_raw(p)
+    display = os.path.relpath(p) if not p.is_absolute() else str(p)
+    if not isinstance(raw.get("model"), dict):
+        raise CodesignError(f"{display}: no [model] table")
+    sub = {k[1:]: f for k, f in origins.items() if k[:1] == ("model",) and len(k) > 1}
+    try:
+        return spec_from_dict(raw["model"], cls=Model, file=display, origins=sub)
+    except SpecError as exc:
+        raise SpecError([(f, "model." + k if k else "model", msg)
+                         for f, k, msg in exc.problems]) from None
+
+
+def run_show(args) -> int:
+    from ..arch import account
+
+    if args.isl < 1:
+        raise CodesignError(f"--isl: must be a whole number >= 1 (got {args.isl})")
+    model = load_model(args.source)
+    a = account(model)
+    isl = args.isl
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "name": model.name,
+        "total_params": a.total_params,
+        "active_params": a.active_params,
+        "kv_cache_elems_per_token": a.kv_cache_elems_per_token,
+        "window_kv_cache_elems_per_token": a.window_kv_cache_elems_per_token,
+        "sliding_window": a.sliding_window,
+        "prefill_flops_per_token": a.prefill_flops_per_token(isl),
+        "decode_flops_per_token": a.decode_flops_per_token(isl),
+        "isl": isl,
+    }
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+        return 0
+
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{model.name} ({model.architecture or model.attention})")
+    t.add_column("quantity")
+    t.add_column("value", justify="right")
+    t.add_column("detail")
+
+    def row(label, value, unit=""):
+        t.add_row(label, value, unit)
+
+    def params(n):
+        return f"{n / 1e9:,.3f} B" if n else "0"
+
+    row("total parameters", params(a.total_params), f"{a.total_params:,}")
+    row("active parameters / token", params(a.active_params),
+        f"{a.active_params:,} (lm_head in, embedding out)")
+    row("  embedding", params(a.embedding_params))
+    row("  lm_head", params(a.lm_head_params), "tied" if model.tie_word_embeddings else "")
+    row("  attention", params(a.attention_params))
+    row("  dense FFN", params(a.dense_ffn_params))
+    if a.n_moe_layers:
+        row("  routed experts", params(a.routed_expert_params),
+            f"{a.n_moe_layers} layers × {a.num_experts}, top-{a.experts_per_token}")
+        row("  shared experts", params(a.shared_expert_params))
+        row("  router", params(a.router_params))
+    row("  norms", params(a.norm_params))
+    row("KV cache / token (unbounded)", f"{a.kv_cache_elems_per_token:,}", "elements")
+    if a.sliding_window:
+        row("KV cache / token (window)", f"{a.window_kv_cache_elems_per_token:,}",
+            f"elements, up to {a.sliding_window} tokens")
+    row(f"prefill FLOPs / token (ISL {isl:,})", f"{doc['prefill_flops_per_token']:.4g}", "FLOP")
+    row(f"decode FLOPs / token (context {isl:,})", f"{doc['decode_flops_per_token']:.4g}", "FLOP")
+    Console().print(t)
+    return 0

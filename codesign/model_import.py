@@ -1,0 +1,422 @@
+"""Import a Hugging Face ``config.json`` into the ``[model]`` table of a codesign spec.
+
+:func:`hf_config_to_model_table` reads the config and returns a dict whose keys are exactly the
+fields of :class:`codesign.spec.Model`; :func:`model_toml` writes the same table as TOML with a
+comment on every value naming where it came from (the config file and the HF key), so a reviewer
+can check each number against the released config.
+
+Supported families (the keys each one reads are those of its ``configuration_*.py`` in
+``transformers``):
+
+* dense GQA/MHA: ``llama``, ``mistral``, ``qwen2``, ``qwen3`` and other models using the generic
+  keys (``head_dim`` absent → ``hidden_size / num_attention_heads``; ``num_key_value_heads``
+  absent → MHA; Mistral-style ``sliding_window`` on every layer when ``layer_types`` is absent;
+  Qwen-style ``use_sliding_window`` / ``max_window_layers``);
+* MoE: ``gpt_oss`` (``num_local_experts``, ``experts_per_token``, attention sinks, expert and
+  router biases, MXFP4 experts), ``mixtral`` (``num_local_experts``), ``qwen2_moe``/``qwen3_moe``
+  (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``);
+* MLA + MoE: ``deepseek_v3``, ``kimi_k2`` (and ``deepseek_v2``): ``q_lora_rank``,
+  ``kv_lora_rank``, ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``,
+  ``n_routed_experts``, ``n_shared_experts``, ``first_k_dense_replace``, ``moe_layer_freq``; the
+  multi-token-prediction module (``num_nextn_predict_layers``) is not part of the served model.
+
+Whatever cannot be read (a missing required key, a non-integer count, an unknown
+``layer_types`` entry or quantization method) raises :class:`~codesign.errors.CodesignError` with a
+one-line message naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .errors import CodesignError, SpecError
+
+__all__ = ["hf_config_to_model_table", "model_toml", "import_entries"]
+
+#: HF ``layer_types`` entries this importer understands, and their spec spelling.
+LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding"}
+
+#: ``model_type`` values whose attention is DeepSeek's multi-head latent attention.
+MLA_TYPES = {"deepseek_v3", "kimi_k2", "deepseek_v2"}
+
+_DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+class _Entries:
+    """Ordered ``(key, value, comment)`` triples: the table plus where each value came from."""
+
+    def __init__(self, fname: str):
+        self.fname = fname
+        self.items: list[tuple[str, Any, str]] = []
+        self.notes: list[str] = []
+
+    def add(self, key: str, value: Any, how: str) -> None:
+        self.items.append((key, value, f"{self.fname}: {how}"))
+
+    def table(self) -> dict:
+        return {k: v for k, v, _ in self.items}
+
+
+def _fail(fname: str, key: str, msg: str):
+    raise CodesignError(f"{fname}: {key}: {msg}")
+
+
+def _int(cfg: dict, key: str, fname: str, *, required: bool = True, default=None,
+         minimum: int = 1):
+    """A whole-number count from the config (``bool`` and ``128.0`` are refused)."""
+    if key not in cfg or cfg[key] is None:
+        if required:
+            _fail(fname, key, "missing (required)")
+        return default
+    v = cfg[key]
+    if isinstance(v, bool) or not isinstance(v, int):
+        _fail(fname, key, f"expected a whole number (got {v!r})")
+    if v < minimum:
+        _fail(fname, key, f"must be a whole number >= {minimum} (got {v})")
+    return v
+
+
+def _bool(cfg: dict, key: str, fname: str, default: bool) -> bool:
+    v = cfg.get(key, default)
+    if v is None:
+        return default
+    if not isinstance(v, bool):
+        _fail(fname, key, f"expected true or false (got {v!r})")
+    return v
+
+
+def _read_config(path: str | os.PathLike) -> tuple[dict, str]:
+    p = Path(path)
+    fname = p.name
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CodesignError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise CodesignError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CodesignError(f"{fname}: not valid JSON: {exc}") from None
+    if not isinstance(cfg, dict):
+        raise CodesignError(f"{fname}: expected a JSON object (a Hugging Face config.json)")
+    # Multimodal wrappers keep the language model under text_config.
+    if "text_config" in cfg and "hidden_size" not in cfg and isinstance(cfg["text_config"], dict):
+        cfg = cfg["text_config"]
+    return cfg, fname
+
+
+def import_entries(path: str | os.PathLike) -> _Entries:
+    """Read a HF config into ordered ``(key, value, source comment)`` entries (see module doc)."""
+    cfg, fname = _read_config(path)
+    e = _Entries(fname)
+    if not isinstance(cfg.get("model_type"), str):
+        _fail(fname, "model_type", "missing (required)" if "model_type" not in cfg
+              else f"expected a string (got {cfg['model_type']!r})")
+    mt = cfg["model_type"]
+    mla = mt in MLA_TYPES or "kv_lora_rank" in cfg
+    if mla and mt not in MLA_TYPES:
+        _fail(fname, "kv_lora_rank", f"latent attention in model_type {mt!r} is not supported "
+              f"(known MLA types: {', '.join(sorted(MLA_TYPES))})")
+
+    e.add("name", Path(path).stem, "file name")
+    e.add("source", fname, "file name")
+    e.add("architecture", mt, "model_type")
+
+    hidden = _int(cfg, "hidden_size", fname)
+    layers = _int(cfg, "num_hidden_layers", fname)
+    vocab = _int(cfg, "vocab_size", fname)
+    heads = _int(cfg, "num_attention_heads", fname)
+    e.add("hidden_size", hidden, "hidden_size")
+    e.add("num_layers", layers, "num_hidden_layers")
+    e.add("vocab_size", vocab, "vocab_size")
+    tie = _bool(cfg, "tie_word_embeddings", fname, False)
+    e.add("tie_word_embeddings", tie, "tie_word_embeddings" if "tie_word_embeddings" in cfg
+          else "tie_word_embeddings absent (false)")
+
+    # ---------------------------------------------------------------- attention
+    e.add("attention", "mla" if mla else "gqa", f"model_type {mt!r}")
+    e.add("num_attention_heads", heads, "num_attention_heads")
+    if mla:
+        nope = _int(cfg, "qk_nope_head_dim", fname)
+        rope = _int(cfg, "qk_rope_head_dim", fname)
+        e.add("num_kv_heads", heads, "num_attention_heads (MLA: num_key_value_heads is irrelevant; "
+              "the cache holds one latent per token)")
+        e.add("head_dim", nope + rope, "qk_nope_head_dim + qk_rope_head_dim (query/key head dim)")
+    else:
+        if "num_key_value_heads" in cfg and cfg["num_key_value_heads"] is not None:
+            kv = _int(cfg, "num_key_value_heads", fname)
+            e.add("num_kv_heads", kv, "num_key_value_heads")
+        else:
+            kv = heads
+            e.add("num_kv_heads", kv, "num_key_value_heads absent: MHA (= num_attention_heads)")
+        if heads % kv:
+            _fail(fname, "num_key_value_heads", f"{kv} does not divide num_attention_heads {heads}")
+        if cfg.get("head_dim") is not None:
+            e.add("head_dim", _int(cfg, "head_dim", fname), "head_dim")
+        else:
+            if hidden % heads:
+                _fail(fname, "head_dim", f"absent and hidden_size {hidden} is not a multiple of "
+                      f"num_attention_heads {heads}")
+            e.add("head_dim", hidden // heads,
+                  "hidden_size / num_attention_heads (head_dim absent)")
+    bias = _bool(cfg, "attention_bias", fname, False)
+    e.add("attention_bias", bias, "attention_bias" if "attention_bias" in cfg
+          else "attention_bias absent (false)")
+    if mt == "gpt_oss":
+        e.add("attention_sinks", True, "model_type 'gpt_oss': one learned sink logit per head "
+              "per layer (GptOssAttention.sinks)")
+    if mla:
+        q_lora = _int(cfg, "q_lora_rank", fname, required=False)
+        if q_lora is not None:
+            e.add("q_lora_rank", q_lora, "q_lora_rank")
+        e.add("kv_lora_rank", _int(cfg, "kv_lora_rank", fname), "kv_lora_rank")
+        e.add("qk_nope_head_dim", nope, "qk_nope_head_dim")
+        e.add("qk_rope_head_dim", rope, "qk_rope_head_dim")
+        e.add("v_head_dim", _int(cfg, "v_head_dim", fname), "v_head_dim")
+
+    lt, how = _layer_types(cfg, fname, layers)
+    if lt is not None:
+        e.add("layer_types", lt, how)
+        if "sliding" in lt:
+            e.add("sliding_window", _int(cfg, "sliding_window", fname), "sliding_window")
+
+    # ---------------------------------------------------------------- FFN
+    moe = _moe(cfg, fname, mt, layers)
+    if "intermediate_size" in cfg or not moe:
+        e.add("intermediate_size", _int(cfg, "intermediate_size", fname), "intermediate_size"
+              + (" (dense FFN layers)" if moe and moe["dense_separate"] else
+                 " (per expert)" if moe else ""))
+    else:
+        e.add("intermediate_size", moe["moe_intermediate_size"][0],
+              moe["moe_intermediate_size"][1] + " (intermediate_size absent; no dense layer)")
+    if "hidden_act" in cfg and cfg["hidden_act"] not in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"):
+        _fail(fname, "hidden_act", f"unknown activation {cfg['hidden_act']!r}")
+    e.add("ffn_gated", True, f"model_type {mt!r}: gated (GLU) MLP, gate/up/down projections")
+    if "mlp_bias" in cfg:
+        e.add("mlp_bias", _bool(cfg, "mlp_bias", fname, False), "mlp_bias")
+    if moe:
+        e.add("moe_layers", moe["moe_layers"][0], moe["moe_layers"][1])
+        for key in ("num_experts", "experts_per_token", "moe_intermediate_size", "num_shared_experts"):
+            if key in moe:
+                e.add(key, *moe[key])
+        if mt == "gpt_oss":
+            e.add("expert_bias", True, "model_type 'gpt_oss': gate_up_proj_bias, down_proj_bias")
+            e.add("router_bias", True, "model_type 'gpt_oss': router Linear(bias=True)")
+        elif mla and cfg.get("topk_method") == "noaux_tc":
+            e.add("router_bias", True, "topk_method 'noaux_tc': e_score_correction_bias "
+                  "(one per routed expert)")
+
+    # ---------------------------------------------------------------- formats
+    w, m, how = _formats(cfg, fname)
+    e.add("native_weights_format", w, how)
+    e.add("native_moe_weights_format", m, how)
+
+    # ---------------------------------------------------------------- notes
+    if mla:
+        e.notes.append(f"{fname}: num_key_value_heads = {cfg.get('num_key_value_heads')} is "
+                       "irrelevant for MLA (the KV cache is kv_lora_rank + qk_rope_head_dim per token "
+                       "per layer)")
+    nextn = cfg.get("num_nextn_predict_layers")
+    if nextn:
+        e.notes.append(f"{fname}: num_nextn_predict_layers = {nextn}: the multi-token-prediction "
+                       "module is not part of the served model and is not counted")
+    if mt in ("qwen3", "qwen3_moe"):
+        e.notes.append(f"{fname}: {mt} per-head q_norm/k_norm (2 x head_dim per layer) is not "
+                       "modelled")
+    if mt in ("qwen2", "qwen2_moe"):
+        e.notes.append(f"{fname}: {mt} q/k/v biases (o_proj has none) are not modelled")
+    return e
+
+
+def _layer_types(cfg: dict, fname: str, layers: int):
+    """``(tuple or None, source)``: the per-layer attention kind."""
+    if cfg.get("layer_types") is not None:
+        lt = cfg["layer_types"]
+        if not isinstance(lt, list):
+            _fail(fname, "layer_types", f"expected a list (got {lt!r})")
+        if len(lt) != layers:
+            _fail(fname, "layer_types", f"has {len(lt)} entries for num_hidden_layers = {layers}")
+        out = []
+        for i, t in enumerate(lt):
+            if t not in LAYER_TYPES:
+                _fail(fname, f"layer_types[{i}]", f"unknown layer type {t!r} (known: "
+                      f"{', '.join(LAYER_TYPES)})")
+            out.append(LAYER_TYPES[t])
+        return tuple(out), "layer_types"
+    sw = cfg.get("sliding_window")
+    if sw is None or cfg.get("use_sliding_window") is False:
+        return None, ""
+    if "max_window_layers" in cfg:
+        mwl = _int(cfg, "max_window_layers", fname, minimum=0)
+        return (tuple("full" if i < mwl else "sliding" for i in range(layers)),
+                "sliding_window on layers >= max_window_layers (Qwen2 convention)")
+    return (("sliding",) * layers,
+            "sliding_window on every layer (no layer_types; Mistral convention)")
+
+
+def _moe(cfg: dict, fname: str, mt: str, layers: int) -> dict | None:
+    """The MoE entries ``{spec key: (value, source)}``, or ``None`` for a dense model."""
+    ekey = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts")
+                 if cfg.get(k)), None)
+    if ekey is None:
+        return None
+    n = _int(cfg, ekey, fname)
+    out: dict = {"num_experts": (n, ekey)}
+    k_keys = [k for k in ("experts_per_token", "num_experts_per_tok") if cfg.get(k) is not None]
+    if not k_keys:
+        _fail(fname, "num_experts_per_tok", "missing (required for a MoE model)")
+    vals = {k: _int(cfg, k, fname) for k in k_keys}
+    if len(set(vals.values())) > 1:
+        _fail(fname, "experts_per_token", f"disagrees with num_experts_per_tok ({vals})")
+    out["experts_per_token"] = (vals[k_keys[0]], " = ".join(k_keys))
+    if cfg.get("moe_intermediate_size") is not None:
+        mi = _int(cfg, "moe_intermediate_size", fname)
+        out["moe_intermediate_size"] = (mi, "moe_intermediate_size")
+        out["dense_separate"] = True
+    else:
+        mi = _int(cfg, "intermediate_size", fname)
+        out["moe_intermediate_size"] = (mi, "intermediate_size (per expert)")
+        out["dense_separate"] = False
+
+    if mt in MLA_TYPES or "first_k_dense_replace" in cfg or "moe_layer_freq" in cfg:
+        first = _int(cfg, "first_k_dense_replace", fname, required=False, default=0, minimum=0)
+        freq = _int(cfg, "moe_layer_freq", fname, required=False, default=1)
+        ml = tuple(i >= first and i % freq == 0 for i in range(layers))
+        how = (f"layer i is MoE iff i >= first_k_dense_replace ({first}) and "
+               f"i % moe_layer_freq ({freq}) == 0")
+    elif "decoder_sparse_step" in cfg or "mlp_only_layers" in cfg:
+        step = _int(cfg, "decoder_sparse_step", fname, required=False, default=1)
+        only = cfg.get("mlp_only_layers") or []
+        if not isinstance(only, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                 for i in only):
+            _fail(fname, "mlp_only_layers", f"expected a list of layer indices (got {only!r})")
+        ml = tuple(i not in only and (i + 1) % step == 0 for i in range(layers))
+        how = (f"layer i is MoE iff i not in mlp_only_layers ({only}) and "
+               f"(i + 1) % decoder_sparse_step ({step}) == 0")
+    else:
+        ml = (True,) * layers
+        how = f"{ekey}: every layer is MoE"
+    out["moe_layers"] = (ml, how)
+
+    if cfg.get("n_shared_experts") is not None:
+        out["num_shared_experts"] = (_int(cfg, "n_shared_experts", fname, minimum=0),
+                                     "n_shared_experts")
+    elif cfg.get("shared_expert_intermediate_size"):
+        s = _int(cfg, "shared_expert_intermediate_size", fname)
+        if s % mi:
+            _fail(fname, "shared_expert_intermediate_size",
+                  f"{s} is not a multiple of the expert size {mi}")
+        out["num_shared_experts"] = (s // mi, "shared_expert_intermediate_size / "
+                                     "moe_intermediate_size (shared_expert_gate not modelled)")
+    return out
+
+
+def _formats(cfg: dict, fname: str) -> tuple[str, str, str]:
+    """``(native_weights_format, native_moe_weights_format, source)`` of the checkpoint."""
+    qc = cfg.get("quantization_config")
+    if not qc:
+        key = "torch_dtype" if "torch_dtype" in cfg else "dtype" if "dtype" in cfg else None
+        if key is None:
+            return "bf16", "bf16", "no quantization_config or torch_dtype (bf16 assumed)"
+        dt = cfg[key]
+        if dt not in _DTYPES:
+            _fail(fname, key, f"unknown dtype {dt!r} (known: {', '.join(_DTYPES)})")
+        return _DTYPES[dt], _DTYPES[dt], key
+    if not isinstance(qc, dict):
+        _fail(fname, "quantization_config", f"expected a table (got {qc!r})")
+    method = qc.get("quant_method")
+    if method == "mxfp4":
+        keep = qc.get("modules_to_not_convert") or []
+        w = "bf16" if any("self_attn" in m for m in keep) else "mxfp4"
+        return w, "mxfp4", ("quantization_config.quant_method 'mxfp4' (experts); "
+                            "modules_to_not_convert keeps attention, router, embeddings, lm_head "
+                            "in bf16" if w == "bf16" else "quantization_config.quant_method 'mxfp4'")
+    if method == "fp8":
+        fmt = qc.get("fmt", "e4m3")
+        if fmt not in ("e4m3", "e5m2"):
+            _fail(fname, "quantization_config.fmt", f"unknown fp8 format {fmt!r}")
+        block = qc.get("weight_block_size")
+        how = f"quantization_config.quant_method 'fp8', fmt {fmt!r}" + (
+            f", weight_block_size {block}" if block else "")
+        return f"fp8_{fmt}", f"fp8_{fmt}", how
+    _fail(fname, "quantization_config.quant_method",
+          f"unknown quantization method {method!r} (known: fp8, mxfp4)")
+
+
+def hf_config_to_model_table(path: str | os.PathLike) -> dict:
+    """The ``[model]`` table (keys are :class:`codesign.spec.Model` fields) of a HF config.
+
+    The table is validated through :func:`codesign.spec.spec_from_dict` before it is returned.
+
+    Raises:
+        CodesignError: a key the importer cannot read; the message names the file and the key.
+    """
+    table = import_entries(path).table()
+    _validate(table, Path(path).name)
+    return table
+
+
+def _validate(table: dict, fname: str):
+    from .spec import Model, spec_from_dict
+
+    try:
+        return spec_from_dict(table, cls=Model, file=fname)
+    except SpecError as exc:
+        raise CodesignError(f"{fname}: imported model is not valid: {exc}") from None
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {v!r} as TOML")  # pragma: no cover
+
+
+def _wrap_array(key: str, v: tuple, comment: str, width: int = 96) -> str:
+    items = [_toml_value(x) for x in v]
+    lines, cur = [], ""
+    for it in items:
+        piece = it + ","
+        if cur and len(cur) + 1 + len(piece) > width - 4:
+            lines.append(cur)
+            cur = piece
+        else:
+            cur = f"{cur} {piece}" if cur else piece
+    if cur:
+        lines.append(cur)
+    body = "\n".join("    " + ln for ln in lines)
+    return f"# {comment}\n{key} = [\n{body}\n]"
+
+
+def model_toml(path: str | os.PathLike, *, command: str | None = None) -> str:
+    """A complete spec fragment (a ``[model]`` table) with one source comment per value.
+
+    Args:
+        path: the HF ``config.json``.
+        command: the command line to record in the header (default
+            ``codesign model import PATH``).
+    """
+    entries = import_entries(path)
+    _validate(entries.table(), entries.fname)
+    cmd = command or f"codesign model import {os.fspath(path)}"
+    out = [f"# Generated by `{cmd}`.",
+           f"# Every value names its source: {entries.fname} and the Hugging Face key it came from.",
+           "# Re-run the command rather than editing by hand."]
+    out += [f"# Note: {n}" for n in entries.notes]
+    out += ["", "[model]"]
+    for key, value, comment in entries.items:
+        line = f"{key} = {_toml_value(value)}  # {comment}"
+        if isinstance(value, tuple) and len(line) > 100:
+            out.append(_wrap_array(key, value, comment))
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
