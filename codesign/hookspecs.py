@@ -56,3 +56,25 @@ def codesign_number_formats():
         def codesign_number_formats():
             return [codesign.NumberFormat(name="fp8_e4m3", bits_per_element=8, compute_class="fp8")]
     """
+
+
+@hookspec
+def codesign_baselines():
+    """Register baselines: named reference systems with calibrated coefficients.
+
+    A baseline is what reports compare against ("1.9× GB200's tok/s per kW"). A spec names one in
+    ``[search] reference = "gb200"``: the reference design is then the spec's own model, workload
+    and deployment on the baseline's hardware with the baseline's calibrated efficiency knobs.
+
+    Returns:
+        list[codesign.Baseline]: each with a lowercase ``name``, a ``hardware`` TOML path (a spec
+        fragment with ``[chip]``, ``[memory]``, ``[network]``), the calibrated ``efficiency`` knobs
+        of the cost model named ``cost_model``, and ``provenance`` (data file, hash, rows, errors).
+
+    Example::
+
+        @codesign.hookimpl
+        def codesign_baselines():
+            return [codesign.Baseline(name="gb200", hardware=HERE / "gb200.toml",
+                                      cost_model="analytical", efficiency={...})]
+    """

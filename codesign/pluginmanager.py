@@ -119,6 +119,11 @@ class PluginManager:
         """Registered number formats by name (:class:`codesign.NumberFormat`)."""
         return {r.name: r for r in self._collect("codesign_number_formats")}
 
+    @functools.cached_property
+    def baselines(self) -> dict:
+        """Registered baselines by name (:class:`codesign.Baseline`)."""
+        return {r.name: r for r in self._collect("codesign_baselines")}
+
     def cost_model(self, name: str):
         """Instantiate the cost model ``name``.
 

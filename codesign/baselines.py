@@ -1,0 +1,82 @@
+"""Reference designs: a spec's model, workload and deployment on a baseline's hardware.
+
+``[search] reference`` names either a registered baseline (``"gb200"``, from the
+``codesign_baselines`` hook) or a spec file relative to the spec. :func:`reference_spec` builds the
+reference :class:`~codesign.spec.Spec` that reports compare every design against, priced by the same
+cost model on the same workload.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from .errors import SpecError
+from .spec import Spec, load_raw, spec_from_dict
+
+
+@frozen(kw_only=True)
+class Baseline:
+    """A named reference system registered through ``codesign_baselines``.
+
+    Attributes:
+        name: lowercase (``"gb200"``).
+        description: one line.
+        hardware: path to a TOML spec fragment with ``[chip]``, ``[memory]`` and ``[network]``.
+        cost_model: the cost model the ``efficiency`` knobs belong to.
+        efficiency: calibrated knobs (``spec.efficiency`` keys of that cost model).
+        provenance: where the coefficients came from (data file, its hash, rows, errors).
+        plugin: the registering plugin's name (set by the plugin manager).
+    """
+
+    name: str
+    description: str = ""
+    hardware: Any = None
+    cost_model: str = "analytical"
+    efficiency: dict = attrs.field(factory=dict)
+    provenance: dict = attrs.field(factory=dict)
+    plugin: str = ""
+
+
+def _replace_hardware(spec_raw: dict, hw_raw: dict) -> dict:
+    raw = {k: v for k, v in spec_raw.items() if k not in ("chip", "memory", "network", "search")}
+    for k in ("chip", "memory", "network"):
+        if k in hw_raw:
+            raw[k] = hw_raw[k]
+    return raw
+
+
+def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
+    """The reference design ``name`` for ``spec`` (see module docstring).
+
+    Raises:
+        SpecError: ``name`` is neither a registered baseline nor a readable spec file.
+    """
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    spec_raw, _ = load_raw(spec.path)
+    baselines = pm.baselines
+    where = spec.path or "<spec>"
+    if name in baselines:
+        b = baselines[name]
+        hw_raw, hw_origins = load_raw(b.hardware)
+        raw = _replace_hardware(spec_raw, hw_raw)
+        if b.efficiency and b.cost_model == (raw.get("deployment", {}).get("cost_model", "analytical")):
+            raw["efficiency"] = dict(b.efficiency)
+        ref = spec_from_dict(raw, file=str(b.hardware), origins=hw_origins)
+        return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware))
+    path = Path(spec.path).parent / name if spec.path else Path(name)
+    if not path.exists():
+        have = ", ".join(sorted(baselines)) or "none registered"
+        raise SpecError([(where, "search.reference",
+                          f"{name!r} is neither a registered baseline ({have}) nor a spec file")])
+    raw_ref, origins = load_raw(path)
+    if "model" not in raw_ref or "workload" not in raw_ref:
+        raw_ref = _replace_hardware(spec_raw, raw_ref)
+    ref = spec_from_dict(raw_ref, file=os.path.relpath(path), origins=origins)
+    return attrs.evolve(ref, name=ref.name or path.stem, path=str(path))
