@@ -1,5 +1,226 @@
-"""``codesign numerics``: placeholder registration; filled in by its issue."""
+"""``codesign numerics``: quantise arrays and measure quantisation error in registered formats.
+
+Sub-commands::
+
+    codesign numerics quantize --format NAME [--rounding even|nearest]
+                               [--scale-recipe floor|round_up] IN.npy OUT.npy
+    codesign numerics error --format NAME (IN.npy | --synthetic normal|laplace|student-t)
+                            [--blocks N] [--seed S] [--rounding ...] [--json]
+    codesign numerics formats [--json]
+
+Formats come from the plugin manager (``codesign_number_formats``); the format must carry a
+``quantize`` function. JAX is imported only inside the run functions (through the plugin).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..errors import CodesignError
+
+SCHEMA_VERSION = 1
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser("numerics", help="quantise arrays in number formats (MX, NVFP4, FP8, ...)")
+    psub = p.add_subparsers(dest="numerics_command", metavar="ACTION")
+
+    q = psub.add_parser("quantize", help="quantise-dequantise a float32 .npy file")
+    q.add_argument("--format", required=True, help="format name (see `numerics formats`)")
+    _options(q)
+    q.add_argument("input", metavar="IN", help="input .npy (float32, blocks along the last axis)")
+    q.add_argument("output", metavar="OUT", help="output .npy (float32, dequantised values)")
+    q.set_defaults(func=run_quantize)
+
+    e = psub.add_parser("error", help="quantisation error statistics (MSE, SQNR, scales)")
+    e.add_argument("--format", required=True, help="format name (see `numerics formats`)")
+    _options(e)
+    src = e.add_mutually_exclusive_group(required=True)
+    src.add_argument("input", metavar="IN", nargs="?", help="input .npy (float32)")
+    src.add_argument("--synthetic", choices=["normal", "laplace", "student-t"],
+                     help="use random unit-scale blocks instead of a file")
+    e.add_argument("--blocks", type=int, default=1024, help="synthetic blocks (default 1024)")
+    e.add_argument("--seed", type=int, default=0, help="synthetic seed (default 0)")
+    e.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    e.set_defaults(func=run_error)
+
+    f = psub.add_parser("formats", help="list registered number formats")
+    f.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    f.set_defaults(func=run_formats)
+
+    p.set_defaults(func=run_formats, json=False)
+
+
+def _options(p) -> None:
+    p.add_argument("--rounding", choices=["even", "nearest"], default="even",
+                   help="ties to even (OCP MX spec, default) or away from zero")
+    p.add_argument("--scale-recipe", dest="scale_recipe", choices=["floor", "round_up"],
+                   default="floor", help="MX shared-exponent recipe (default floor, per the spec)")
+
+
+def _format(name: str):
+    from ..pluginmanager import get_plugin_manager
+
+    formats = get_plugin_manager().number_formats
+    key = name.lower()
+    if key not in formats:
+        have = ", ".join(sorted(formats)) or "none"
+        raise CodesignError(f"unknown number format {name!r} (known: {have})")
+    fmt = formats[key]
+    if fmt.quantize is None:
+        raise CodesignError(f"number format {key!r} (plugin {fmt.plugin}) has no quantize function")
+    return fmt
+
+
+def _load(path: str, fmt):
+    import numpy as np
+
+    p = Path(path)
+    if not p.is_file():
+        raise CodesignError(f"{path}: no such file")
+    try:
+        x = np.load(p, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is a user error
+        raise CodesignError(f"{path}: not a readable .npy file ({type(exc).__name__}: {exc})")
+    if not isinstance(x, np.ndarray):
+        raise CodesignError(f"{path}: expected one array in a .npy file, not an archive")
+    if x.dtype != np.float32:
+        raise CodesignError(f"{path}: dtype must be float32, got {x.dtype}")
+    if x.ndim == 0:
+        raise CodesignError(f"{path}: expected an array with at least one axis, got a scalar")
+    if fmt.block_size and x.shape[-1] % fmt.block_size:
+        raise CodesignError(
+            f"{path}: last axis has length {x.shape[-1]}, not a multiple of {fmt.name}'s block "
+            f"size {fmt.block_size} (shape {x.shape})")
+    return x
+
+
+def _quantize(fmt, x, args):
+    try:
+        return fmt.quantize(x, rounding=args.rounding, scale_recipe=args.scale_recipe)
+    except ValueError as exc:
+        raise CodesignError(f"{fmt.name}: {exc}") from exc
+
+
+def run_quantize(args) -> int:
+    import numpy as np
+
+    fmt = _format(args.format)
+    x = _load(args.input, fmt)
+    y = np.asarray(_quantize(fmt, x, args), dtype=np.float32)
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise CodesignError(f"{args.output}: directory {out.parent} does not exist")
+    with open(out, "wb") as fh:  # np.save on a path would append ".npy"
+        np.save(fh, y)
+    print(f"wrote {out} ({fmt.name}, shape {tuple(y.shape)})", file=sys.stderr)
+    return 0
+
+
+def _stats(fmt, x, args) -> dict:
+    """MSE, SQNR, max error, scale histogram; MX formats through codesign_mx for the scales."""
+    import numpy as np
+
+    if getattr(fmt.quantize, "__module__", "") == "codesign_mx":
+        import codesign_mx
+
+        try:
+            return codesign_mx.error_stats(x, fmt.name, rounding=args.rounding,
+                                           scale_recipe=args.scale_recipe)
+        except ValueError as exc:
+            raise CodesignError(f"{fmt.name}: {exc}") from exc
+    y = np.asarray(_quantize(fmt, x, args), dtype=np.float64)
+    x64 = x.astype(np.float64)
+    ok = np.isfinite(x64) & np.isfinite(y)
+    err = (y - x64)[ok]
+    noise = float(np.sum(err ** 2))
+    n = int(err.size)
+    return {"mse": noise / n if n else float("nan"),
+            "sqnr_db": float("inf") if noise == 0 else
+            float(10 * np.log10(np.sum(x64[ok] ** 2) / noise)),
+            "max_abs_error": float(np.max(np.abs(err))) if n else float("nan"),
+            "scale_histogram": {}, "n_elements": n, "nan_blocks": 0}
+
+
+def _num(v: float):
+    """JSON-safe float (``Infinity`` is not JSON): inf/nan become strings."""
+    import math
+
+    return v if math.isfinite(v) else str(v)
+
+
+def run_error(args) -> int:
+    fmt = _format(args.format)
+    if args.synthetic:
+        import codesign_mx
+
+        if args.blocks < 1:
+            raise CodesignError(f"--blocks must be >= 1, got {args.blocks}")
+        x = codesign_mx.synthetic(args.synthetic, args.blocks, fmt.block_size or 32, args.seed)
+        source = f"synthetic {args.synthetic}, {args.blocks} blocks, seed {args.seed}"
+    else:
+        x = _load(args.input, fmt)
+        source = args.input
+    st = _stats(fmt, x, args)
+    hist = {str(k): v for k, v in sorted(st["scale_histogram"].items())}
+    if args.json:
+        doc = {"schema_version": SCHEMA_VERSION, "format": fmt.name, "source": source,
+               "rounding": args.rounding, "scale_recipe": args.scale_recipe,
+               "n_elements": st["n_elements"], "mse": _num(st["mse"]),
+               "sqnr_db": _num(st["sqnr_db"]), "max_abs_error": _num(st["max_abs_error"]),
+               "scale_histogram": hist, "nan_blocks": st["nan_blocks"]}
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=f"{fmt.name} quantisation error ({source})")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    t.add_row("elements", str(st["n_elements"]))
+    t.add_row("MSE", f"{st['mse']:.6g}")
+    t.add_row("SQNR (dB)", f"{st['sqnr_db']:.4f}")
+    t.add_row("max abs error", f"{st['max_abs_error']:.6g}")
+    if st["nan_blocks"]:
+        t.add_row("NaN blocks", str(st["nan_blocks"]))
+    con = Console()
+    con.print(t)
+    if hist:
+        h = Table(title="E8M0 scale histogram")
+        h.add_column("exponent s (X = 2^s)", justify="right")
+        h.add_column("blocks", justify="right")
+        for k, v in hist.items():
+            h.add_row(k, str(v))
+        con.print(h)
+    return 0
+
+
+def run_formats(args) -> int:
+    from ..pluginmanager import get_plugin_manager
+
+    formats = get_plugin_manager().number_formats
+    rows = [{"name": f.name, "bits_per_element": f.bits_per_element,
+             "block_size": f.block_size, "per_tensor_bits": f.per_tensor_bits,
+             "compute_class": f.compute_class, "plugin": f.plugin,
+             "description": f.description} for f in sorted(formats.values(), key=lambda f: f.name)]
+    if args.json:
+        json.dump({"schema_version": SCHEMA_VERSION, "formats": rows}, sys.stdout, indent=2)
+        print()
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="number formats")
+    t.add_column("name", no_wrap=True)
+    t.add_column("bits/element", justify="right", no_wrap=True)
+    t.add_column("block", justify="right", no_wrap=True)
+    t.add_column("compute", no_wrap=True)
+    t.add_column("description")
+    for r in rows:
+        t.add_row(r["name"], f"{r['bits_per_element']:g}", str(r["block_size"] or "-"),
+                  r["compute_class"], r["description"])
+    Console().print(t)
+    return 0
