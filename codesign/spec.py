@@ -55,25 +55,60 @@ def q(kind: str, *, default: Any = attrs.NOTHING, allow_zero: bool = False, doc:
 
 
 # --------------------------------------------------------------------------------------- chip
+PEAK_CLASSES = ("bf16", "fp8", "fp6", "fp4", "int8")
+
+
+def resolve_peaks(r: dict) -> dict:
+    """Fill missing peak classes (``None``) by the rules of :class:`PeakFlops`.
+
+    Works on floats or numpy arrays (values per design); returns a new dict.
+    """
+    r = dict(r)
+    if r.get("fp8") is None and r.get("fp4") is not None:
+        r["fp8"] = r["fp4"] / 2.0
+    if r.get("bf16") is None and r.get("fp8") is not None:
+        r["bf16"] = r["fp8"] / 2.0
+    for narrow, wide in (("fp8", "bf16"), ("fp6", "fp8"), ("fp4", "fp6"), ("int8", "fp8")):
+        if r.get(narrow) is None:
+            r[narrow] = r[wide]
+    return r
+
+
 @frozen(kw_only=True)
 class PeakFlops:
-    """Dense peak compute per number-format class [FLOP/s] (never the 2:4-sparse figure)."""
+    """Dense peak compute per number-format class [FLOP/s] (never the 2:4-sparse figure).
 
-    bf16: float = q("FLOP/s")
+    Give at least one. A missing wider class is derived from the next narrower one at half its
+    rate (bf16 = fp8 / 2 = fp4 / 4, the ratio of every Blackwell and Hopper datasheet in
+    hardware_specs.csv); a missing narrower class runs at the next wider class's rate (a chip
+    without FP4 tensor cores upcasts FP4 weights and computes in FP8).
+    """
+
+    bf16: float | None = q("FLOP/s", default=None)
     fp8: float | None = q("FLOP/s", default=None)
     fp6: float | None = q("FLOP/s", default=None)
     fp4: float | None = q("FLOP/s", default=None)
     int8: float | None = q("FLOP/s", default=None)
+
+    def __attrs_post_init__(self):
+        if all(getattr(self, c) is None for c in ("bf16", "fp8", "fp6", "fp4", "int8")):
+            raise ValueError("give at least one dense peak (bf16, fp8, fp6, fp4 or int8)")
+
+    def resolved(self) -> dict[str, float]:
+        """Peak per class [FLOP/s] with the derivation rules above applied."""
+        return resolve_peaks({c: getattr(self, c) for c in PEAK_CLASSES})
 
 
 @frozen(kw_only=True)
 class Energy:
     """Energy figures for modelled power: static power plus dynamic energy per operation."""
 
-    #: Power drawn whatever the load (leakage, clocks, fans' share not included) [W].
-    static: float = q("W", allow_zero=True)
+    #: Power drawn whatever the load (leakage, clocks) [W], fixed part.
+    static: float = q("W", allow_zero=True, default=0.0)
+    #: Static power per unit of modelled chip area [W/m^2] (leakage scales with silicon).
+    static_per_area: float = q("W/m^2", allow_zero=True, default=0.0)
     #: Energy per dense FLOP for each format class [J/FLOP].
-    per_flop_bf16: float = q("J/FLOP")
+    per_flop_bf16: float | None = q("J/FLOP", default=None)
     per_flop_fp8: float | None = q("J/FLOP", default=None)
     per_flop_fp4: float | None = q("J/FLOP", default=None)
 
@@ -322,6 +357,10 @@ class Search:
     constraints: tuple[Constraint, ...] = ()
     #: Name of a reference design (a spec file, relative to this one) to mark and compare against.
     reference: str | None = None
+    #: Deployment choices each design (and the reference) is evaluated at; every summary metric
+    #: then takes its best value over them, as published comparisons report each metric at its
+    #: best configuration. Keys are ``deployment.*`` spec keys, values lists of choices.
+    envelope: dict[str, tuple[Any, ...]] = field(factory=dict)
 
 
 # --------------------------------------------------------------------------------------- spec

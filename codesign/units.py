@@ -76,6 +76,7 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "m^2/B": ("m**2/B", "an area per byte", "0.5 mm**2/MiB"),
     "m^2/(B/s)": ("m**2/(B/s)", "an area per bandwidth", "10 mm**2/(TB/s)"),
     "W/(B/s)": ("W/(B/s)", "a power per bandwidth", "1 W/(TB/s)"),
+    "W/m^2": ("W/m**2", "a power per area", "0.14 W/mm**2"),
 }
 
 

@@ -1,5 +1,68 @@
-"""``codesign optimize``: placeholder registration; filled in by its issue."""
+"""``codesign optimize SPEC``: multi-objective search over the spec's ``[search]`` parameters."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
 
 
 def register(sub) -> None:
-    pass
+    p = sub.add_parser(
+        "optimize", help="search hardware/deployment parameters (Optuna, multi-objective)",
+        description="Search the [search] parameters of SPEC against its objectives and constraints. "
+                    "Progress goes to stderr, the Pareto table to stdout; DIR receives pareto.csv, "
+                    "pareto.json, pareto.png and designs/*.toml. Rerunning the same command resumes "
+                    "the study stored in DIR (or in --storage).")
+    p.add_argument("spec", help="spec TOML with a [search] table")
+    p.add_argument("--trials", type=int, help="total trials in the study (default: search.trials)")
+    p.add_argument("--seed", type=int, help="sampler seed (default: search.seed)")
+    p.add_argument("--out", default=None, help="output directory (default: runs/<spec name>)")
+    p.add_argument("--storage", help="Optuna storage URL (postgresql://…, sqlite:///…) or a journal file path; "
+                                     "default: DIR/study.journal")
+    p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the table")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ..errors import CodesignError, ExitCode
+    from ..report import print_table, write_outputs
+    from ..search import run_search
+    from ..spec import load_spec
+
+    spec = load_spec(args.spec)
+    if args.trials is not None and args.trials < 1:
+        raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
+    out = Path(args.out or Path("runs") / (spec.name or Path(args.spec).stem))
+    out.mkdir(parents=True, exist_ok=True)
+    err = Console(stderr=True)
+    with Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=err, transient=False) as prog:
+        task = prog.add_task(spec.name or args.spec, total=None)
+
+        def progress(done, total):
+            prog.update(task, completed=done, total=total)
+
+        result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
+                            storage=args.storage, progress=progress)
+    if result.new_trials == 0:
+        err.print(f"study already has {len(result.trials)} completed trials; nothing to run "
+                  f"(raise --trials to continue)")
+    doc = write_outputs(spec, result, out)
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+    else:
+        con = Console(width=max(Console().width, 160))
+        print_table(doc, con, kinds={p.key: p.kind for p in result.space.params})
+        ref = doc.get("reference")
+        if ref:
+            n = sum(1 for r in doc["pareto"] if r["beats_reference"])
+            con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
+                      f"(reference: each metric at its best over {ref.get('choices') or 'its deployment'}).")
+        con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png and {len(doc['pareto'])} design(s) in {out}/designs/")
+        con.print(f"storage: {doc['storage']}")
+    return ExitCode.OK if doc["pareto"] else ExitCode.NO_RESULT

@@ -38,7 +38,7 @@ import attrs
 import numpy as np
 
 from codesign.costmodel import Evaluation
-from codesign.formats import PEAK_FALLBACK
+from codesign.spec import resolve_peaks
 
 #: Achievable fractions and overheads. Sources: large dense GEMMs reach 70-80% of peak on
 #: Hopper/Blackwell tensor cores (NVIDIA cuBLAS/CUTLASS published GEMM efficiencies), small-batch
@@ -365,6 +365,12 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     mixed = X_req * (s.isl + s.osl) / chips
     output = X_req * s.osl / chips
 
+    # --- design-level: HBM stacks and area (static power scales with area)
+    stacks = jnp.maximum(p["hbm_cap"] / p["stack_cap"], p["hbm_bw"] / p["stack_bw"])
+    area = (p["area_fixed"] + p["area_per_flop"] * p["peak_fp4eq"] + p["area_per_sram"] * p["sram_cap"]
+            + p["area_per_su"] * p["su_bw"] + p["area_per_stack"] * stacks)
+    static_w = p["static_w"] + p["static_per_area"] * area
+
     # --- power (per chip) and energy
     e_fl = p["e_flop"]
     e_step = (e_fl * dec["flops"] + p["e_hbm"] * dec["bytes_hbm"] + p["e_sram"] * dec["bytes_sram"]
@@ -374,19 +380,15 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     if disagg:
         dyn_total = (p["d_chips"] * e_step / t_step
                      + p["p_chips"] * busy_pre * e_pre / T_p)
-        power = p["static_w"] + dyn_total / chips
+        power = static_w + dyn_total / chips
     else:
-        power = p["static_w"] + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_p
+        power = static_w + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_p
     tdp_kw = p["tdp_w"] / 1000.0
     energy_per_tok = power * chips / (X_req * (s.isl + s.osl))
 
-    # --- design-level: peak power, area, HBM stacks
-    peak_power = (p["static_w"] + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
+    # --- design-level: peak power at full compute, memory and link rates
+    peak_power = (static_w + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
                   + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
-    stacks = jnp.maximum(p["hbm_cap"] / p["stack_cap"], p["hbm_bw"] / p["stack_bw"])
-    area = (p["area_fixed"] + p["area_per_flop"] * p["peak_fp4eq"] + p["area_per_sram"] * p["sram_cap"]
-            + p["area_per_su"] * p["su_bw"] + p["area_per_stack"] * stacks)
-
     fits = C <= max_conc
     feasible_design = (weights_fit & (tp_d <= s.heads) & (tp_p <= s.heads)
                        & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
@@ -511,7 +513,7 @@ class AnalyticalModel:
             "so_lat": net.scaleout_latency if net.scaleout_latency is not None else 10 * net.scaleup_latency,
             "tp": d.tp, "pp": d.pp, "ep": d.ep, "dp": d.dp_attention,
         }
-        for cls in CLASSES:
+        for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
             p[f"peak_{cls}"] = getattr(pf, cls)
         for role, pool in (("p", d.prefill), ("d", d.decode)):
             p[f"{role}_chips"] = pool.chips if pool else 1
@@ -525,9 +527,15 @@ class AnalyticalModel:
         # energy and area (zero when the spec gives none: power then is static 0 + nothing)
         en, ar = c.energy, c.area
         p["static_w"] = en.static if en else 0.0
-        p["e_bf16"] = en.per_flop_bf16 if en else 0.0
-        p["e_fp8"] = (en.per_flop_fp8 if en and en.per_flop_fp8 else (p["e_bf16"] / 2))
-        p["e_fp4"] = (en.per_flop_fp4 if en and en.per_flop_fp4 else (p["e_fp8"] / 2))
+        p["static_per_area"] = en.static_per_area if en else 0.0
+        # energy per FLOP: a missing class scales by the peak ratio (same power at each class's peak)
+        e4 = en.per_flop_fp4 if en else None
+        e8 = en.per_flop_fp8 if en else None
+        e16 = en.per_flop_bf16 if en else None
+        e8 = e8 if e8 is not None else (2 * e4 if e4 is not None else (e16 / 2 if e16 is not None else 0.0))
+        p["e_fp8"] = e8
+        p["e_fp4"] = e4 if e4 is not None else e8 / 2
+        p["e_bf16"] = e16 if e16 is not None else 2 * e8
         p["e_hbm"] = mem.hbm.energy_per_byte or 0.0
         p["e_sram"] = (mem.sram.energy_per_byte or 0.0) if mem.sram else 0.0
         p["e_host"] = (mem.host.energy_per_byte or 0.0) if mem.host else 0.0
@@ -577,23 +585,22 @@ class AnalyticalModel:
                 out[k] = np.full(n, np.nan)
             else:
                 out[k] = np.broadcast_to(np.asarray(v, dtype=np.float64), (n,)).copy()
-        # peak and energy of the activation format's compute class, with fallback to wider classes
-        peak = np.full(n, np.nan)
-        e_flop = np.zeros(n)
+        # missing peak classes derived from the given ones (codesign.spec.resolve_peaks)
+        given = {c: (None if np.all(np.isnan(out[f"peak_{c}"])) else out[f"peak_{c}"]) for c in CLASSES}
+        peaks = resolve_peaks(given)
+        for c in CLASSES:
+            out[f"peak_{c}"] = np.asarray(peaks[c], dtype=np.float64)
+        # peak and energy of the activation format's compute class
+        peak = np.empty(n)
+        e_flop = np.empty(n)
         for i, f in enumerate(fmt_names["a_bytes"]):
-            cls = formats[f].compute_class
-            for c in PEAK_FALLBACK[cls]:
-                if np.isfinite(out[f"peak_{c}"][i]):
-                    peak[i] = out[f"peak_{c}"][i]
-                    e_flop[i] = out[f"e_{c}"][i] if f"e_{c}" in out else out["e_fp8"][i]
-                    break
+            c = formats[f].compute_class
+            peak[i] = out[f"peak_{c}"][i]
+            e_flop[i] = out[f"e_{c}"][i] if f"e_{c}" in out else out["e_fp8"][i]
         out["peak"] = peak
         out["e_flop"] = e_flop
-        fp4eq = np.where(np.isfinite(out["peak_fp4"]), out["peak_fp4"],
-                         np.where(np.isfinite(out["peak_fp8"]), 2 * out["peak_fp8"], 4 * out["peak_bf16"]))
-        out["peak_fp4eq"] = fp4eq
-        for cls in CLASSES:  # NaN peaks are not traced further
-            out[f"peak_{cls}"] = np.nan_to_num(out[f"peak_{cls}"], nan=0.0)
+        # area scales with tensor-core capability in FP4-equivalent FLOP/s
+        out["peak_fp4eq"] = np.maximum.reduce([out["peak_fp4"], 2 * out["peak_fp8"], 4 * out["peak_bf16"]])
         out["_formats"] = fmt_names  # type: ignore[assignment]
         return out, n
 

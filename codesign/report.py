@@ -1,0 +1,218 @@
+"""Reports of a search: the Pareto table, ``pareto.csv``/``pareto.json``/``pareto.png`` and each
+Pareto design written back as a spec TOML that ``codesign evaluate`` accepts unchanged."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .costmodel import metric_unit
+from .evaluation import jsonable
+from .search import SEARCH_METRICS, SearchResult, beats, ratios, satisfied
+from .spec import Spec, load_raw
+from .units import format_quantity
+
+SCHEMA_VERSION = 1
+#: Metrics shown for every Pareto design (after the objectives).
+SHOWN = ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
+         "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2"]
+
+
+def _label(metric: str) -> str:
+    unit, better = SEARCH_METRICS.get(metric) or metric_unit(metric)
+    arrow = {"max": "↑", "min": "↓"}.get(better or "", "")
+    name = metric.replace("_", " ")
+    for suffix in (" s", " w", " mm2"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return f"{name} [{unit}] {arrow}".strip()
+
+
+def _set(raw: dict, key: str, value) -> None:
+    parts = key.split(".")
+    d = raw
+    for p in parts[:-1]:
+        d = d.setdefault(p, {})
+    d[parts[-1]] = value
+
+
+def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: int) -> str:
+    """The spec with a trial's parameter values substituted, fully merged, without ``[search]``."""
+    import tomli_w
+
+    raw, _ = load_raw(spec.path)
+    raw.pop("search", None)
+    for prm in result.space.params:
+        v = params[prm.key]
+        if prm.kind:
+            v = format_quantity(float(v), prm.kind, digits=8)
+        elif prm.type == "int" or (isinstance(v, float) and v.is_integer()):
+            v = int(v)
+        _set(raw, prm.key, v)
+    raw["name"] = f"{spec.name or 'design'}-trial-{trial_number}"
+    head = (f"# Pareto design {trial_number} of `codesign optimize {spec.path}`; every value is the\n"
+            f"# base spec's (see its sources) except the searched ones: {', '.join(params)}.\n")
+    return head + tomli_w.dumps(raw)
+
+
+def build_rows(result: SearchResult) -> list[dict[str, Any]]:
+    ref = (result.reference or {}).get("metrics", {})
+    rows = []
+    for t in result.pareto:
+        m = {k: (v if v is not None else math.nan) for k, v in t.user_attrs["metrics"].items()}
+        rows.append({
+            "trial": t.number,
+            "params": dict(t.params),
+            "metrics": m,
+            "vs_reference": ratios(m, ref, result.space) if ref else {},
+            "beats_reference": beats(m, ref, result.space) if ref else None,
+        })
+    return rows
+
+
+def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]:
+    """Write the report files into ``out`` and return the JSON document."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = build_rows(result)
+    ddir = out / "designs"
+    ddir.mkdir(exist_ok=True)
+    for r in rows:
+        path = ddir / f"trial-{r['trial']:05d}.toml"
+        path.write_text(design_toml(spec, r["params"], result, r["trial"]), encoding="utf-8")
+        r["design_file"] = str(path)
+    objectives = [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in result.space.objectives]
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "spec": spec.path,
+        "study": result.study.study_name,
+        "storage": result.storage,
+        "trials": len(result.trials),
+        "new_trials": result.new_trials,
+        "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
+                               and satisfied(t)),
+        "objectives": objectives,
+        "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound} for c in result.space.constraints],
+        "power_basis": "tdp",
+        "reference": result.reference,
+        "pareto": rows,
+    }
+    doc = jsonable(doc)
+    (out / "pareto.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    _write_csv(out / "pareto.csv", rows, result)
+    _plot(out / "pareto.png", result, spec)
+    return doc
+
+
+def _write_csv(path: Path, rows, result: SearchResult) -> None:
+    pkeys = [p.key for p in result.space.params]
+    units = {p.key: p.kind for p in result.space.params}
+    mkeys = list(dict.fromkeys([m for m, _ in result.space.objectives] + SHOWN))
+    rkeys = sorted({k for r in rows for k in r["vs_reference"]})
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["trial"] + [f"{k} [{units[k] or '-'} SI]" if units[k] else k for k in pkeys]
+                   + mkeys + [f"{k}_vs_reference" for k in rkeys] + ["beats_reference", "design_file"])
+        for r in rows:
+            w.writerow([r["trial"]] + [r["params"][k] for k in pkeys]
+                       + [r["metrics"].get(k, "") for k in mkeys]
+                       + [r["vs_reference"].get(k, "") for k in rkeys]
+                       + [r["beats_reference"], r["design_file"]])
+
+
+def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    objs = result.space.objectives
+    if len(objs) == 1:
+        ykey, ydir = objs[0]
+        xkey, xdir = ("min_e2e_latency_s", "minimize") if ykey != "min_e2e_latency_s" else ("peak_mixed_tok_s_per_kw", "maximize")
+    else:
+        (ykey, ydir), (xkey, xdir) = objs[0], objs[1]
+    fig, ax = plt.subplots(figsize=(7.5, 5.2), dpi=120)
+
+    def xy(trials):
+        pts = []
+        for t in trials:
+            m = t.user_attrs.get("metrics", {})
+            x, y = m.get(xkey), m.get(ykey)
+            if x is not None and y is not None:
+                pts.append((x, y))
+        return pts
+
+    feasible = [t for t in result.trials if t.user_attrs.get("feasible") and satisfied(t)]
+    infeasible = [t for t in result.trials if t not in feasible]
+    pi = xy(infeasible)
+    if pi:
+        ax.scatter(*zip(*pi), s=10, color="0.75", label=f"infeasible or constraint-violating ({len(infeasible)})")
+    pf = xy(feasible)
+    if pf:
+        ax.scatter(*zip(*pf), s=12, color="tab:blue", alpha=0.25, label=f"feasible ({len(feasible)})")
+    pp = sorted(xy(result.pareto))
+    if pp:
+        xs, ys = zip(*pp)
+        ax.step(xs, ys, where="post", color="tab:blue", lw=1.5)
+        ax.scatter(xs, ys, s=28, color="tab:blue", edgecolor="k", zorder=3, label=f"Pareto front ({len(pp)})")
+    ref = result.reference
+    if ref and xkey in ref["metrics"] and ykey in ref["metrics"]:
+        ax.scatter([ref["metrics"][xkey]], [ref["metrics"][ykey]], marker="*", s=220, color="tab:red",
+                   edgecolor="k", zorder=4, label=f"{ref['name']} (reference, best per metric)")
+        ax.annotate(ref["name"], (ref["metrics"][xkey], ref["metrics"][ykey]), textcoords="offset points",
+                    xytext=(8, 6), color="tab:red")
+    ax.set_xlabel(_label(xkey))
+    ax.set_ylabel(_label(ykey))
+    allx = [p[0] for p in pi + pf] or [1]
+    if max(allx) / max(min(allx), 1e-12) > 30:
+        ax.set_xscale("log")
+    ax.set_title(f"{spec.name or spec.path}: {len(result.trials)} trials, power basis TDP")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc="best")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def print_table(doc: dict, console, kinds: dict | None = None) -> None:
+    from rich.table import Table
+
+    objs = [o["metric"] for o in doc["objectives"]]
+    shown = list(dict.fromkeys(objs + SHOWN))
+    ref = doc.get("reference") or {}
+    t = Table(title=f"Pareto designs ({len(doc['pareto'])} of {doc['trials']} trials, "
+                    f"{doc['feasible_trials']} feasible)" + (f" vs {ref.get('name')}" if ref else ""))
+    params = list(doc["pareto"][0]["params"]) if doc["pareto"] else []
+    t.add_column("trial", justify="right")
+    for p in params:
+        t.add_column(p.split(".", 1)[1] if "." in p else p, justify="right")
+    for m in shown:
+        t.add_column(_label(m), justify="right")
+    if ref:
+        for m in objs:
+            t.add_column(f"{m} × ref", justify="right")
+        t.add_column("beats ref")
+    def f(x):
+        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+            return "—"
+        if isinstance(x, str):
+            return x
+        return f"{x:.4g}"
+    if ref:
+        row = ["ref"] + [""] * len(params) + [f(ref["metrics"].get(m)) for m in shown] + ["1"] * len(objs) + [""]
+        t.add_row(*row, style="red")
+    for r in doc["pareto"]:
+        row = [str(r["trial"])]
+        for p in params:
+            v = r["params"][p]
+            kind = (kinds or {}).get(p)
+            row.append(format_quantity(float(v), kind, digits=3) if kind else f(v))
+        row += [f(r["metrics"].get(m)) for m in shown]
+        if ref:
+            row += [f(r["vs_reference"].get(m)) for m in objs]
+            row.append("yes" if r["beats_reference"] else "no")
+        t.add_row(*row)
+    console.print(t)

@@ -1,0 +1,509 @@
+"""Validate a cost model against measured serving data (``codesign validate``; core, no CLI code).
+
+Two schemas are read (the files in ``<shared>/data/measured/``, see that directory's README):
+
+* **aiconfigurator** (``aiconfigurator_silicon_public.csv``, id column ``id``): one row per measured
+  point of ai-dynamo/aiconfigurator's silicon sample. Mapping of the columns, read from the data:
+
+  - ``system`` ``b200_sxm``/``h200_sxm``/``h100_sxm``/``gb200``/``gb300`` → hardware baseline
+    ``b200``/``h200``/``h100``/``gb200``/``gb300``.
+  - ``mode`` ``agg``: one worker of ``tp_size × attention_dp_size × pp_size`` GPUs (aiconfigurator's
+    convention: ``tp_size`` is the attention TP, ``moe_tp_size × moe_ep_size`` = TP × DP; we take
+    ``deployment.ep = moe_ep_size``). ``batch_size`` is the batch of ONE attention-DP rank (the data
+    holds ``batch_size × attention_dp_size == concurrency`` for DP rows, ``batch_size ==
+    concurrency`` otherwise); when the measured concurrency (``silicon_concurrency=`` in
+    ``silicon_data_source``, else ``_c<N>_`` in the id) exceeds ``batch_size × attention_dp_size``
+    the benchmark ran several identical workers, and the modelled concurrency of one worker is
+    ``min(concurrency, batch_size × attention_dp_size)`` (TTFT/TPOT are per request, so replicas do
+    not change them).
+  - ``mode`` ``disagg``: prefill pool of ``prefill_num_workers × prefill_tp_size ×
+    prefill_attention_dp_size`` GPUs and decode pool likewise; ``decode_batch_size`` is per
+    attention-DP rank of one decode worker (``decode_batch_size × decode_num_workers ×
+    decode_attention_dp_size == concurrency``); the modelled concurrency is the measured one.
+  - ``gemm_quant_mode``/``moe_quant_mode`` → ``weights_format``/``moe_weights_format`` and the
+    GEMMs' ``activations_format`` (``fp8``/``fp8_block`` → ``fp8_e4m3``, ``nvfp4`` → ``nvfp4``,
+    empty → ``bf16``); gpt-oss-120b is always its checkpoint's formats (MXFP4 experts, BF16
+    attention; hf_configs/gpt-oss-120b.json). The KV cache format is not in the data: assumed
+    ``fp8_e4m3`` for FP8/FP4 deployments, ``bf16`` otherwise.
+  - measured ``silicon_ttft_ms``, ``silicon_tpot_ms``; fixed lengths (``length_jitter = 0``).
+
+* **InferenceMAX** (``inferencemax_public.csv``, id column ``point_id``): ``conc`` users in a closed
+  loop, lengths drawn from [0.8·L, L] (``length_jitter = 0.2``). Aggregated rows run on ``tp`` GPUs
+  (``tput_per_gpu`` is normalised by ``tp``; the ``total_gpus`` column of some aggregated rows is not
+  the GPU count); ``dp_attention`` True means attention TP 1 with ``tp`` DP ranks. Disaggregated rows:
+  pools of ``num_prefill_gpu`` / ``num_decode_gpu`` GPUs, ``*_num_workers`` workers each,
+  ``*_tp``/``*_ep``/``*_dp_attention`` per worker. We compare the model's mean TTFT/TPOT with
+  ``mean_ttft_s``/``mean_tpot_s`` (the model predicts means: mean lengths, mean queueing) and
+  ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. Speculative decoding (``spec_method`` not
+  ``none``) is not modelled: those rows get an ``unsupported`` status.
+
+Rows sharing a static configuration (system, model, mode, ISL, OSL, jitter, efficiency set) are
+priced in ONE vectorised :func:`codesign.evaluation.evaluate` call: the group's distinct deployments
+become override arrays and its distinct concurrencies the workload sweep.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import math
+import os
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Iterable
+
+import attrs
+import numpy as np
+
+from .errors import CodesignError
+
+__all__ = [
+    "Point", "read_measured", "shared_data_dir", "predict", "error_stats", "error_table_rows",
+    "write_predictions", "file_sha256", "SYSTEMS", "MODELS",
+]
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: Measured ``system``/``hardware`` names → baseline name (``codesign_baselines``).
+SYSTEMS = {
+    "gb200": "gb200", "gb300": "gb300", "b200": "b200", "b200_sxm": "b200", "b200-trt": "b200",
+    "h200": "h200", "h200_sxm": "h200", "h100": "h100", "h100_sxm": "h100",
+}
+
+#: Measured model names → (model spec stem in specs/models, note when it is an architecture alias).
+MODELS: dict[str, tuple[str, str]] = {
+    "deepseek-ai/DeepSeek-R1": ("deepseek-r1", ""),
+    "nvidia/DeepSeek-R1-NVFP4": ("deepseek-r1", ""),
+    "dsr1": ("deepseek-r1", ""),
+    # DeepSeek-V3/V3.1 share DeepSeek-R1's config.json dimensions (R1 is post-trained from V3-Base).
+    "deepseek-ai/DeepSeek-V3": ("deepseek-r1", "architecture of deepseek-r1 (same config as DeepSeek-V3)"),
+    "nvidia/DeepSeek-V3.1-NVFP4": ("deepseek-r1", "architecture of deepseek-r1 (same config as DeepSeek-V3.1)"),
+    "openai/gpt-oss-120b": ("gpt-oss-120b", ""),
+    "gptoss120b": ("gpt-oss-120b", ""),
+    "meta-llama/Llama-3.1-70B": ("llama-3.1-70b", ""),
+    "meta-llama/Llama-3.1-8B-Instruct": ("llama-3.1-8b", ""),
+    "nvidia/Llama-3.1-8B-Instruct-FP8": ("llama-3.1-8b", ""),
+    # Kimi-K2.5's language model has Kimi-K2's dimensions (its vision tower is not priced).
+    "moonshotai/Kimi-K2.5": ("kimi-k2", "architecture of kimi-k2 (Kimi-K2-Instruct config; K2.5 text backbone)"),
+}
+
+_QUANT = {"fp8": "fp8_e4m3", "fp8_block": "fp8_e4m3", "nvfp4": "nvfp4", "mxfp4": "mxfp4",
+          "bf16": "bf16", "fp16": "bf16", "": "bf16"}
+
+
+def shared_data_dir() -> Path:
+    """``$CODESIGN_SHARED_DATA`` or ``<repo>/../shared/data``."""
+    env = os.environ.get("CODESIGN_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def file_sha256(path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@attrs.define
+class Point:
+    """One measured serving point mapped to what the cost model needs."""
+
+    id: str
+    schema: str
+    system: str
+    model_name: str
+    framework: str
+    mode: str = "aggregated"
+    model: str | None = None
+    isl: int = 0
+    osl: int = 0
+    jitter: float = 0.0
+    concurrency: int = 1
+    formats: dict = attrs.field(factory=dict)
+    deploy: dict = attrs.field(factory=dict)
+    ttft_s: float = math.nan
+    tpot_s: float = math.nan
+    tput: float = math.nan
+    status: str = "ok"
+    warnings: list = attrs.field(factory=list)
+    # predictions
+    pred_ttft_s: float = math.nan
+    pred_tpot_s: float = math.nan
+    pred_tput: float = math.nan
+    extrapolated: list = attrs.field(factory=list)
+
+    @property
+    def system_key(self) -> str:
+        return SYSTEMS.get(self.system, self.system)
+
+    def config_key(self) -> tuple:
+        """Identifies a served configuration (everything but the concurrency): the holdout unit."""
+        return (self.system_key, self.model_name, self.framework, self.mode, self.isl, self.osl,
+                tuple(sorted(self.formats.items())), tuple(sorted(self.deploy.items())))
+
+
+# ------------------------------------------------------------------------------ reading
+def _f(x, default=math.nan) -> float:
+    try:
+        return float(x) if x not in ("", None) else default
+    except ValueError:
+        return default
+
+
+def _i(x, default=1) -> int:
+    v = _f(x, math.nan)
+    return int(round(v)) if math.isfinite(v) and v > 0 else default
+
+
+def read_measured(path) -> tuple[str, list[Point]]:
+    """Read a measured CSV in either schema; returns ``(schema, points)`` with one point per row.
+
+    Raises:
+        CodesignError: the file is missing or in neither schema.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise CodesignError(f"{path}: no such file")
+    with open(p, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        raise CodesignError(f"{path}: no rows")
+    cols = set(rows[0])
+    if {"silicon_ttft_ms", "silicon_tpot_ms", "id"} <= cols:
+        return "aiconfigurator", [_aic(r) for r in rows]
+    if {"point_id", "tput_per_gpu_tok_s", "conc"} <= cols:
+        return "inferencemax", [_imx(r) for r in rows]
+    raise CodesignError(f"{path}: neither the aiconfigurator (id, silicon_ttft_ms, silicon_tpot_ms) "
+                        "nor the InferenceMAX (point_id, conc, tput_per_gpu_tok_s) schema")
+
+
+def _model(pt: Point) -> None:
+    m = MODELS.get(pt.model_name)
+    if m is None:
+        pt.status = f"unsupported: no model config for {pt.model_name}"
+        return
+    pt.model = m[0]
+    if m[1]:
+        pt.warnings.append(m[1])
+
+
+def _aic(r: dict) -> Point:
+    pt = Point(id=r["id"], schema="aiconfigurator", system=r["system"], model_name=r["model_path"],
+               framework=r["backend"], mode="disaggregated" if r["mode"] == "disagg" else "aggregated",
+               isl=_i(r["isl"]), osl=_i(r["osl"]),
+               ttft_s=_f(r["silicon_ttft_ms"]) / 1e3, tpot_s=_f(r["silicon_tpot_ms"]) / 1e3)
+    _model(pt)
+    if pt.system not in SYSTEMS and pt.status == "ok":
+        pt.status = f"unsupported: no hardware spec for system {pt.system}"
+    m = re.search(r"silicon_concurrency=(\d+)", r.get("silicon_data_source", ""))
+    m2 = re.search(r"_c(\d+)(?:_|$)", r["id"])
+    conc = int(m.group(1)) if m else (int(m2.group(1)) if m2 else None)
+    # formats
+    g, mo = r["gemm_quant_mode"], r["moe_quant_mode"]
+    if pt.model == "gpt-oss-120b":
+        pt.formats = dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act="fp8_e4m3")
+    elif g in _QUANT and mo in _QUANT:
+        low = g not in ("", "bf16", "fp16")
+        pt.formats = dict(weights=_QUANT[g], moe=_QUANT[mo], kv="fp8_e4m3" if low else "bf16",
+                          act=_QUANT[g])
+    elif pt.status == "ok":
+        pt.status = f"unsupported: number format {g or mo} has no registered equivalent"
+    if pt.mode == "aggregated":
+        tp, pp, dp = _i(r["tp_size"]), _i(r["pp_size"]), _i(r["attention_dp_size"])
+        ep = _i(r["moe_ep_size"])
+        bs = _i(r["batch_size"], 0)
+        if conc is None:
+            conc = bs * dp if bs else None
+        if conc is None:
+            pt.status = pt.status if pt.status != "ok" else "unsupported: no concurrency or batch size"
+            conc = 1
+        inst = min(conc, bs * dp) if bs else conc
+        if inst < conc:
+            pt.warnings.append(f"{conc // max(inst, 1)} replicas of {inst} requests each; one modelled")
+        pt.concurrency = max(inst, 1)
+        mtp = _i(r["moe_tp_size"], 0)
+        if mtp and ep and mtp * ep != tp * dp:
+            pt.warnings.append(f"moe_tp×moe_ep = {mtp * ep} ≠ tp×dp = {tp * dp}")
+        pt.deploy = {"tp": tp, "pp": pp, "ep": min(ep, tp * dp), "dp": dp}
+    else:
+        pw, dw = _i(r["prefill_num_workers"]), _i(r["decode_num_workers"])
+        ptp, pdp, pep = _i(r["prefill_tp_size"]), _i(r["prefill_attention_dp_size"]), _i(r["prefill_moe_ep_size"])
+        dtp, ddp, dep = _i(r["decode_tp_size"]), _i(r["decode_attention_dp_size"]), _i(r["decode_moe_ep_size"])
+        ppp, dpp = _i(r["prefill_pp_size"]), _i(r["decode_pp_size"])
+        if ppp != 1 or dpp != 1:
+            pt.status = pt.status if pt.status != "ok" else "unsupported: pipeline parallelism in a disaggregated pool"
+        if conc is None:
+            conc = _i(r["decode_batch_size"]) * dw * ddp
+        pt.concurrency = conc
+        pt.deploy = {"p_chips": pw * ptp * pdp, "p_tp": ptp, "p_ep": min(pep, ptp * pdp), "p_dp": pdp,
+                     "d_chips": dw * dtp * ddp, "d_tp": dtp, "d_ep": min(dep, dtp * ddp), "d_dp": ddp,
+                     "pp": 1}
+    return pt
+
+
+def _imx(r: dict) -> Point:
+    pt = Point(id=r["point_id"], schema="inferencemax", system=r["hardware"], model_name=r["model_key"],
+               framework=r["framework"],
+               mode="disaggregated" if r["disagg"] == "True" else "aggregated",
+               isl=_i(r["isl"]), osl=_i(r["osl"]), jitter=0.2, concurrency=_i(r["conc"]),
+               ttft_s=_f(r["mean_ttft_s"]), tpot_s=_f(r["mean_tpot_s"]), tput=_f(r["tput_per_gpu_tok_s"]))
+    _model(pt)
+    if pt.system not in SYSTEMS and pt.status == "ok":
+        pt.status = f"unsupported: no hardware spec for system {pt.system}"
+    if r.get("spec_method", "none") not in ("none", ""):
+        if pt.status == "ok":
+            pt.status = f"unsupported: speculative decoding ({r['spec_method']}) is not modelled"
+    prec = r["precision"]
+    if pt.model == "gpt-oss-120b":
+        pt.formats = dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act="fp8_e4m3")
+    elif prec == "fp8":
+        pt.formats = dict(weights="fp8_e4m3", moe="fp8_e4m3", kv="fp8_e4m3", act="fp8_e4m3")
+    elif prec == "fp4":  # NVIDIA's DeepSeek-R1 FP4 checkpoint: experts in NVFP4, the rest FP8
+        pt.formats = dict(weights="fp8_e4m3", moe="nvfp4", kv="fp8_e4m3", act="nvfp4")
+    elif pt.status == "ok":
+        pt.status = f"unsupported: precision {prec}"
+
+    def pool(prefix, gpus, workers):
+        per = max(int(round(gpus / max(workers, 1))), 1)
+        tp, ep = _i(r[f"{prefix}tp"]), _i(r[f"{prefix}ep"])
+        dpa = r[f"{prefix}dp_attention"] == "True"
+        if dpa:
+            return 1, min(ep, per), per, per
+        if tp != per:
+            pt.warnings.append(f"{prefix or 'agg '}tp {tp} ≠ {per} GPUs per worker; using {per}")
+            tp = per
+        return tp, min(ep, per), 1, per
+
+    if pt.mode == "aggregated":
+        tp = _i(r["tp"])
+        if r["dp_attention"] == "True":
+            pt.deploy = {"tp": 1, "pp": 1, "ep": min(_i(r["ep"]), tp), "dp": tp}
+        else:
+            pt.deploy = {"tp": tp, "pp": 1, "ep": min(_i(r["ep"]), tp), "dp": 1}
+    else:
+        pg, dg = _f(r["num_prefill_gpu"]), _f(r["num_decode_gpu"])
+        pw, dw = _i(r["prefill_num_workers"]), _i(r["decode_num_workers"])
+        if not (pg > 0 and dg > 0):
+            if pt.status == "ok":
+                pt.status = "unsupported: disaggregated row without prefill/decode GPU counts"
+            pg, dg = 1, 1
+        ptp, pep, pdp, _ = pool("prefill_", pg, pw)
+        dtp, dep, ddp, _ = pool("decode_", dg, dw)
+        pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
+                     "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
+    if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
+        pt.status = "unsupported: no measured TTFT/TPOT"
+    return pt
+
+
+# ------------------------------------------------------------------------------ prediction
+_DKEYS = {"tp": "deployment.tp", "pp": "deployment.pp", "ep": "deployment.ep", "dp": "deployment.dp_attention",
+          "p_chips": "deployment.prefill.chips", "p_tp": "deployment.prefill.tp", "p_ep": "deployment.prefill.ep",
+          "p_dp": "deployment.prefill.dp_attention", "d_chips": "deployment.decode.chips",
+          "d_tp": "deployment.decode.tp", "d_ep": "deployment.decode.ep", "d_dp": "deployment.decode.dp_attention"}
+_FKEYS = {"weights": "deployment.weights_format", "moe": "deployment.moe_weights_format",
+          "kv": "deployment.kv_cache_format", "act": "deployment.activations_format"}
+
+
+def models_dir() -> Path:
+    return REPO / "specs" / "models"
+
+
+def hardware_paths(pm=None) -> dict[str, Path]:
+    """Baseline name → hardware TOML (the baseline plugin's shipped fragments)."""
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    return {name: Path(b.hardware) for name, b in pm.baselines.items() if b.hardware}
+
+
+def base_raw(system: str, model: str, *, hardware: dict[str, Path], cache: dict | None = None) -> dict:
+    """Merged raw spec table of ``system`` hardware + ``model`` (no workload/deployment yet)."""
+    from .spec import load_raw
+
+    cache = {} if cache is None else cache
+    key = (system, model)
+    if key not in cache:
+        hw, _ = load_raw(hardware[system])
+        md, _ = load_raw(models_dir() / f"{model}.toml")
+        raw = {k: v for k, v in hw.items() if k in ("chip", "memory", "network")}
+        raw["model"] = md["model"]
+        cache[key] = raw
+    import copy
+
+    return copy.deepcopy(cache[key])
+
+
+def group_points(points: Iterable[Point], eff_key=lambda p: ()) -> dict[tuple, list[Point]]:
+    """Points that can be priced in one vectorised call, by static key."""
+    groups: dict[tuple, list[Point]] = defaultdict(list)
+    for p in points:
+        if p.status != "ok":
+            continue
+        groups[(p.system_key, p.model, p.mode, p.isl, p.osl, p.jitter, eff_key(p))].append(p)
+    return groups
+
+
+def build_spec(pts: list[Point], efficiency: dict, *, hardware, cache=None):
+    """The group's spec (first point's deployment) and override arrays for every distinct config.
+
+    Returns:
+        ``(spec, overrides, config_index, concurrencies)``: ``config_index[i]`` is the design row of
+        point ``i``; the sweep is the sorted distinct concurrencies.
+    """
+    from .spec import spec_from_dict
+
+    p0 = pts[0]
+    raw = base_raw(p0.system_key, p0.model, hardware=hardware, cache=cache)
+    concs = sorted({p.concurrency for p in pts})
+    raw["workload"] = {"name": "measured", "isl": p0.isl, "osl": p0.osl, "concurrency": concs,
+                       "length_jitter": p0.jitter}
+    dep: dict[str, Any] = {"cost_model": "analytical", "mode": p0.mode,
+                           "weights_format": p0.formats["weights"], "moe_weights_format": p0.formats["moe"],
+                           "kv_cache_format": p0.formats["kv"], "activations_format": p0.formats["act"]}
+    if p0.mode == "disaggregated":
+        dep["prefill"] = {"chips": p0.deploy["p_chips"], "tp": p0.deploy["p_tp"], "ep": p0.deploy["p_ep"],
+                          "dp_attention": p0.deploy["p_dp"]}
+        dep["decode"] = {"chips": p0.deploy["d_chips"], "tp": p0.deploy["d_tp"], "ep": p0.deploy["d_ep"],
+                         "dp_attention": p0.deploy["d_dp"]}
+    else:
+        dep.update(tp=p0.deploy["tp"], pp=p0.deploy["pp"], ep=p0.deploy["ep"], dp_attention=p0.deploy["dp"])
+    raw["deployment"] = dep
+    raw["efficiency"] = dict(efficiency)
+    raw["name"] = f"{p0.system_key}-{p0.model}-{p0.mode}-{p0.isl}x{p0.osl}"
+    spec = spec_from_dict(raw, file=f"<measured {p0.id}>")
+    configs: dict[tuple, int] = {}
+    index = []
+    for p in pts:
+        k = (tuple(sorted(p.deploy.items())), tuple(sorted(p.formats.items())))
+        index.append(configs.setdefault(k, len(configs)))
+    keys = list(configs)
+    overrides: dict[str, Any] = {}
+    for name, path in _DKEYS.items():
+        if name in p0.deploy:
+            overrides[path] = np.array([dict(k[0])[name] for k in keys], dtype=np.float64)
+    for name, path in _FKEYS.items():
+        overrides[path] = np.array([dict(k[1])[name] for k in keys], dtype=object)
+    return spec, overrides, np.asarray(index), concs
+
+
+def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None = None, pm=None,
+            domain: dict | None = None) -> list[Point]:
+    """Fill ``pred_*`` of every ``ok`` point (in place) and return the points.
+
+    Args:
+        efficiency_for: ``f(point) -> dict`` of efficiency knobs (default: none, the model's own
+            defaults). Points with equal knob dicts share a vectorised call.
+        domain: the calibration's training domain (see :func:`codesign.calibrate.domain_of`); a point
+            outside it gets ``extrapolated`` reasons.
+    """
+    from .evaluation import evaluate
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    hardware = hardware_paths(pm)
+    efficiency_for = efficiency_for or (lambda p: {})
+    for p in points:
+        if p.status == "ok" and p.system_key not in hardware:
+            p.status = f"unsupported: no hardware spec for system {p.system}"
+    cache: dict = {}
+    groups = group_points(points, lambda p: tuple(sorted(efficiency_for(p).items())))
+    for key, pts in groups.items():
+        spec, overrides, index, concs = build_spec(pts, dict(key[-1]), hardware=hardware, cache=cache)
+        ev = evaluate(spec, overrides, cost_model=cost_model, pm=pm)
+        col = {c: j for j, c in enumerate(concs)}
+        for p, i in zip(pts, index):
+            j = col[p.concurrency]
+            if not ev.feasible[i, j]:
+                p.status = "infeasible: " + str(ev.point_reasons[i, j] if ev.point_reasons is not None else "")
+                continue
+            p.pred_ttft_s = float(ev.points["ttft_s"][i, j])
+            p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
+            if p.schema == "inferencemax":
+                p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
+    if domain is not None:
+        for p in points:
+            p.extrapolated = extrapolation(p, domain)
+    return points
+
+
+def extrapolation(p: Point, domain: dict) -> list[str]:
+    """Why ``p`` lies outside the calibration's training domain (empty when inside)."""
+    why = []
+    if p.system_key not in domain.get("systems", [p.system_key]):
+        why.append(f"system {p.system_key} not in calibration data")
+    if p.model and p.model not in domain.get("models", [p.model]):
+        why.append(f"model {p.model} not in calibration data")
+    if p.mode not in domain.get("modes", [p.mode]):
+        why.append(f"mode {p.mode} not in calibration data")
+    for name, v in (("isl", p.isl), ("osl", p.osl), ("concurrency", p.concurrency)):
+        lo, hi = domain.get(name, [v, v])
+        if v < lo or v > hi:
+            why.append(f"{name} {v} outside calibrated [{lo}, {hi}]")
+    return why
+
+
+# ------------------------------------------------------------------------------ errors
+def ape(pred, meas) -> np.ndarray:
+    pred, meas = np.asarray(pred, float), np.asarray(meas, float)
+    return np.abs(pred - meas) / np.abs(meas)
+
+
+def error_stats(pred, meas) -> dict:
+    """MAPE, median APE, share within 10% and 25% (as fractions) over finite pairs."""
+    e = ape(pred, meas)
+    e = e[np.isfinite(e)]
+    if e.size == 0:
+        return {"n": 0, "mape": math.nan, "median_ape": math.nan, "within_10": math.nan, "within_25": math.nan}
+    return {"n": int(e.size), "mape": float(e.mean()), "median_ape": float(np.median(e)),
+            "within_10": float((e <= 0.10).mean()), "within_25": float((e <= 0.25).mean())}
+
+
+METRICS = (("ttft", "ttft_s", "pred_ttft_s"), ("tpot", "tpot_s", "pred_tpot_s"), ("tput", "tput", "pred_tput"))
+
+
+def error_table_rows(points: list[Point], by: str) -> list[dict]:
+    """Error statistics grouped by ``by`` (``"system"``, ``"model"``, ``"mode"`` or ``"all"``)."""
+    groups: dict[str, list[Point]] = defaultdict(list)
+    for p in points:
+        if p.status != "ok":
+            continue
+        k = {"system": p.system_key, "model": p.model or p.model_name, "mode": p.mode,
+             "framework": p.framework, "all": "all"}[by]
+        groups[k].append(p)
+    out = []
+    for k in sorted(groups):
+        pts = groups[k]
+        row = {"group": k, "n": len(pts), "extrapolated": sum(1 for p in pts if p.extrapolated)}
+        for name, m, pr in METRICS:
+            row[name] = error_stats([getattr(p, pr) for p in pts], [getattr(p, m) for p in pts])
+        out.append(row)
+    return out
+
+
+def write_predictions(points: list[Point], path, schema: str) -> None:
+    """``predictions.csv``: the input's id column, predictions, status, warning, extrapolated."""
+    idcol = "point_id" if schema == "inferencemax" else "id"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = [idcol, "system", "model", "mode", "concurrency", "measured_ttft_ms", "pred_ttft_ms",
+            "measured_tpot_ms", "pred_tpot_ms"]
+    if schema == "inferencemax":
+        cols += ["measured_tput_per_gpu_tok_s", "pred_tput_per_gpu_tok_s"]
+    cols += ["status", "warning", "extrapolated"]
+
+    def fmt(x, scale=1.0):
+        return "" if not (isinstance(x, float) and math.isfinite(x)) else f"{x * scale:.6g}"
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(cols)
+        for p in points:
+            row = [p.id, p.system, p.model or p.model_name, p.mode, p.concurrency,
+                   fmt(p.ttft_s, 1e3), fmt(p.pred_ttft_s, 1e3), fmt(p.tpot_s, 1e3), fmt(p.pred_tpot_s, 1e3)]
+            if schema == "inferencemax":
+                row += [fmt(p.tput), fmt(p.pred_tput)]
+            row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
+            w.writerow(row)
