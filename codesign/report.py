@@ -19,6 +19,16 @@ SCHEMA_VERSION = 1
 #: Metrics shown for every Pareto design (after the objectives).
 SHOWN = ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
          "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2"]
+#: Short column headers for the terminal table: metric -> (header, scale).
+SHORT = {
+    "peak_mixed_tok_s_per_kw": ("peak tok/s/kW ↑", 1.0),
+    "min_e2e_latency_s": ("min E2E [s] ↓", 1.0),
+    "min_tpot_s": ("min TPOT [ms] ↓", 1e3),
+    "min_ttft_s": ("min TTFT [ms] ↓", 1e3),
+    "mixed_tok_s_per_kw_at_tpot": ("tok/s/kW @ref TPOT ↑", 1.0),
+    "peak_power_w": ("peak power [W]", 1.0),
+    "area_mm2": ("area [mm²]", 1.0),
+}
 
 
 def _label(metric: str) -> str:
@@ -178,41 +188,44 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
 
 
 def print_table(doc: dict, console, kinds: dict | None = None) -> None:
+    """The Pareto table: searched parameters (with units), metrics, and ratios to the reference."""
     from rich.table import Table
 
     objs = [o["metric"] for o in doc["objectives"]]
     shown = list(dict.fromkeys(objs + SHOWN))
     ref = doc.get("reference") or {}
-    t = Table(title=f"Pareto designs ({len(doc['pareto'])} of {doc['trials']} trials, "
-                    f"{doc['feasible_trials']} feasible)" + (f" vs {ref.get('name')}" if ref else ""))
+    t = Table(title=f"Pareto designs: {len(doc['pareto'])} of {doc['trials']} trials "
+                    f"({doc['feasible_trials']} feasible)" + (f", vs {ref.get('name')}" if ref else ""))
     params = list(doc["pareto"][0]["params"]) if doc["pareto"] else []
     t.add_column("trial", justify="right")
     for p in params:
-        t.add_column(p.split(".", 1)[1] if "." in p else p, justify="right")
+        t.add_column(p.split(".", 1)[-1].replace("peak_flops.", "").replace("_", " "), justify="right")
     for m in shown:
-        t.add_column(_label(m), justify="right")
+        t.add_column(SHORT.get(m, (_label(m), 1.0))[0], justify="right")
     if ref:
         for m in objs:
-            t.add_column(f"{m} × ref", justify="right")
+            t.add_column(f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref", justify="right")
         t.add_column("beats ref")
-    def f(x):
+
+    def f(m, x):
         if x is None or (isinstance(x, float) and not math.isfinite(x)):
             return "—"
-        if isinstance(x, str):
-            return x
-        return f"{x:.4g}"
+        scale = SHORT.get(m, ("", 1.0))[1]
+        v = x * scale
+        return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
+
     if ref:
-        row = ["ref"] + [""] * len(params) + [f(ref["metrics"].get(m)) for m in shown] + ["1"] * len(objs) + [""]
-        t.add_row(*row, style="red")
+        t.add_row(*(["ref"] + [""] * len(params) + [f(m, ref["metrics"].get(m)) for m in shown]
+                    + ["1"] * len(objs) + [""]), style="red")
     for r in doc["pareto"]:
         row = [str(r["trial"])]
         for p in params:
             v = r["params"][p]
             kind = (kinds or {}).get(p)
-            row.append(format_quantity(float(v), kind, digits=3) if kind else f(v))
-        row += [f(r["metrics"].get(m)) for m in shown]
+            row.append(format_quantity(float(v), kind, digits=3) if kind else str(v))
+        row += [f(m, r["metrics"].get(m)) for m in shown]
         if ref:
-            row += [f(r["vs_reference"].get(m)) for m in objs]
+            row += [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for m in objs]
             row.append("yes" if r["beats_reference"] else "no")
         t.add_row(*row)
     console.print(t)

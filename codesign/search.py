@@ -355,6 +355,68 @@ def satisfied(trial) -> bool:
     return all(v <= 0 for v in values)
 
 
+def sample_uniform(space: SearchSpace, n: int, seed: int) -> list[dict]:
+    """``n`` random designs from the search space (log-uniform where the parameter is log-scaled)."""
+    rng = np.random.default_rng(seed)
+    cols = {}
+    for p in space.params:
+        if p.type == "categorical":
+            idx = rng.integers(0, len(p.choices), n)
+            cols[p.key] = [p.choices[i] for i in idx]
+        else:
+            u = rng.random(n)
+            if p.log:
+                x = np.exp(np.log(p.low) + u * (np.log(p.high) - np.log(p.low)))
+            else:
+                x = p.low + u * (p.high - p.low)
+            if p.type == "int":
+                x = np.clip(np.round(x), p.low, p.high).astype(int)
+            elif p.step:
+                x = np.clip(p.low + np.round((x - p.low) / p.step) * p.step, p.low, p.high)
+            cols[p.key] = list(x)
+    return [{k: _plain(v[i]) for k, v in cols.items()} for i in range(n)]
+
+
+def pareto_mask(values: np.ndarray, directions: list[str]) -> np.ndarray:
+    """Non-dominated rows of ``values`` (shape ``(n, k)``), each column maximised or minimised."""
+    v = np.asarray(values, dtype=np.float64).copy()
+    for j, d in enumerate(directions):
+        if d == "maximize":
+            v[:, j] = -v[:, j]
+    n = len(v)
+    keep = np.ones(n, dtype=bool)
+    for i in range(n):
+        if not keep[i]:
+            continue
+        dominated = np.all(v <= v[i], axis=1) & np.any(v < v[i], axis=1)
+        if dominated.any():
+            keep[i] = False
+    return keep
+
+
+def sweep_seeds(spec: Spec, space: SearchSpace, n: int, seed: int, evaluate, limit: int) -> list[dict]:
+    """Designs on the feasible Pareto front of a vectorised random sweep of ``n`` points.
+
+    The whole sweep is one batched cost-model call; its best points enter the study as enqueued
+    trials (tagged ``seed_source = "sweep"``), so a short search starts from a good front.
+    """
+    values = sample_uniform(space, n, seed)
+    metrics, _, _ = evaluate_envelope(spec, values, space, evaluate)
+    ok = []
+    for i, m in enumerate(metrics):
+        vals, feasible = objective_values(m, space)
+        if feasible and all(v <= 0 for v in constraint_values(m, space, True).values()):
+            ok.append((i, vals))
+    if not ok:
+        return []
+    idx = np.asarray([i for i, _ in ok])
+    front = idx[pareto_mask(np.asarray([v for _, v in ok]), [d for _, d in space.objectives])]
+    if len(front) > limit:  # spread along the first objective
+        order = front[np.argsort([metrics[i][space.objectives[0][0]] for i in front])]
+        front = order[np.linspace(0, len(order) - 1, limit).round().astype(int)]
+    return [values[i] for i in front]
+
+
 def redact(url: str) -> str:
     """A storage URL with any password replaced by ``***``."""
     return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
@@ -457,6 +519,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
     done = len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     todo = max(total - done, 0)
+    if done == 0 and todo > 0 and s.seed_sweep > 0:
+        for v in sweep_seeds(spec, space, s.seed_sweep, seed, evaluate, limit=max(1, min(todo // 4, 25))):
+            study.enqueue_trial(v, user_attrs={"seed_source": "sweep"}, skip_if_exists=True)
     new = 0
     if progress:
         progress(done, total)

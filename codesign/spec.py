@@ -352,6 +352,9 @@ class Search:
     seed: int = 0
     #: Trials asked, evaluated in one vectorised call, and told per batch.
     batch_size: PosInt = 32
+    #: Random designs evaluated in one vectorised call before the search; the feasible Pareto
+    #: front of that sweep enters the study as enqueued trials (0 turns it off).
+    seed_sweep: int = 4096
     params: dict[str, SearchParam] = field(factory=dict)
     objectives: tuple[Objective, ...] = ()
     constraints: tuple[Constraint, ...] = ()
@@ -519,6 +522,10 @@ def _format_exception(exc: BaseException, type_) -> str:
             f"{k}\x01{_did_you_mean(k, names)}" for k in sorted(exc.extra_fields))
     if isinstance(exc, KeyError):
         return "missing (required)"
+    if "not in literal" in str(exc):
+        allowed = typing.get_args(type_) if type_ is not None else ()
+        got = str(exc).split(" not in literal")[0]
+        return f"expected one of {', '.join(repr(x) for x in allowed)} (got {got!r})"
     if isinstance(exc, (QuantityError, ValueError, TypeError)):
         msg = str(exc)
         if "not in literal" in msg or (type_ is not None and typing.get_origin(type_) is Literal):

@@ -87,7 +87,17 @@ KEYMAP: dict[str, str] = {
     "deployment.decode.tp": "d_tp",
     "deployment.decode.ep": "d_ep",
     "deployment.decode.dp_attention": "d_dp",
+    # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
+    # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
+    "workload.isl": "isl_tokens",
+    "workload.osl": "osl_tokens",
 }
+
+#: Prefix of efficiency knobs in the design pytree: ``p["eff_compute_decode"]`` etc. The knobs are
+#: traced like any other parameter (``evaluate`` fills them from ``spec.efficiency``; overrides may
+#: vary them as ``"efficiency.<knob>"``), so ``jax.grad`` reaches them and one compiled sweep serves
+#: every calibration.
+EFF_PREFIX = "eff_"
 
 #: Format keys: searched as categorical names, turned into bytes per element (and a peak class).
 FORMAT_KEYS = {
@@ -132,6 +142,17 @@ class Static:
     isl_max: float
     osl_max: float
     concurrency: tuple
+    #: workload.length_jitter (needed when ISL/OSL come from the design pytree).
+    jitter: float = 0.0
+
+
+def _knobs(p, eff):
+    """Efficiency knobs: ``p["eff_<k>"]`` (traced) where present, else ``eff[k]``."""
+    out = dict(eff)
+    for k in list(DEFAULT_EFFICIENCY) + [k for k in eff if k not in DEFAULT_EFFICIENCY]:
+        if EFF_PREFIX + k in p:
+            out[k] = p[EFF_PREFIX + k]
+    return out
 
 
 def _expected_touched(E, k, tokens):
@@ -284,7 +305,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     Args:
         p: the design pytree: scalars in SI units, keys of :data:`PARAMS` (shape ``()``; under
-            ``vmap`` each leaf has shape ``(n_designs,)``).
+            ``vmap`` each leaf has shape ``(n_designs,)``). Optional keys, all traced: ``eff_<knob>``
+            (an efficiency knob, overriding ``eff``), ``isl_tokens``/``osl_tokens`` (nominal lengths
+            overriding the workload's; the mean is ``L·(1 − s.jitter/2)``) and ``concurrency`` (one
+            concurrency instead of the workload's sweep: point metrics then have shape ``(1,)``).
         s: static model/workload description (:class:`Static`).
         eff: achievable fractions and overheads (:data:`DEFAULT_EFFICIENCY` keys).
 
@@ -293,10 +317,19 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     """
     import jax.numpy as jnp
 
-    C = jnp.asarray(s.concurrency, dtype=jnp.float32)
+    eff = _knobs(p, eff)
+    # concurrency: the workload's sweep, or one per design (p["concurrency"], used by calibrate)
+    if "concurrency" in p:
+        C = jnp.reshape(jnp.asarray(p["concurrency"], dtype=jnp.float32), (1,))
+    else:
+        C = jnp.asarray(s.concurrency, dtype=jnp.float32)
+    isl_max = p["isl_tokens"] if "isl_tokens" in p else s.isl_max
+    osl_max = p["osl_tokens"] if "osl_tokens" in p else s.osl_max
+    isl = isl_max * (1.0 - s.jitter / 2.0) if "isl_tokens" in p else s.isl
+    osl = osl_max * (1.0 - s.jitter / 2.0) if "osl_tokens" in p else s.osl
     disagg = s.mode == "disaggregated"
-    ctx_max = s.isl_max + s.osl_max
-    ctx_dec = s.isl + s.osl / 2.0  # mean attended context during decode
+    ctx_max = isl_max + osl_max
+    ctx_dec = isl + osl / 2.0  # mean attended context during decode
     if disagg:
         tp_d, ep_d, dp_d = p["d_tp"], p["d_ep"], p["d_dp"]
         tp_p, ep_p, dp_p = p["p_tp"], p["p_ep"], p["p_dp"]
@@ -314,7 +347,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     # --- capacity
     w_res_d, kv_res_d, kv_req_d = _resident(p, s, tp_d, ep_d, dp_d, B / dp_d, ctx_max)
-    w_res_p, _, kv_req_p = _resident(p, s, tp_p, ep_p, dp_p, 1.0, s.isl_max)
+    w_res_p, _, kv_req_p = _resident(p, s, tp_p, ep_p, dp_p, 1.0, isl_max)
     kv_cap_chip = p["sram_cap"] + jnp.maximum(p["hbm_cap"] - w_res_d, 0.0) + p["host_cap"]
     max_conc = jnp.floor(kv_cap_chip / jnp.maximum(kv_req_d, _TINY)) * dp_d * inst_d
     weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
@@ -328,11 +361,11 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     # --- prefill of one request (ISL tokens) through all stages
     pp_ = dict(p, w_resident=w_res_p, kv_resident=kv_req_p * 0.0)
-    pre = _phase(pp_, s, s.isl, s.isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff)
-    t_p2p_pre = (pp - 1.0) * (p["su_lat"] + s.isl * s.hidden * p["a_bytes"] / bw_pp)
+    pre = _phase(pp_, s, isl, isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff)
+    t_p2p_pre = (pp - 1.0) * (p["su_lat"] + isl * s.hidden * p["a_bytes"] / bw_pp)
     T_p = pp * pre["t"] + t_p2p_pre + eff["prefill_overhead_s"]
 
-    D = (s.osl - 1.0) * t_step
+    D = (osl - 1.0) * t_step
     if disagg:
         # KV transfer prefill -> decode pool: within the domain when both pools fit in it
         in_domain = chips <= p["su_domain"]
@@ -360,10 +393,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         TTFT = P + W
         E2E = E0 + W
         busy_pre = jnp.minimum(C * P / E2E, 1.0)
-    TPOT = (E2E - TTFT) / (s.osl - 1.0)
+    TPOT = (E2E - TTFT) / (osl - 1.0)
     X_req = C / E2E
-    mixed = X_req * (s.isl + s.osl) / chips
-    output = X_req * s.osl / chips
+    mixed = X_req * (isl + osl) / chips
+    output = X_req * osl / chips
 
     # --- design-level: HBM stacks and area (static power scales with area)
     stacks = jnp.maximum(p["hbm_cap"] / p["stack_cap"], p["hbm_bw"] / p["stack_bw"])
@@ -384,7 +417,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     else:
         power = static_w + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_p
     tdp_kw = p["tdp_w"] / 1000.0
-    energy_per_tok = power * chips / (X_req * (s.isl + s.osl))
+    energy_per_tok = power * chips / (X_req * (isl + osl))
 
     # --- design-level: peak power at full compute, memory and link rates
     peak_power = (static_w + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
@@ -440,7 +473,8 @@ class AnalyticalModel:
     """The :class:`codesign.costmodel.CostModel` of this plugin."""
 
     def parameters(self) -> list[str]:
-        return sorted(KEYMAP) + sorted(FORMAT_KEYS)
+        return (sorted(KEYMAP) + sorted(FORMAT_KEYS)
+                + [f"efficiency.{k}" for k in DEFAULT_EFFICIENCY])
 
     # ------------------------------------------------------------------ spec -> arrays
     def static(self, spec) -> Static:
@@ -482,6 +516,7 @@ class AnalyticalModel:
             isl_max=float(w.isl),
             osl_max=float(w.osl),
             concurrency=tuple(int(c) for c in w.concurrency),
+            jitter=float(j),
         )
 
     def efficiency(self, spec) -> dict[str, float]:
@@ -555,6 +590,9 @@ class AnalyticalModel:
         from codesign.errors import CodesignError
 
         p = self.base_params(spec, formats)
+        eff = self.efficiency(spec)
+        p.update({EFF_PREFIX + k: v for k, v in eff.items()})
+        p["_eff_names"] = tuple(eff)
         overrides = dict(overrides or {})
         n = 1
         for k, v in overrides.items():
@@ -562,6 +600,8 @@ class AnalyticalModel:
         for key, value in overrides.items():
             if key in KEYMAP:
                 p[KEYMAP[key]] = value
+            elif key.startswith("efficiency.") and key[len("efficiency."):] in p.get("_eff_names", ()):
+                p[EFF_PREFIX + key[len("efficiency."):]] = value
             elif key in FORMAT_KEYS:
                 p[FORMAT_KEYS[key]] = value
             else:
@@ -578,6 +618,7 @@ class AnalyticalModel:
                     raise CodesignError(f"unknown number format {f!r}; registered: {', '.join(sorted(formats))}")
                 vals.append(formats[f].bytes_per_element)
             out[name] = np.asarray(vals, dtype=np.float64)
+        p.pop("_eff_names")
         for k, v in p.items():
             if k in out:
                 continue
@@ -611,10 +652,9 @@ class AnalyticalModel:
         import jax.numpy as jnp
 
         s = self.static(spec)
-        eff = self.efficiency(spec)
-        arrs, n = self.arrays(spec, formats, overrides)
+        arrs, n = self.arrays(spec, formats, overrides)  # knobs travel in arrs as eff_* (traced)
         fmt_names = arrs.pop("_formats")
-        fn = _compiled(s, tuple(sorted(eff.items())))
+        fn = _compiled(s)
         with jax.default_device(jax.devices("cpu")[0]):
             res = fn({k: jnp.asarray(v, dtype=jnp.float32) for k, v in arrs.items()})
         res = {k: np.asarray(v, dtype=np.float64) for k, v in res.items()}
@@ -658,11 +698,12 @@ class AnalyticalModel:
 
 
 @functools.lru_cache(maxsize=64)
-def _compiled(s: Static, eff_items: tuple):
+def _compiled(s: Static):
+    """``jit(vmap(sweep))`` for one static configuration; the knobs come traced in ``p["eff_*"]``,
+    so refitting or varying them never recompiles."""
     import jax
 
-    eff = dict(eff_items)
-    return jax.jit(jax.vmap(lambda p: sweep(p, s, eff)))
+    return jax.jit(jax.vmap(lambda p: sweep(p, s, DEFAULT_EFFICIENCY)))
 
 
 def single(spec, formats, *, eff=None):
@@ -679,4 +720,5 @@ def single(spec, formats, *, eff=None):
     arrs, _ = m.arrays(spec, formats)
     arrs.pop("_formats")
     params = {k: jnp.asarray(v[0], dtype=jnp.float32) for k, v in arrs.items()}
+    params.update({EFF_PREFIX + k: jnp.asarray(v, dtype=jnp.float32) for k, v in e.items()})
     return params, (lambda p: sweep(p, s, e)), s

@@ -1,1 +1,78 @@
-"""Calibrated baselines (GB200, GB300, B200, H200, H100): placeholder until issue 4 lands."""
+"""Calibrated baselines: GB200, GB300, B200, H200 and H100 for the analytical cost model.
+
+Each baseline is a hardware fragment shipped in this package (``<name>.toml``, copies of
+``specs/hardware/<name>.toml`` with every number's source) plus the efficiency knobs that
+``codesign calibrate`` fitted against measured serving data (``calibration.toml`` here, with its
+provenance: data files and SHA-256, rows used and held out, error before and after). A system the
+calibration did not see gets the calibration's ``shared`` knobs (fitted across all systems), and its
+provenance says so.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import codesign
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+__version__ = "0.1.0"
+
+HERE = Path(__file__).resolve().parent
+CALIBRATION = HERE / "calibration.toml"
+
+SYSTEMS = {
+    "gb200": "NVIDIA GB200 NVL72 (per GPU, 1200 W)",
+    "gb300": "NVIDIA GB300 NVL72 (per GPU, 1400 W)",
+    "b200": "NVIDIA HGX B200 (per GPU, 1000 W)",
+    "h200": "NVIDIA HGX H200 (per GPU, 700 W)",
+    "h100": "NVIDIA HGX H100 SXM (per GPU, 700 W)",
+}
+
+
+def load_calibration(path: Path = CALIBRATION) -> dict:
+    """The calibration TOML as a dict (empty when the file is missing)."""
+    if not Path(path).exists():
+        return {}
+    with open(path, "rb") as f:
+        return tomllib.load(f)
+
+
+def efficiency_for(cal: dict, system: str, framework: str | None = None) -> tuple[dict, str]:
+    """Knobs for ``system`` (and ``framework``): shared knobs, then the system's, then the pair's.
+
+    Returns:
+        ``(knobs, basis)`` where ``basis`` says which tables applied.
+    """
+    knobs = dict(cal.get("shared", {}))
+    basis = ["shared"]
+    sysk = cal.get("systems", {}).get(system)
+    if sysk:
+        knobs.update(sysk)
+        basis.append(f"systems.{system}")
+    if framework:
+        fk = cal.get("frameworks", {}).get(framework)
+        if fk:
+            knobs.update(fk)
+            basis.append(f"frameworks.{framework}")
+    return knobs, "+".join(basis)
+
+
+@codesign.hookimpl
+def codesign_baselines():
+    cal = load_calibration()
+    prov_common = dict(cal.get("provenance", {}))
+    out = []
+    for name, desc in SYSTEMS.items():
+        eff, basis = efficiency_for(cal, name)
+        prov = dict(prov_common, calibration_file=str(CALIBRATION), knobs=basis,
+                    calibration_version=cal.get("version", "uncalibrated"))
+        if cal and name not in cal.get("domain", {}).get("systems", []):
+            prov["note"] = f"{name} not in the calibration data: shared knobs only"
+        out.append(codesign.Baseline(name=name, description=desc, hardware=HERE / f"{name}.toml",
+                                     cost_model="analytical", efficiency=eff, provenance=prov))
+    return out

@@ -1,0 +1,108 @@
+"""``codesign evaluate``: the JSON document and physics bounds checked by hand derivation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SPECS
+
+GB200 = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+POINT_KEYS = {"concurrency", "ttft_s", "tpot_s", "e2e_latency_s", "interactivity_tok_s_user",
+              "output_tok_s_per_chip", "mixed_tok_s_per_chip", "mixed_tok_s_per_kw", "feasible"}
+SUMMARY_KEYS = {"peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s"}
+
+
+def _doc(cli, spec):
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_json_document(cli):
+    doc = _doc(cli, GB200)
+    assert doc["schema_version"] == 1
+    assert [p["concurrency"] for p in doc["points"]] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    for p in doc["points"]:
+        assert POINT_KEYS <= set(p)
+        assert p["feasible"] is True
+        # DESIGN.md definitions hold between the reported metrics
+        assert p["interactivity_tok_s_user"] == pytest.approx(1 / p["tpot_s"], rel=1e-5)
+        assert p["mixed_tok_s_per_kw"] == pytest.approx(p["mixed_tok_s_per_chip"] / 1.2, rel=1e-5)  # 1200 W TDP
+    assert SUMMARY_KEYS <= set(doc["summary"])
+    s = doc["summary"]
+    assert s["peak_mixed_tok_s_per_kw"] == pytest.approx(max(p["mixed_tok_s_per_kw"] for p in doc["points"]))
+    assert s["min_tpot_s"] == pytest.approx(min(p["tpot_s"] for p in doc["points"]))
+
+
+def _gpt_oss_active_bytes():
+    """Bytes one decode token must read at batch 1 for gpt-oss-120b, derived from its config.json.
+
+    hidden 2880, 36 layers, 64 query heads and 8 KV heads of dim 64, 128 experts (top-4) of
+    intermediate 2880, vocab 201088; attention, router and lm_head in BF16 (2 B), experts in MXFP4
+    (4 bits + one 8-bit scale per 32 elements = 4.25 bits).
+    """
+    h, L, hd = 2880, 36, 64
+    q = h * 64 * hd + 64 * hd          # q_proj weight + bias
+    kv = 2 * (h * 8 * hd + 8 * hd)     # k_proj, v_proj weights + biases
+    o = 64 * hd * h + h                # o_proj weight + bias
+    attn = L * (q + kv + o) * 2        # BF16
+    expert = (h * 2 * 2880 + 2 * 2880) + (2880 * h + h)  # gate_up + bias, down + bias
+    experts = L * 4 * expert * 4.25 / 8  # 4 experts per token, MXFP4
+    router = L * (h * 128 + 128) * 2
+    lm_head = 201088 * h * 2
+    return attn + experts + router + lm_head
+
+
+def test_min_tpot_not_below_the_memory_roofline(cli, tmp_path):
+    """min TPOT >= (weights + KV bytes read per step) / (chips x HBM bandwidth).
+
+    At concurrency 1 a decode step reads at least the active weights and one request's KV cache,
+    spread over the TP chips, each reading at most 8 TB/s (hardware_specs.csv gb200_nvl72).
+    KV of one request at the smallest context (ISL 0.8 x 8192): 18 full layers x 2 x 8 x 64
+    elements per token plus 18 window layers x 1024 x 128 tokens, FP8 (1 B).
+    """
+    weights = _gpt_oss_active_bytes()
+    kv = (18 * 2 * 8 * 64) * (0.8 * 8192) * 1 + 18 * 2 * 8 * 64 * 128 * 1
+    for tp in (1, 2, 8):
+        spec = tmp_path / f"tp{tp}.toml"
+        spec.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\ntp = {tp}\n')
+        doc = _doc(cli, spec)
+        bound = (weights + kv) / (tp * 8e12)
+        assert doc["summary"]["min_tpot_s"] >= bound
+        # and each point's TPOT is at least that bound too
+        assert all(p["tpot_s"] >= bound for p in doc["points"] if p["feasible"])
+
+
+def test_more_hbm_bandwidth_never_slows_decode(cli, tmp_path):
+    tpots = []
+    for bw in ("4 TB/s", "8 TB/s", "9.6 TB/s"):  # 9.6 TB/s = 8 HBM3E stacks, the package limit
+        spec = tmp_path / "bw.toml"
+        spec.write_text(f'include = ["{GB200.as_posix()}"]\n[memory.hbm]\nbandwidth = "{bw}"\n')
+        tpots.append([p["tpot_s"] for p in _doc(cli, spec)["points"]])
+    for slow, fast in zip(tpots, tpots[1:]):
+        assert all(f <= s for s, f in zip(slow, fast))
+
+
+def test_weights_that_do_not_fit_are_infeasible_not_priced(cli, tmp_path):
+    # gpt-oss-120b holds about 65 GB of weights: at TP 1 they cannot fit in 40 GB of HBM
+    spec = tmp_path / "small.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n[memory.hbm]\ncapacity = "40 GB"\n[deployment]\ntp = 1\n')
+    doc = _doc(cli, spec)
+    assert all(p["feasible"] is False and p["tpot_s"] is None for p in doc["points"])
+    assert "weights need" in doc["infeasible_reason"]
+
+
+def test_tp_above_heads_or_domain_is_infeasible(cli, tmp_path):
+    spec = tmp_path / "tp.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\ntp = 128\n')
+    doc = _doc(cli, spec)
+    assert not any(p["feasible"] for p in doc["points"])
+    assert "above the model's 64 attention heads" in doc["infeasible_reason"]
+    assert "scale-up domain (72 chips)" in doc["infeasible_reason"]
+
+
+def test_table_output(cli):
+    rc, out, err = cli("evaluate", GB200)
+    assert rc == 0 and "TPOT" in out and "peak mixed tok/s per kW" in out

@@ -1,0 +1,162 @@
+"""Spec loading: units, includes, and one clear line per malformed input (exit code 2)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from codesign.errors import SpecError
+from codesign.spec import load_spec
+from codesign.units import QuantityError, parse_quantity
+from conftest import SPECS
+
+GOOD = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+
+
+# ----------------------------------------------------------------------------- units
+@pytest.mark.parametrize("text, kind, si", [
+    ("8 TB/s", "B/s", 8e12),                 # 8 x 10^12 bytes per second
+    ("186 GB", "B", 186e9),
+    ("192 GiB", "B", 192 * 2**30),           # binary prefix: 206,158,430,208 B
+    ("700 W", "W", 700.0),
+    ("2.5 PFLOP/s", "FLOP/s", 2.5e15),
+    ("800 Gb/s", "B/s", 100e9),              # 800 gigabit = 100 gigabyte (not gilbert)
+    ("3.9 pJ/bit", "J/B", 3.9e-12 * 8),      # per byte = 8 bits
+    ("2 us", "s", 2e-6),
+    ("0.5 mm**2/MiB", "m^2/B", 0.5e-6 / 2**20),
+])
+def test_units_convert_once_to_si(text, kind, si):
+    assert parse_quantity(text, kind) == pytest.approx(si, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, kind, needle", [
+    ("8 TB/s", "W", "expected a power"),     # a bandwidth where a power is expected
+    ("700 W", "B/s", "expected a bandwidth"),
+    ("8", "B/s", "with a unit"),
+    (8, "B/s", "bare number"),
+    ("-8 TB/s", "B/s", "must be > 0"),
+    ("8 furlongs/s", "B/s", "cannot read"),
+    (True, "W", "with a unit"),
+])
+def test_units_refuse_bad_values(text, kind, needle):
+    with pytest.raises(QuantityError, match=needle):
+        parse_quantity(text, kind)
+
+
+def test_good_spec_loads_with_includes():
+    spec = load_spec(GOOD)
+    assert spec.chip.name == "gb200"
+    assert spec.memory.hbm.bandwidth == 8e12           # hardware_specs.csv: 8.0 TB/s
+    assert spec.model.name == "gpt-oss-120b"
+    assert spec.workload.concurrency == (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+
+
+# ------------------------------------------------------------- malformed specs via the CLI
+BASE = '''
+include = ["{specs}/hardware/gb200.toml", "{specs}/models/gpt-oss-120b.toml",
+           "{specs}/workloads/inferencemax-8k1k.toml"]
+'''
+
+CASES = {
+    # name: (extra TOML, key path that must be named, words in the message)
+    "wrong_unit": ('[chip]\ntdp = "8 TB/s"\n', "chip.tdp", "expected a power"),
+    "unknown_key": ('[memory.hbm]\nbandwidht = "8 TB/s"\n', "memory.hbm.bandwidht", "did you mean 'bandwidth'"),
+    "negative_bandwidth": ('[memory.hbm]\nbandwidth = "-8 TB/s"\n', "memory.hbm.bandwidth", "must be > 0"),
+    "not_a_number": ('[deployment]\ntp = "eight"\n', "deployment.tp", "expected a whole number"),
+    "zero_tp": ('[deployment]\ntp = 0\n', "deployment.tp", ">= 1"),
+    "bad_choice": ('[deployment]\nmode = "fancy"\n', "deployment.mode", "expected one of"),
+}
+
+
+def _write(tmp_path, name, body):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(BASE.format(specs=SPECS.as_posix()) + body)
+    return p
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_malformed_spec_one_clear_line(cli, tmp_path, case):
+    body, path, words = CASES[case]
+    spec = _write(tmp_path, case, body)
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2
+    assert "Traceback" not in err
+    lines = [l for l in err.strip().splitlines() if l]
+    assert len(lines) == 1, err
+    assert str(spec.name) in lines[0] and f": {path}: " in lines[0] and words in lines[0], lines[0]
+
+
+def test_missing_section(cli, tmp_path):
+    spec = tmp_path / "nosection.toml"
+    spec.write_text(f'include = ["{SPECS.as_posix()}/hardware/gb200.toml", "{SPECS.as_posix()}/models/gpt-oss-120b.toml"]\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [f"{spec}: workload: missing (required)"] or \
+        ("workload: missing (required)" in err and len(err.strip().splitlines()) == 1), err
+
+
+def test_toml_syntax_error(cli, tmp_path):
+    spec = tmp_path / "syntax.toml"
+    spec.write_text('[chip]\ntdp = "700 W\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "syntax.toml" in err and "TOML syntax error" in err
+
+
+def test_missing_included_file(cli, tmp_path):
+    spec = tmp_path / "inc.toml"
+    spec.write_text('include = ["hardware/nope.toml"]\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    line = err.strip()
+    assert "inc.toml: include: " in line and "nope.toml" in line and "does not exist" in line
+
+
+def test_missing_spec_file(cli, tmp_path):
+    rc, out, err = cli("evaluate", tmp_path / "absent.toml")
+    assert rc == 2 and "no such file" in err and "Traceback" not in err
+
+
+def test_error_names_the_file_that_set_the_key(tmp_path):
+    # the bad value lives in an included file: the message names that file, not the includer
+    part = tmp_path / "hw.toml"
+    part.write_text((SPECS / "hardware" / "gb200.toml").read_text()
+                    .replace('include = ["../technology/n4p.toml"]', f'include = ["{SPECS.as_posix()}/technology/n4p.toml"]')
+                    .replace('tdp = "1200 W"', 'tdp = "1200 GB"'))
+    top = tmp_path / "top.toml"
+    top.write_text(f'include = ["hw.toml", "{SPECS.as_posix()}/models/gpt-oss-120b.toml", '
+                   f'"{SPECS.as_posix()}/workloads/inferencemax-8k1k.toml"]\n')
+    with pytest.raises(SpecError) as e:
+        load_spec(top)
+    assert len(e.value.problems) == 1
+    file, path, msg = e.value.problems[0]
+    assert file.endswith("hw.toml") and path == "chip.tdp" and "expected a power" in msg
+
+
+def test_include_cycle(tmp_path):
+    a, b = tmp_path / "a.toml", tmp_path / "b.toml"
+    a.write_text('include = ["b.toml"]\n')
+    b.write_text('include = ["a.toml"]\n')
+    with pytest.raises(SpecError, match="include cycle"):
+        load_spec(a)
+
+
+def test_every_shipped_spec_loads():
+    # every runnable example and the flagship validate (fragments are checked through them)
+    for p in [SPECS / "jalapeno-gpt-oss-120b.toml", *sorted((SPECS / "examples").glob("*.toml"))]:
+        load_spec(p)
+
+
+def test_specs_cite_a_source_for_every_number():
+    # house rule: every number in specs/ has a source in a comment (on its line or the line above)
+    import re
+
+    num = re.compile(r'^\s*[\w."-]+\s*=\s*(\[?\s*)?("?[-\d.]+(\s*[A-Za-z*/^0-9().]+)?"?)')
+    missing = []
+    for p in SPECS.rglob("*.toml"):
+        lines = p.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if num.match(line) and "#" not in line and not (i and lines[i - 1].lstrip().startswith("#")):
+                missing.append(f"{p.relative_to(SPECS)}:{i + 1}: {line.strip()}")
+    assert not missing, "\n".join(missing)
