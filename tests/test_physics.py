@@ -1,0 +1,151 @@
+"""Physics invariants of the analytical cost model (issue 3), as property tests over random designs.
+
+Bounds are derived here independently of the model: a decode step cannot be faster than reading
+the active weights of one token (split over TP chips) at the HBM bandwidth, a prefill cannot be
+faster than its FLOPs at the chip peak of all chips, and more of any resource never hurts.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from codesign.evaluation import evaluate
+from codesign.spec import load_spec
+from conftest import SPECS
+
+SPEC = load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")
+
+designs = st.fixed_dictionaries({
+    "chip.peak_flops.fp4": st.floats(1e15, 2e16),
+    "memory.hbm.bandwidth": st.floats(1e12, 9.6e12),
+    "memory.hbm.capacity": st.sampled_from([72e9, 108e9, 144e9, 216e9, 288e9]),
+    "memory.sram.capacity": st.floats(0, 2**30),
+    "network.scaleup_bandwidth": st.floats(1e11, 3.6e12),
+    "deployment.tp": st.sampled_from([1.0, 2.0, 4.0, 8.0]),
+})
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _eval(d: dict, **changes):
+    o = {k: np.asarray([changes.get(k, v)]) for k, v in d.items()}
+    return evaluate(SPEC, o)
+
+
+# gpt-oss-120b, from its config.json: bytes one token must read at batch 1 (BF16 attention, router
+# and lm_head; 4 MXFP4 experts of (2880x5760 + 5760) + (2880x2880 + 2880) parameters per layer)
+_H, _L = 2880, 36
+ATTN = _L * ((_H * 4096 + 4096) + 2 * (_H * 512 + 512) + (4096 * _H + _H)) * 2
+EXPERTS = _L * 4 * ((_H * 5760 + 5760) + (2880 * _H + _H)) * 4.25 / 8
+LM_HEAD = 201088 * _H * 2
+ACTIVE_BYTES = ATTN + EXPERTS + LM_HEAD
+# prefill FLOPs of one 0.9 x 8192-token request, lower bound: 2 FLOPs per active weight per token
+# (attention score FLOPs only add to it); 5.13e9 active params minus the 0.58e9 embedding lookup
+PREFILL_FLOPS_LB = 2 * 4.5e9 * 0.9 * 8192
+
+
+@SETTINGS
+@given(designs)
+def test_no_phase_faster_than_its_roofline(d):
+    ev = _eval(d)
+    f = ev.feasible[0]
+    if not f.any():
+        return
+    tp = d["deployment.tp"]
+    # decode: every chip reads its 1/tp share of the active weights each step, from HBM or SRAM;
+    # the SRAM bandwidth (40 TB/s in the spec) bounds the part held there
+    fastest_bw = max(d["memory.hbm.bandwidth"], 40e12)
+    tpot = ev.points["tpot_s"][0][f]
+    assert np.all(tpot >= ACTIVE_BYTES / tp / fastest_bw)
+    # prefill: at least the dense FLOPs at the FP8 peak (activations are FP8: fp4 / 2) of tp chips
+    ttft = ev.points["ttft_s"][0][f]
+    assert np.all(ttft >= PREFILL_FLOPS_LB / (tp * d["chip.peak_flops.fp4"] / 2))
+
+
+@SETTINGS
+@given(designs, st.sampled_from(["memory.hbm.bandwidth", "chip.peak_flops.fp4", "network.scaleup_bandwidth",
+                                 "memory.hbm.capacity", "memory.sram.capacity"]),
+       st.floats(1.01, 2.0))
+def test_more_of_a_resource_never_makes_a_metric_worse(d, key, factor):
+    more = d[key] * factor
+    if key == "memory.hbm.bandwidth":
+        more = min(more, 9.6e12)  # 8 stacks x 1.2 TB/s: the package limit (technology/n4p.toml)
+    if key == "memory.hbm.capacity":
+        more = min(more, 288e9)
+    a, b = _eval(d), _eval(d, **{key: more})
+    fa, fb = a.feasible[0], b.feasible[0]
+    assert np.all(fb >= fa), "a feasible point became infeasible"
+    both = fa & fb
+    # TTFT is only checked against compute: in a closed loop, faster decode brings each user back
+    # sooner, so at a fixed concurrency more prefills compete and queueing before the first token
+    # can grow slightly while E2E, TPOT and throughput all improve (a real effect, not a bug).
+    checks = [("tpot_s", "min"), ("e2e_latency_s", "min"), ("mixed_tok_s_per_chip", "max")]
+    if key == "chip.peak_flops.fp4":
+        checks.append(("ttft_s", "min"))
+    for m, better in checks:
+        x, y = a.points[m][0][both], b.points[m][0][both]
+        if better == "min":
+            assert np.all(y <= x * (1 + 1e-5)), m
+        else:
+            assert np.all(y >= x * (1 - 1e-5)), m
+    assert b.design["max_concurrency"][0] >= a.design["max_concurrency"][0]
+
+
+@pytest.mark.parametrize("key, value", [("memory.hbm.bandwidth", "-8 TB/s"), ("memory.hbm.bandwidth", "0 TB/s"),
+                                        ("chip.tdp", "0 W"), ("network.scaleup_domain", 0)])
+def test_zero_or_negative_inputs_are_refused(cli, tmp_path, key, value):
+    table, leaf = key.rsplit(".", 1)
+    spec = tmp_path / "bad.toml"
+    v = f'"{value}"' if isinstance(value, str) else value
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n[{table}]\n{leaf} = {v}\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and key in err and "Traceback" not in err
+
+
+def test_gradients_agree_with_finite_differences():
+    import jax
+    import jax.numpy as jnp
+
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign_analytical.model import single
+
+    jax.config.update("jax_enable_x64", True)
+    try:
+        params, fn, _ = single(SPEC, get_plugin_manager().number_formats)
+        p64 = {k: jnp.asarray(v, dtype=jnp.float64) for k, v in params.items()}
+
+        def objective(p):  # mean log E2E over the sweep: smooth in every hardware parameter
+            return jnp.mean(jnp.log(fn(p)["e2e_latency_s"]))
+
+        g = jax.grad(objective)(p64)
+        for name in ("hbm_bw", "peak_fp4", "su_bw", "sram_cap", "su_lat"):
+            x = float(p64[name])
+            h = 1e-4 * x if x else 1e-6
+            up = objective(dict(p64, **{name: jnp.asarray(x + h)}))
+            dn = objective(dict(p64, **{name: jnp.asarray(x - h)}))
+            fd = float((up - dn) / (2 * h))
+            assert math.isfinite(float(g[name]))
+            assert float(g[name]) == pytest.approx(fd, rel=1e-3, abs=1e-12 / max(x, 1e-30)), name
+    finally:
+        jax.config.update("jax_enable_x64", False)
+
+
+def test_jit_vmap_grad_over_a_batch():
+    import jax
+    import jax.numpy as jnp
+
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign_analytical.model import single
+
+    params, fn, _ = single(SPEC, get_plugin_manager().number_formats)
+    batch = {k: jnp.stack([v, v]) for k, v in params.items()}
+    batch["hbm_bw"] = jnp.asarray([4e12, 8e12], dtype=jnp.float32)
+    out = jax.jit(jax.vmap(fn))(batch)
+    assert out["tpot_s"].shape == (2, len(SPEC.workload.concurrency))
+    assert np.all(np.asarray(out["tpot_s"][1]) <= np.asarray(out["tpot_s"][0]))
+    g = jax.vmap(jax.grad(lambda p: jnp.sum(fn(p)["tpot_s"])))(batch)
+    assert np.all(np.asarray(g["hbm_bw"]) <= 0)   # more bandwidth never slows decode
