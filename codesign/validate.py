@@ -33,13 +33,15 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   the GPU count); ``dp_attention`` True means attention TP 1 with ``tp`` DP ranks. Disaggregated rows:
   pools of ``num_prefill_gpu`` / ``num_decode_gpu`` GPUs, ``*_num_workers`` workers each,
   ``*_tp``/``*_ep``/``*_dp_attention`` per worker. We compare the model's mean TTFT/TPOT with
-  ``mean_ttft_s``/``mean_tpot_s`` (the model predicts means: mean lengths, mean queueing) and
+  ``mean_ttft_s``/``mean_tpot_s`` (the model predicts means: mean lengths, mean queueing; the
+  medians where a row has no mean) and
   ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. Speculative decoding (``spec_method`` not
   ``none``) is not modelled: those rows get an ``unsupported`` status.
 
-Rows sharing a static configuration (system, model, mode, ISL, OSL, jitter, efficiency set) are
-priced in ONE vectorised :func:`codesign.evaluation.evaluate` call: the group's distinct deployments
-become override arrays and its distinct concurrencies the workload sweep.
+Rows sharing a static configuration (model, mode, length jitter) are priced in ONE vectorised
+:func:`codesign.evaluation.evaluate` call: the group's distinct (system hardware, ISL/OSL, deployment,
+formats, efficiency knobs) become override arrays and its distinct concurrencies the workload sweep,
+so the cost model compiles once per group.
 """
 
 from __future__ import annotations
@@ -248,7 +250,8 @@ def _imx(r: dict) -> Point:
                framework=r["framework"],
                mode="disaggregated" if r["disagg"] == "True" else "aggregated",
                isl=_i(r["isl"]), osl=_i(r["osl"]), jitter=0.2, concurrency=_i(r["conc"]),
-               ttft_s=_f(r["mean_ttft_s"]), tpot_s=_f(r["mean_tpot_s"]), tput=_f(r["tput_per_gpu_tok_s"]))
+               ttft_s=_f(r["mean_ttft_s"], _f(r.get("median_ttft_s"))),
+               tpot_s=_f(r["mean_tpot_s"], _f(r.get("median_tpot_s"))), tput=_f(r["tput_per_gpu_tok_s"]))
     _model(pt)
     if pt.system not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}"
@@ -336,56 +339,109 @@ def base_raw(system: str, model: str, *, hardware: dict[str, Path], cache: dict 
     return copy.deepcopy(cache[key])
 
 
-def group_points(points: Iterable[Point], eff_key=lambda p: ()) -> dict[tuple, list[Point]]:
-    """Points that can be priced in one vectorised call, by static key."""
+def group_points(points: Iterable[Point]) -> dict[tuple, list[Point]]:
+    """Points that can be priced in one vectorised call: same model, mode and length jitter.
+
+    Everything else (system hardware, ISL/OSL, deployment, formats, efficiency knobs) varies per
+    design through override arrays, so the cost model compiles once per group.
+    """
     groups: dict[tuple, list[Point]] = defaultdict(list)
     for p in points:
         if p.status != "ok":
             continue
-        groups[(p.system_key, p.model, p.mode, p.isl, p.osl, p.jitter, eff_key(p))].append(p)
+        groups[(p.model, p.mode, p.jitter)].append(p)
     return groups
 
 
-def build_spec(pts: list[Point], efficiency: dict, *, hardware, cache=None):
-    """The group's spec (first point's deployment) and override arrays for every distinct config.
+#: Hardware spec keys that differ between systems, sent as override arrays.
+HW_KEYS = ("chip.tdp", "chip.peak_flops.bf16", "chip.peak_flops.fp8", "chip.peak_flops.fp4",
+           "chip.peak_flops.int8", "memory.hbm.capacity", "memory.hbm.bandwidth",
+           "memory.sram.capacity", "memory.sram.bandwidth", "memory.host.capacity",
+           "memory.host.bandwidth", "network.scaleup_bandwidth", "network.scaleup_latency",
+           "network.scaleup_domain", "network.scaleout_bandwidth", "network.scaleout_latency")
+_ABSENT = {"capacity": 0.0, "bandwidth": 1.0}
+
+
+def hw_values(spec) -> dict[str, float]:
+    """The :data:`HW_KEYS` of a structured spec (absent tiers: capacity 0, bandwidth 1 B/s)."""
+    out = {}
+    for key in HW_KEYS:
+        obj: Any = spec
+        for part in key.split("."):
+            obj = getattr(obj, part, None) if obj is not None else None
+        if obj is None:
+            obj = _ABSENT.get(key.rsplit(".", 1)[-1], math.nan)
+        out[key] = float(obj)
+    # a missing peak class runs at the rate PeakFlops' rules give (per design, so never NaN)
+    from .spec import resolve_peaks
+
+    pk = {c: out.get(f"chip.peak_flops.{c}") for c in ("bf16", "fp8", "fp6", "fp4", "int8")}
+    pk = {c: (None if v is None or not math.isfinite(v) else v) for c, v in pk.items()}
+    for c, v in resolve_peaks(pk).items():
+        if f"chip.peak_flops.{c}" in out:
+            out[f"chip.peak_flops.{c}"] = float(v)
+    return out
+
+
+def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
+    """The group's base spec (first point's system and deployment) and override arrays.
 
     Returns:
         ``(spec, overrides, config_index, concurrencies)``: ``config_index[i]`` is the design row of
-        point ``i``; the sweep is the sorted distinct concurrencies.
+        point ``i``; the sweep is the sorted distinct concurrencies of the group.
     """
     from .spec import spec_from_dict
 
+    cache = {} if cache is None else cache
     p0 = pts[0]
-    raw = base_raw(p0.system_key, p0.model, hardware=hardware, cache=cache)
+
+    def raw_for(p, concs):
+        raw = base_raw(p.system_key, p.model, hardware=hardware, cache=cache)
+        raw["workload"] = {"name": "measured", "isl": p.isl, "osl": p.osl, "concurrency": concs,
+                           "length_jitter": p.jitter}
+        dep: dict[str, Any] = {"cost_model": "analytical", "mode": p.mode,
+                               "weights_format": p.formats["weights"], "moe_weights_format": p.formats["moe"],
+                               "kv_cache_format": p.formats["kv"], "activations_format": p.formats["act"]}
+        if p.mode == "disaggregated":
+            dep["prefill"] = {"chips": p.deploy["p_chips"], "tp": p.deploy["p_tp"], "ep": p.deploy["p_ep"],
+                              "dp_attention": p.deploy["p_dp"]}
+            dep["decode"] = {"chips": p.deploy["d_chips"], "tp": p.deploy["d_tp"], "ep": p.deploy["d_ep"],
+                             "dp_attention": p.deploy["d_dp"]}
+        else:
+            dep.update(tp=p.deploy["tp"], pp=p.deploy["pp"], ep=p.deploy["ep"], dp_attention=p.deploy["dp"])
+        raw["deployment"] = dep
+        raw["efficiency"] = dict(efficiency_for(p))
+        raw["name"] = f"{p.system_key}-{p.model}-{p.mode}-{p.isl}x{p.osl}"
+        return raw
+
     concs = sorted({p.concurrency for p in pts})
-    raw["workload"] = {"name": "measured", "isl": p0.isl, "osl": p0.osl, "concurrency": concs,
-                       "length_jitter": p0.jitter}
-    dep: dict[str, Any] = {"cost_model": "analytical", "mode": p0.mode,
-                           "weights_format": p0.formats["weights"], "moe_weights_format": p0.formats["moe"],
-                           "kv_cache_format": p0.formats["kv"], "activations_format": p0.formats["act"]}
-    if p0.mode == "disaggregated":
-        dep["prefill"] = {"chips": p0.deploy["p_chips"], "tp": p0.deploy["p_tp"], "ep": p0.deploy["p_ep"],
-                          "dp_attention": p0.deploy["p_dp"]}
-        dep["decode"] = {"chips": p0.deploy["d_chips"], "tp": p0.deploy["d_tp"], "ep": p0.deploy["d_ep"],
-                         "dp_attention": p0.deploy["d_dp"]}
-    else:
-        dep.update(tp=p0.deploy["tp"], pp=p0.deploy["pp"], ep=p0.deploy["ep"], dp_attention=p0.deploy["dp"])
-    raw["deployment"] = dep
-    raw["efficiency"] = dict(efficiency)
-    raw["name"] = f"{p0.system_key}-{p0.model}-{p0.mode}-{p0.isl}x{p0.osl}"
-    spec = spec_from_dict(raw, file=f"<measured {p0.id}>")
+    spec = spec_from_dict(raw_for(p0, concs), file=f"<measured {p0.id}>")
+    hw = {}
+    for p in pts:
+        if p.system_key not in hw:
+            hw[p.system_key] = hw_values(spec_from_dict(raw_for(p, [1]), file=f"<measured {p.id}>"))
     configs: dict[tuple, int] = {}
     index = []
     for p in pts:
-        k = (tuple(sorted(p.deploy.items())), tuple(sorted(p.formats.items())))
+        k = (p.system_key, p.isl, p.osl, tuple(sorted(p.deploy.items())), tuple(sorted(p.formats.items())),
+             tuple(sorted(efficiency_for(p).items())))
         index.append(configs.setdefault(k, len(configs)))
     keys = list(configs)
     overrides: dict[str, Any] = {}
+    for key in HW_KEYS:
+        overrides[key] = np.array([hw[k[0]][key] for k in keys])
+    overrides["workload.isl"] = np.array([k[1] for k in keys], dtype=np.float64)
+    overrides["workload.osl"] = np.array([k[2] for k in keys], dtype=np.float64)
     for name, path in _DKEYS.items():
         if name in p0.deploy:
-            overrides[path] = np.array([dict(k[0])[name] for k in keys], dtype=np.float64)
+            overrides[path] = np.array([dict(k[3])[name] for k in keys], dtype=np.float64)
     for name, path in _FKEYS.items():
-        overrides[path] = np.array([dict(k[1])[name] for k in keys], dtype=object)
+        overrides[path] = np.array([dict(k[4])[name] for k in keys], dtype=object)
+    knobs = sorted({n for k in keys for n, _ in k[5]})
+    for n in knobs:
+        overrides[f"efficiency.{n}"] = np.array([dict(k[5]).get(n, np.nan) for k in keys])
+        if np.isnan(overrides[f"efficiency.{n}"]).any():
+            raise CodesignError(f"efficiency knob {n} is set for some systems of a group and not others")
     return spec, overrides, np.asarray(index), concs
 
 
@@ -395,7 +451,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
 
     Args:
         efficiency_for: ``f(point) -> dict`` of efficiency knobs (default: none, the model's own
-            defaults). Points with equal knob dicts share a vectorised call.
+            defaults); every point of a model/mode group must set the same knob names.
         domain: the calibration's training domain (see :func:`codesign.calibrate.domain_of`); a point
             outside it gets ``extrapolated`` reasons.
     """
@@ -409,9 +465,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
         if p.status == "ok" and p.system_key not in hardware:
             p.status = f"unsupported: no hardware spec for system {p.system}"
     cache: dict = {}
-    groups = group_points(points, lambda p: tuple(sorted(efficiency_for(p).items())))
-    for key, pts in groups.items():
-        spec, overrides, index, concs = build_spec(pts, dict(key[-1]), hardware=hardware, cache=cache)
+    for key, pts in group_points(points).items():
+        spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
         ev = evaluate(spec, overrides, cost_model=cost_model, pm=pm)
         col = {c: j for j, c in enumerate(concs)}
         for p, i in zip(pts, index):
@@ -425,7 +480,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
                 p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
     if domain is not None:
         for p in points:
-            p.extrapolated = extrapolation(p, domain)
+            p.extrapolated = extrapolation(p, domain) if p.status == "ok" else []
     return points
 
 

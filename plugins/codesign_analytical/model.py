@@ -234,8 +234,10 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff):
     # --- FLOPs per chip
     if prefill:
         attn_fl = _prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx) / tp / pp
+        # one request per attention replica runs at once (dp requests): its attention on tp chips,
+        # the dp·tokens of FFN/expert work spread over all n = tp·dp chips of the stage
         lin_attn = tokens * s.linear_flops_attn / tp / pp
-        lin_rest = tokens * s.linear_flops_rest / n / pp
+        lin_rest = dp * tokens * s.linear_flops_rest / n / pp
     else:
         attn_fl = reqs_per_replica * _attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx) / tp / pp
         lin_attn = tokens * s.linear_flops_attn / n / pp
@@ -385,14 +387,19 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         TTFT = E2E - D
         busy_pre = X * T_p / servers
     else:
+        # A request's own prefill takes T_p; it occupies the instance for T_p / dp (dp attention
+        # replicas prefill dp requests at once), which is what other users' prefills steal from
+        # decode: E = P + D·E/(E − a), a = (C − 1)·P_occ, the larger root of
+        # E² − (a + P + D)·E + P·a = 0 (E = P + D at C = 1).
         P = T_p
-        a = (C - 1.0) * P
+        P_occ = T_p / dp_p
+        a = (C - 1.0) * P_occ
         bsum = a + P + D
         E0 = (bsum + jnp.sqrt(jnp.maximum(bsum * bsum - 4.0 * P * a, 0.0))) / 2.0
-        W = ((C - 1.0) * P / E0) * P / 2.0
+        W = ((C - 1.0) * P_occ / E0) * P_occ / 2.0  # M/D/1-style residual of a prefill in progress
         TTFT = P + W
         E2E = E0 + W
-        busy_pre = jnp.minimum(C * P / E2E, 1.0)
+        busy_pre = jnp.minimum(C * P_occ / E2E, 1.0)
     TPOT = (E2E - TTFT) / (osl - 1.0)
     X_req = C / E2E
     mixed = X_req * (isl + osl) / chips

@@ -1,0 +1,46 @@
+"""``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--holdout 0.3] [--seed S]``.
+
+Fits the analytical cost model's efficiency knobs by gradient-based least squares on log error
+(:mod:`codesign.calibrate`) and writes a versioned TOML with provenance.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
+                       description="Fit shared and per-system efficiency knobs (Adam on jax.grad of the "
+                                   "squared log error), holding out configurations for an honest error.")
+    p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
+    p.add_argument("--out", default="calibration.toml", help="output TOML (default: calibration.toml)")
+    p.add_argument("--systems", default="gb200,gb300",
+                   help="comma-separated systems that get their own knobs (default: gb200,gb300)")
+    p.add_argument("--holdout", type=float, default=0.3, help="fraction of configurations held out (default 0.3)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
+    p.add_argument("--max-rows", type=int, default=None, help="use at most this many usable rows per file")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..calibrate import calibrate, write_calibration
+    from ..errors import CodesignError
+
+    if not 0.0 <= args.holdout < 1.0:
+        raise CodesignError(f"--holdout must be in [0, 1) (got {args.holdout})")
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
+                    steps=args.steps, max_rows=args.max_rows,
+                    log=lambda m: print(m, file=sys.stderr))
+    write_calibration(doc, args.out)
+    for part in ("train", "holdout"):
+        e = doc["errors"].get(part) or {}
+        if not e:
+            continue
+        line = ", ".join(f"{m} MAPE {100 * e['before'][m]['mape']:.1f}% → {100 * e['after'][m]['mape']:.1f}%"
+                         for m in e["after"])
+        print(f"{part}: {line}")
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,36 @@
+"""``codesign study run STUDY [--out DIR] [--quick]``: run a design-space study and write its report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("study", help="run declarative design-space studies")
+    psub = p.add_subparsers(dest="study_command", metavar="ACTION")
+    r = psub.add_parser("run", help="run a study and write report.md, figures and data.json",
+                        description="Run every step of STUDY (optimisations resume from their journals) "
+                                    "and write a Markdown report with PNG figures and data.json into DIR.")
+    r.add_argument("study", help="study TOML (e.g. studies/jalapeno.toml)")
+    r.add_argument("--out", help="output directory (default: studies/<name>/ beside the study file)")
+    r.add_argument("--quick", action="store_true", help="small budgets (tests, CI)")
+    r.set_defaults(func=run)
+
+    def _help(args):
+        p.print_help()
+        return 2
+
+    p.set_defaults(func=_help)
+
+
+def run(args) -> int:
+    from rich.console import Console
+
+    from ..study import load_study, run_study
+
+    st = load_study(args.study)
+    out = Path(args.out) if args.out else Path(args.study).parent / st.name
+    err = Console(stderr=True)
+    run_study(args.study, out, quick=args.quick, progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
+    print(f"wrote {out / 'report.md'} and {out / 'data.json'}")
+    return 0

@@ -1,0 +1,99 @@
+"""``codesign validate MEASURED.csv [--out DIR] [--json] [--cost-model NAME] [--uncalibrated]``.
+
+Maps every measured row to a spec (see :mod:`codesign.validate` for the column mapping), predicts
+TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrated baselines'
+knobs, prints error tables (MAPE, median APE, share within 10% / 25%) by system, model and mode, and
+writes ``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("validate", help="compare the cost model with measured serving data",
+                       description="Predict every row of a measured CSV (aiconfigurator or InferenceMAX "
+                                   "schema) and report the errors.")
+    p.add_argument("measured", help="measured CSV (aiconfigurator_silicon_public.csv or inferencemax_public.csv schema)")
+    p.add_argument("--out", help="directory for predictions.csv")
+    p.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    p.add_argument("--cost-model", help="registered cost model to use (default: analytical)")
+    p.add_argument("--uncalibrated", action="store_true",
+                   help="use the cost model's default knobs instead of the calibrated baselines'")
+    p.set_defaults(func=run)
+
+
+def _efficiency_for(uncalibrated: bool):
+    if uncalibrated:
+        return (lambda p: {}), None
+    try:
+        from codesign_baseline import efficiency_for, load_calibration
+    except ImportError:  # pragma: no cover - baseline plugin not installed
+        return (lambda p: {}), None
+    cal = load_calibration()
+    if not cal:
+        return (lambda p: {}), None
+    return (lambda p: efficiency_for(cal, p.system_key)[0]), cal.get("domain")
+
+
+def run(args) -> int:
+    from ..evaluation import jsonable
+    from ..validate import error_table_rows, predict, read_measured, write_predictions
+
+    schema, points = read_measured(args.measured)
+    eff_for, domain = _efficiency_for(args.uncalibrated)
+    if args.cost_model and args.cost_model != "analytical":
+        eff_for = lambda p: {}  # noqa: E731 - knobs belong to the analytical model
+    predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain)
+    tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
+    if args.out:
+        from pathlib import Path
+
+        write_predictions(points, Path(args.out) / "predictions.csv", schema)
+    status: dict[str, int] = {}
+    for p in points:
+        k = p.status.split(":")[0]
+        status[k] = status.get(k, 0) + 1
+    if args.json:
+        json.dump(jsonable({"schema": schema, "file": args.measured, "rows": len(points), "status": status,
+                            "calibrated": domain is not None, "errors": tables}), sys.stdout, indent=2)
+        print()
+        return 0
+    _print(schema, points, tables, status, domain is not None)
+    if args.out:
+        print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
+    return 0
+
+
+def _pct(x):
+    import math
+
+    return "—" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
+
+
+def _print(schema, points, tables, status, calibrated):
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    metrics = [("ttft", "TTFT"), ("tpot", "TPOT")] + ([("tput", "tok/s/GPU")] if schema == "inferencemax" else [])
+    for by, rows in tables.items():
+        t = Table(title=f"{schema}: error by {by} ({'calibrated' if calibrated else 'default'} knobs)")
+        for col, just in ((by, "left"), ("metric", "left"), ("rows", "right"), ("MAPE", "right"),
+                          ("median APE", "right"), ("≤10%", "right"), ("≤25%", "right"), ("extrap.", "right")):
+            t.add_column(col, justify=just)
+        for r in rows:
+            for i, (key, name) in enumerate(metrics):
+                s = r[key]
+                if not s["n"]:
+                    continue
+                t.add_row(r["group"] if i == 0 else "", name, str(s["n"]), _pct(s["mape"]),
+                          _pct(s["median_ape"]), _pct(s["within_10"]), _pct(s["within_25"]),
+                          str(r["extrapolated"]) if i == 0 else "")
+        con.print(t)
+    n_ex = sum(1 for p in points if p.extrapolated)
+    con.print("rows by status: " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())))
+    if n_ex:
+        con.print(f"note: {n_ex} predictions lie outside the calibration's data (column 'extrapolated')")

@@ -1,0 +1,413 @@
+"""Design-space studies: declarative families of searches, grids and evaluations with a report.
+
+A study is a TOML file of steps, each one of:
+
+* ``optimize``: a ``codesign optimize`` run of a spec (resumable: its study journal lives in the
+  study's output directory), optionally compared with rows of the published Jalapeño table;
+* ``grid``: a vectorised evaluation of a spec over the product of parameter values (one cost-model
+  call), drawn as heatmaps of a metric, one panel per value of a ``facet`` key;
+* ``curves``: throughput against interactivity (InferenceMAX style) for several specs, with the
+  measured points of a CSV overlaid.
+
+``run_study`` writes ``DIR/report.md`` (figures as PNG beside it) and ``DIR/data.json`` holding every
+number the report shows. ``quick=True`` runs the same study on small budgets (tests, CI).
+
+Example::
+
+    name = "kv-locality"
+    title = "When does keeping the KV cache local pay?"
+    [[steps]]
+    kind = "grid"
+    name = "sram-vs-hbm"
+    spec = "../specs/kv-locality.toml"
+    x = { key = "memory.sram.capacity", values = ["0 MiB", "256 MiB", "1 GiB"] }
+    y = { key = "memory.hbm.bandwidth", values = ["2 TB/s", "4 TB/s", "8 TB/s"] }
+    facet = { key = "workload.isl", values = [8192, 32768, 131072] }
+    metric = "peak_mixed_tok_s_per_kw"
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import numpy as np
+from attrs import field, frozen
+
+from .errors import CodesignError, SpecError
+from .evaluation import evaluate, jsonable
+from .spec import PosInt, load_raw, load_spec, quantity_kind, spec_from_dict
+from .units import format_quantity, parse_quantity
+
+
+@frozen(kw_only=True)
+class Axis:
+    key: str
+    values: tuple[Any, ...]
+    label: str = ""
+
+
+@frozen(kw_only=True)
+class Published:
+    """Rows of ``jalapeno_published.csv`` to set beside an optimize step's results."""
+
+    file: str
+    model: str
+    design: str = "jalapeno"
+    baseline: str = "gb200"
+
+
+@frozen(kw_only=True)
+class Step:
+    kind: Literal["optimize", "grid", "curves"]
+    name: str
+    title: str = ""
+    spec: str | None = None
+    specs: tuple[str, ...] = ()
+    trials: PosInt = 200
+    quick_trials: PosInt = 40
+    published: Published | None = None
+    x: Axis | None = None
+    y: Axis | None = None
+    facet: Axis | None = None
+    metric: str = "peak_mixed_tok_s_per_kw"
+    measured: str | None = None
+    measured_filter: dict[str, str] = field(factory=dict)
+    labels: tuple[str, ...] = ()
+
+
+@frozen(kw_only=True)
+class Study:
+    name: str
+    title: str = ""
+    description: str = ""
+    steps: tuple[Step, ...]
+    path: str = field(default="", metadata={"internal": True})
+
+
+def load_study(path: str | os.PathLike) -> Study:
+    """Load and validate a study TOML (errors name the file and key path).
+
+    Raises:
+        SpecError: a malformed study, a missing spec file.
+    """
+    raw, origins = load_raw(path)
+    st = spec_from_dict(raw, file=os.path.relpath(path), origins=origins, cls=Study)
+    st = attrs.evolve(st, path=str(path))
+    base = Path(path).parent
+    problems = []
+    for i, s in enumerate(st.steps):
+        for j, f in enumerate([s.spec] if s.spec else []):  # curves skip missing specs with a note
+            if not (base / f).is_file():
+                problems.append((str(path), f"steps.{i}.spec" + (f"s.{j}" if s.specs else ""),
+                                 f"no such spec file {f!r}"))
+        if s.kind == "optimize" and not s.spec:
+            problems.append((str(path), f"steps.{i}", "an optimize step needs spec"))
+        if s.kind == "grid" and not (s.spec and s.x and s.y):
+            problems.append((str(path), f"steps.{i}", "a grid step needs spec, x and y"))
+        if s.kind == "curves" and not s.specs:
+            problems.append((str(path), f"steps.{i}", "a curves step needs specs"))
+    if problems:
+        raise SpecError(problems)
+    return st
+
+
+def _axis_values(axis: Axis, quick: bool) -> list:
+    kind = quantity_kind(axis.key) if not axis.key.startswith("workload.") else None
+    vals = [parse_quantity(v, kind, allow_zero=True) if kind else v for v in axis.values]
+    if quick and len(vals) > 3:
+        vals = [vals[0], vals[len(vals) // 2], vals[-1]]
+    return vals
+
+
+def _fmt_axis(axis: Axis, v) -> str:
+    kind = quantity_kind(axis.key) if not axis.key.startswith("workload.") else None
+    return format_quantity(float(v), kind, digits=3) if kind else f"{v:g}" if isinstance(v, (int, float)) else str(v)
+
+
+def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = False,
+              progress=None) -> dict:
+    """Run every step of the study at ``path`` and write its report into ``out``.
+
+    Returns:
+        The ``data.json`` document.
+    """
+    st = load_study(path)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    base = Path(path).parent
+    data: dict[str, Any] = {"schema_version": 1, "study": st.name, "title": st.title, "quick": quick, "steps": {}}
+    md = [f"# {st.title or st.name}", ""]
+    if st.description:
+        md += [st.description.strip(), ""]
+    md += [f"Generated by `codesign study run {path}{' --quick' if quick else ''}`. Every number below "
+           f"is also in `data.json`; figures are PNG files beside this report.", ""]
+    for step in st.steps:
+        if progress:
+            progress(step.name)
+        runner = {"optimize": _optimize, "grid": _grid, "curves": _curves}[step.kind]
+        section, d = runner(step, base, out, quick)
+        md += section + [""]
+        data["steps"][step.name] = d
+    (out / "data.json").write_text(json.dumps(jsonable(data), indent=2), encoding="utf-8")
+    (out / "report.md").write_text("\n".join(md), encoding="utf-8")
+    return data
+
+
+# ------------------------------------------------------------------------------- optimize
+def _published(pub: Published, base: Path) -> dict[str, dict[str, float]]:
+    path = (base / pub.file)
+    if not path.is_file():
+        raise CodesignError(f"published table {path} not found")
+    out: dict[str, dict[str, float]] = {}
+    with path.open() as fh:
+        for r in csv.DictReader(fh):
+            if r["model"] == pub.model and r["system"] in (pub.design, pub.baseline):
+                v = float(r["value"])
+                metric = r["metric"]
+                if metric == "min_tpot_ms":
+                    metric, v = "min_tpot_s", v / 1e3
+                if metric == "mixed_tok_s_per_kw_at_baseline_min_tpot":
+                    metric = "mixed_tok_s_per_kw_at_tpot"
+                out.setdefault(r["system"], {})[metric] = v
+    return out
+
+
+TABLE = [("peak_mixed_tok_s_per_kw", "peak mixed tok/s per kW", 1.0, "max"),
+         ("min_e2e_latency_s", "min E2E latency [s]", 1.0, "min"),
+         ("min_tpot_s", "min TPOT [ms]", 1e3, "min"),
+         ("mixed_tok_s_per_kw_at_tpot", "tok/s per kW at the baseline's min TPOT", 1.0, "max")]
+
+
+def _optimize(step: Step, base: Path, out: Path, quick: bool):
+    from .report import write_outputs
+    from .search import run_search
+
+    spec = load_spec(base / step.spec)
+    sdir = out / step.name
+    sdir.mkdir(parents=True, exist_ok=True)
+    trials = step.quick_trials if quick else step.trials
+    result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None)
+    doc = write_outputs(spec, result, sdir)
+    ref = (doc.get("reference") or {}).get("metrics", {})
+    # the design the report explains: the Pareto design with the best first objective
+    best = doc["pareto"][0] if doc["pareto"] else None
+    lines = [f"## {step.title or step.name}", "",
+             f"`codesign optimize {step.spec}`: {doc['trials']} trials, {doc['feasible_trials']} feasible, "
+             f"{len(doc['pareto'])} on the Pareto front; reference: {doc['reference']['name'] if doc.get('reference') else 'none'} "
+             f"(each metric at its best deployment).", "",
+             f"![Pareto front]({step.name}/pareto.png)", ""]
+    d: dict[str, Any] = {"pareto": doc["pareto"], "reference": doc.get("reference"), "trials": doc["trials"]}
+    if best:
+        m = best["metrics"]
+        pub = _published(step.published, base) if step.published else {}
+        lines += ["| metric | reference (ours) | best design (ours) | ours: design / reference |"
+                  + (" published: baseline | published: Jalapeño | published ratio |" if pub else ""),
+                  "|---|---|---|---|" + ("---|---|---|" if pub else "")]
+        rows = []
+        for key, label, scale, better in TABLE:
+            r, x = ref.get(key), m.get(key)
+            ratio = (x / r) if (r and x is not None and r == r and x == x) else None
+            row = {"metric": key, "reference": r, "design": x, "ratio": ratio}
+            cells = [label, _n(r, scale), _n(x, scale), _n(ratio, 1, 3)]
+            if pub:
+                pb, pj = pub.get(step.published.baseline, {}).get(key), pub.get(step.published.design, {}).get(key)
+                pr = (pj / pb) if (pb and pj) else None
+                row.update({"published_baseline": pb, "published_design": pj, "published_ratio": pr})
+                cells += [_n(pb, scale), _n(pj, scale), _n(pr, 1, 3)]
+            rows.append(row)
+            lines.append("| " + " | ".join(cells) + " |")
+        d["table"] = rows
+        lines += ["", _explain(spec, best, result, sdir), ""]
+        best_file = sdir / "designs" / f"trial-{best['trial']:05d}.toml"
+        (sdir / "best-design.toml").write_text(best_file.read_text(), encoding="utf-8")
+        d["explanation"] = _breakdown(best_file)
+        lines += _breakdown_md(d["explanation"])
+    else:
+        lines.append("No feasible design was found.")
+    return lines, d
+
+
+def _n(x, scale=1.0, digits=4):
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "—"
+    v = x * scale
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.{digits}g}"
+
+
+def _explain(spec, best, result, sdir) -> str:
+    moved = []
+    for p in result.space.params:
+        v = best["params"][p.key]
+        moved.append(f"`{p.key}` = {format_quantity(float(v), p.kind, digits=3) if p.kind else v}")
+    return "Winning design (best on the first objective): " + ", ".join(moved) + "."
+
+
+def _breakdown(design_path: Path) -> dict:
+    """Where time goes in each phase of a design, at its lowest and highest concurrency."""
+    spec = load_spec(design_path)
+    ev = evaluate(spec)
+    out = {}
+    for j in (0, len(ev.concurrency) - 1):
+        if not ev.feasible[0, j]:
+            continue
+        c = int(ev.concurrency[j])
+        out[str(c)] = {k: float(ev.points[k][0, j]) for k in (
+            "ttft_s", "tpot_s", "decode_compute_s", "decode_memory_s", "decode_network_s",
+            "prefill_compute_s", "prefill_memory_s", "prefill_network_s") if k in ev.points}
+    return out
+
+
+def _breakdown_md(bd: dict) -> list[str]:
+    if not bd:
+        return []
+    lines = ["Where time goes (per decode step and per prefill, seconds; compute and memory overlap, "
+             "network adds):", "",
+             "| concurrency | decode compute | decode memory | decode network | TPOT | prefill compute | prefill memory | prefill network | TTFT |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for c, r in bd.items():
+        lines.append(f"| {c} | " + " | ".join(_n(r.get(k), 1e3) + " ms" for k in (
+            "decode_compute_s", "decode_memory_s", "decode_network_s", "tpot_s",
+            "prefill_compute_s", "prefill_memory_s", "prefill_network_s", "ttft_s")) + " |")
+    return lines
+
+
+# ----------------------------------------------------------------------------------- grid
+def _cell(metric: str, v: float) -> str:
+    if metric.endswith("_s"):
+        return f"{v * 1e3:.3g} ms"
+    return f"{v / 1e3:.3g}k" if abs(v) >= 1e4 else f"{v:.3g}"
+
+
+def _grid(step: Step, base: Path, out: Path, quick: bool):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spec = load_spec(base / step.spec)
+    xs, ys = _axis_values(step.x, quick), _axis_values(step.y, quick)
+    fs = _axis_values(step.facet, quick) if step.facet else [None]
+    combos = list(itertools.product(fs, ys, xs))
+    overrides = {step.x.key: np.asarray([c[2] for c in combos], dtype=np.float64),
+                 step.y.key: np.asarray([c[1] for c in combos], dtype=np.float64)}
+    if step.facet:
+        overrides[step.facet.key] = np.asarray([c[0] for c in combos], dtype=np.float64)
+    ev = evaluate(spec, overrides)
+    summ = ev.summary()
+    vals = summ[step.metric] if step.metric in summ else ev.design[step.metric]
+    grid = np.asarray(vals, dtype=np.float64).reshape(len(fs), len(ys), len(xs))
+    # designs over the chip's own budgets (area, power at full rates) are drawn but marked †
+    over = np.zeros(len(combos), dtype=bool)
+    if spec.chip.area is not None:
+        over |= ev.design["area_mm2"] > spec.chip.area.max * 1e6 + 1e-6
+    over |= ev.design["peak_power_w"] > spec.chip.tdp + 1e-6
+    over = over.reshape(grid.shape)
+    fig, axes = plt.subplots(1, len(fs), figsize=(4.2 * len(fs) + 1, 3.8), dpi=110, squeeze=False)
+    vmin, vmax = np.nanmin(grid) if np.isfinite(grid).any() else 0, np.nanmax(grid) if np.isfinite(grid).any() else 1
+    for k, f in enumerate(fs):
+        ax = axes[0, k]
+        im = ax.imshow(grid[k], origin="lower", aspect="auto", vmin=vmin, vmax=vmax, cmap="viridis")
+        ax.set_xticks(range(len(xs)), [_fmt_axis(step.x, v) for v in xs], rotation=45, ha="right", fontsize=7)
+        ax.set_yticks(range(len(ys)), [_fmt_axis(step.y, v) for v in ys], fontsize=7)
+        ax.set_xlabel(step.x.label or step.x.key)
+        if k == 0:
+            ax.set_ylabel(step.y.label or step.y.key)
+        if f is not None:
+            ax.set_title(f"{step.facet.label or step.facet.key} = {_fmt_axis(step.facet, f)}", fontsize=9)
+        for i in range(len(ys)):
+            for j in range(len(xs)):
+                v = grid[k, i, j]
+                txt = "×" if not np.isfinite(v) else _cell(step.metric, v)
+                if over[k, i, j]:
+                    txt += "†"
+                ax.text(j, i, txt, ha="center", va="center", fontsize=6,
+                        color="w" if np.isfinite(v) and v < (vmin + vmax) / 2 else "k")
+    from .search import SEARCH_METRICS
+
+    unit, better = SEARCH_METRICS.get(step.metric, ("", ""))
+    fig.colorbar(im, ax=axes[0, :].tolist(), label=f"{step.metric} [{unit}] {'↑' if better == 'max' else '↓'}")
+    fig.suptitle(step.title or step.name, fontsize=10)
+    png = out / f"{step.name}.png"
+    fig.savefig(png, bbox_inches="tight")
+    plt.close(fig)
+    d = {"x": {"key": step.x.key, "values": xs}, "y": {"key": step.y.key, "values": ys},
+         "facet": {"key": step.facet.key, "values": fs} if step.facet else None,
+         "metric": step.metric, "values": grid.tolist(), "over_budget": over.tolist()}
+    lines = [f"## {step.title or step.name}", "", f"`{step.metric}` of `{step.spec}` over "
+             f"{step.x.key} × {step.y.key}" + (f", one panel per {step.facet.key}" if step.facet else "")
+             + f" ({len(combos)} designs in one vectorised call; × marks an infeasible design, † one "
+             f"over the chip's area or power budget: {int(over.sum())} of {over.size}).", "",
+             f"![{step.name}]({step.name}.png)", ""]
+    # the gain from the x axis at each facet, in words
+    for k, f in enumerate(fs):
+        g = grid[k]
+        if np.isfinite(g[:, 0]).any() and np.isfinite(g[:, -1]).any():
+            gain = np.nanmax(g[:, -1]) / np.nanmax(g[:, 0])
+            lines.append(f"- {('' if f is None else f'{step.facet.key} = {_fmt_axis(step.facet, f)}: ')}"
+                         f"going from {_fmt_axis(step.x, xs[0])} to {_fmt_axis(step.x, xs[-1])} of "
+                         f"{step.x.key} changes the best {step.metric} by ×{gain:.3f}.")
+    return lines, d
+
+
+# --------------------------------------------------------------------------------- curves
+def _curves(step: Step, base: Path, out: Path, quick: bool):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 5), dpi=120)
+    d: dict[str, Any] = {"series": {}, "measured": {}}
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    missing = []
+    for i, f in enumerate(step.specs):
+        if not (base / f).is_file():
+            missing.append(f)
+            continue
+        spec = load_spec(base / f)
+        ev = evaluate(spec)
+        ok = ev.feasible[0]
+        x = ev.points["interactivity_tok_s_user"][0][ok]
+        y = ev.points["mixed_tok_s_per_chip"][0][ok]
+        label = step.labels[i] if i < len(step.labels) else (spec.name or Path(f).stem)
+        ax.plot(x, y, "-o", ms=3, color=colors[i % len(colors)], label=f"{label} (model)")
+        d["series"][label] = {"concurrency": ev.concurrency[ok].tolist(), "interactivity_tok_s_user": x.tolist(),
+                              "mixed_tok_s_per_chip": y.tolist()}
+    if step.measured:
+        mpath = base / step.measured
+        if mpath.is_file():
+            with mpath.open() as fh:
+                rows = [r for r in csv.DictReader(fh) if all(r.get(k) == v for k, v in step.measured_filter.items())]
+            by_hw: dict[str, list] = {}
+            for r in rows:
+                try:
+                    by_hw.setdefault(r["hardware"], []).append((float(r["median_intvty_tok_s_user"]),
+                                                                float(r["tput_per_gpu_tok_s"])))
+                except (KeyError, ValueError):
+                    continue
+            for j, (hw, pts) in enumerate(sorted(by_hw.items())):
+                ax.scatter(*zip(*pts), s=10, marker="x", alpha=0.6, color=colors[(j + 5) % len(colors)],
+                           label=f"{hw} measured (InferenceMAX)")
+                d["measured"][hw] = pts
+    ax.set_xlabel("interactivity [tok/s/user] →  (1 / TPOT)")
+    ax.set_ylabel("mixed tok/s per chip ↑")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    ax.set_title(step.title or step.name)
+    fig.tight_layout()
+    fig.savefig(out / f"{step.name}.png")
+    plt.close(fig)
+    lines = [f"## {step.title or step.name}", "",
+             "Throughput per chip against interactivity, one point per concurrency (model), with the "
+             "measured InferenceMAX points overlaid where the data has them.", "",
+             f"![{step.name}]({step.name}.png)", ""]
+    return lines, d

@@ -1,0 +1,44 @@
+"""codesign calibrate: holdout by configuration, knob transforms, a small end-to-end fit."""
+
+import hashlib
+import math
+
+import pytest
+
+from codesign.calibrate import _from_u, _to_u, calibrate, split_holdout, write_calibration
+from codesign.validate import read_measured
+
+
+def test_holdout_is_by_configuration(shared_data):
+    _, pts = read_measured(shared_data / "measured" / "aiconfigurator_silicon_public.csv")
+    train, hold = split_holdout(pts, 0.3, seed=1)
+    assert train and hold
+    assert not ({p.config_key() for p in train} & {p.config_key() for p in hold})
+    assert len(train) + len(hold) == sum(p.status == "ok" for p in pts)
+
+
+def test_transform_roundtrip():
+    knobs = {"compute_decode": 0.37, "memory_bandwidth": 0.9, "step_overhead_s": 2e-4}
+    back = {k: float(v) for k, v in _from_u(_to_u(knobs)).items()}
+    for k in knobs:
+        assert back[k] == pytest.approx(knobs[k], rel=1e-5)
+
+
+def test_small_fit_and_provenance(shared_data, tmp_path):
+    f = shared_data / "measured" / "inferencemax_public.csv"
+    doc = calibrate([f], systems=["gb200"], holdout=0.3, seed=0, steps=8, max_rows=60)
+    prov = doc["provenance"]
+    assert prov["data"][0]["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
+    assert prov["rows_train"] > 0 and prov["rows_holdout"] > 0
+    for k, v in doc["shared"].items():
+        assert math.isfinite(v) and v > 0
+        if k.endswith("_s"):
+            continue
+        assert v < 1.0  # fractions stay fractions
+    e = doc["errors"]["train"]
+    assert "before" in e and "after" in e
+    write_calibration(doc, tmp_path / "cal.toml")
+    import tomllib
+
+    back = tomllib.loads((tmp_path / "cal.toml").read_text())
+    assert back["schema_version"] == 1 and back["shared"]
