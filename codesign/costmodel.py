@@ -165,6 +165,13 @@ class CostModelInfo:
         description: one line.
         factory: zero-argument callable returning a :class:`CostModel`.
         differentiable: ``True`` if ``evaluate`` is built on JAX and supports ``grad``.
+        accuracy: declared median relative error of ``tpot_s`` against measurements (``0.15`` =
+            15 %), or ``None`` when undeclared. ``deployment.cost_model = "auto"`` picks the loaded
+            model with the smallest declared ``accuracy`` that supports the spec; undeclared
+            models rank last.
+        accuracy_source: where ``accuracy`` was measured (data file, rows, date), one line.
+        supports: optional ``f(spec) -> bool``: can this model price ``spec`` at all (e.g. only
+            aggregated serving)? Must be cheap and import nothing heavy. ``None`` means "any spec".
         plugin: the registering plugin's name (set by the plugin manager).
     """
 
@@ -173,4 +180,7 @@ class CostModelInfo:
     description: str
     factory: Callable[[], CostModel] = attrs.field(eq=False, repr=False)
     differentiable: bool = False
+    accuracy: float | None = None
+    accuracy_source: str = ""
+    supports: Callable[[Any], bool] | None = attrs.field(default=None, eq=False, repr=False)
     plugin: str = ""

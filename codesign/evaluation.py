@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .costmodel import Evaluation
+from .costmodel import DESIGN_METRICS, POINT_METRICS, Evaluation
 from .errors import CodesignError, PluginError
 from .spec import Spec
 
@@ -26,41 +26,116 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     Args:
         spec: a loaded spec.
         overrides: spec key path -> array ``(n,)`` in SI units (format names for format keys).
-        cost_model: use this registered cost model instead of ``deployment.cost_model``.
+        cost_model: use this registered cost model instead of ``deployment.cost_model``;
+            ``"auto"`` picks the most accurate loaded model that supports the spec
+            (:meth:`~codesign.pluginmanager.PluginManager.select_cost_model`).
 
     Raises:
-        PluginError: the cost model is missing, raises, or breaks the contract.
+        PluginError: the cost model is missing, cannot price this spec, raises, or breaks the
+            contract (:func:`check_contract`); the message names the model and its plugin.
     """
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
-    name = cost_model or spec.deployment.cost_model
+    name = cost_model_name(spec, cost_model=cost_model, pm=pm)
+    info = pm.cost_models.get(name)
+    if info is not None and info.supports is not None and cost_model != "auto" \
+            and spec.deployment.cost_model != "auto":
+        try:
+            ok = bool(info.supports(spec))
+        except Exception as exc:  # noqa: BLE001
+            raise PluginError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) raised in "
+                              f"supports(): {type(exc).__name__}: {exc}") from exc
+        if not ok:
+            raise PluginError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) declares it "
+                              f"cannot price this spec; choose another deployment.cost_model or 'auto'")
     model = pm.cost_model(name)
     info = pm.cost_models[name]
+    who = f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)})"
     try:
         ev = model.evaluate(spec, pm.number_formats, overrides)
     except CodesignError:
         raise
     except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
-        raise PluginError(f"cost model {name!r} (plugin {info.plugin}) raised "
-                          f"{type(exc).__name__}: {exc}") from exc
-    check_contract(ev, name, info.plugin)
+        raise PluginError(f"{who} raised {type(exc).__name__}: {exc}") from exc
+    n = 1
+    for v in (overrides or {}).values():
+        n = max(n, int(np.size(v)))
+    check_contract(ev, name, pm.plugin_label(info.plugin), n_designs=n,
+                   concurrency=spec.workload.concurrency)
     return ev
 
 
-def check_contract(ev: Evaluation, name: str, plugin: str) -> None:
-    """Refuse NaN, infinite or negative metrics on points the model calls feasible."""
-    f = ev.feasible
+def cost_model_name(spec: Spec, *, cost_model: str | None = None, pm=None) -> str:
+    """The registered name of the cost model that prices ``spec`` (``"auto"`` resolved)."""
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    return pm.resolve_cost_model(cost_model or spec.deployment.cost_model, spec)
+
+
+def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | None = None,
+                   concurrency=None) -> None:
+    """Refuse an answer the core cannot use, naming the cost model and its plugin.
+
+    Checks what the core relies on (the full contract, with monotonicity and roofline bounds, is
+    :mod:`codesign.testing`): an :class:`Evaluation`; ``feasible`` of shape ``(n, c)``; every
+    :data:`~codesign.costmodel.POINT_METRICS` key with shape ``(n, c)``; every
+    :data:`~codesign.costmodel.DESIGN_METRICS` key with shape ``(n,)``; no NaN, infinite or
+    negative point metric on a point the model calls feasible; no negative design metric.
+
+    Args:
+        n_designs: the expected ``n`` (designs asked for), if known.
+        concurrency: the workload's sweep, if known (``ev.concurrency`` must equal it).
+
+    Raises:
+        PluginError: the first violation found.
+    """
+    who = f"cost model {name!r} (plugin {plugin})"
+    if not isinstance(ev, Evaluation):
+        raise PluginError(f"{who} returned {type(ev).__name__}, expected codesign.Evaluation")
+    f = np.asarray(ev.feasible)
+    c = np.asarray(ev.concurrency)
+    if f.ndim != 2 or f.dtype != bool:
+        raise PluginError(f"{who} returned feasible with shape {f.shape} and dtype {f.dtype}, "
+                          f"expected a bool array (n_designs, n_concurrency)")
+    if c.shape != (f.shape[1],):
+        raise PluginError(f"{who} returned concurrency with shape {c.shape}, expected ({f.shape[1]},)")
+    if concurrency is not None and not np.array_equal(c, np.asarray(concurrency, dtype=c.dtype)):
+        raise PluginError(f"{who} returned concurrency {c.tolist()}, the workload asks for "
+                          f"{list(concurrency)}")
+    if n_designs is not None and f.shape[0] != n_designs:
+        raise PluginError(f"{who} returned {f.shape[0]} designs, {n_designs} were asked for")
+    missing = [k for k in POINT_METRICS if k not in ev.points]
+    if missing:
+        raise PluginError(f"{who} did not return the point metrics {', '.join(missing)}")
+    missing = [k for k in DESIGN_METRICS if k not in ev.design]
+    if missing:
+        raise PluginError(f"{who} did not return the design metrics {', '.join(missing)}")
     for metric, values in ev.points.items():
         v = np.asarray(values)
         if v.shape != f.shape:
-            raise PluginError(f"cost model {name!r} (plugin {plugin}) returned {metric} with shape "
-                              f"{v.shape}, expected {f.shape}")
+            raise PluginError(f"{who} returned {metric} with shape {v.shape}, expected {f.shape}")
+        if not np.issubdtype(v.dtype, np.number):
+            raise PluginError(f"{who} returned {metric} of dtype {v.dtype}, expected numbers")
         bad = f & ~(np.isfinite(v) & (v >= 0))
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise PluginError(f"cost model {name!r} (plugin {plugin}) returned {metric} = {v[i, j]} "
-                              f"at concurrency {int(ev.concurrency[j])} on a feasible point")
+            raise PluginError(f"{who} returned {metric} = {v[i, j]} "
+                              f"at concurrency {int(c[j])} on a feasible point")
+    for metric, values in ev.design.items():
+        v = np.asarray(values)
+        if v.shape != (f.shape[0],):
+            raise PluginError(f"{who} returned design metric {metric} with shape {v.shape}, "
+                              f"expected ({f.shape[0]},)")
+        if np.issubdtype(v.dtype, np.number) and (v < 0).any():
+            raise PluginError(f"{who} returned design metric {metric} = {v[v < 0][0]} (negative)")
+    if len(ev.reasons) != f.shape[0]:
+        raise PluginError(f"{who} returned {len(ev.reasons)} reasons for {f.shape[0]} designs "
+                          f"(one string per design, \"\" when feasible)")
+    if ev.point_reasons is not None and np.shape(ev.point_reasons) != f.shape:
+        raise PluginError(f"{who} returned point_reasons with shape {np.shape(ev.point_reasons)}, "
+                          f"expected {f.shape}")
 
 
 def points_json(ev: Evaluation, i: int = 0) -> list[dict]:

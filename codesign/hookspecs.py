@@ -78,3 +78,25 @@ def codesign_baselines():
             return [codesign.Baseline(name="gb200", hardware=HERE / "gb200.toml",
                                       cost_model="analytical", efficiency={...})]
     """
+
+
+@hookspec
+def codesign_samplers():
+    """Register Optuna samplers that ``[search] sampler = "NAME"`` selects (besides the built-in
+    ``nsga2``, ``tpe``, ``gp``, ``random`` and ``grid``, which a plugin cannot replace).
+
+    Returns:
+        list[codesign.search.SamplerInfo]: each with a lowercase ``name``, a one-line
+        ``description`` and ``factory(seed=int, population=int, space=SearchSpace)`` returning an
+        ``optuna.samplers.BaseSampler`` (``population``: designs per batch; ``space``: the
+        validated search space). Import Optuna inside the factory, not at module level.
+
+    Example::
+
+        @codesign.hookimpl
+        def codesign_samplers():
+            def qmc(*, seed, population, space):
+                import optuna
+                return optuna.samplers.QMCSampler(seed=seed)
+            return [SamplerInfo(name="qmc", description="Sobol' QMC", factory=qmc)]
+    """

@@ -1,17 +1,30 @@
 """The plugin manager: loads plugins from the ``codesign`` entry-point group, one at a time.
 
-Built-in plugins are found the same way as third-party ones, through entry points. Each plugin
-loads in its own ``try``: a plugin that fails to import is reported
-(``plugin NAME (DIST VERSION) failed to load: ...``) and the tool goes on without it, unless
-``CODESIGN_STRICT_PLUGINS=1`` makes such failures fatal (for plugin development).
-``CODESIGN_PLUGINS=name1,name2`` loads only the named plugins.
+Built-in plugins are found the same way as third-party ones, through entry points. Fault isolation
+(``docs/plugins.md``, "When a plugin breaks"):
+
+* each entry point loads in its own ``try``: a plugin that fails to import (or registers a hook
+  that does not exist, e.g. a typo) is reported as
+  ``plugin NAME (DIST VERSION) failed to load: ...`` and the tool goes on without it;
+* each registration hook is called once per plugin, in its own ``try``: a plugin whose hook raises
+  or returns something that is not a list of the expected records is named and skipped;
+* a name registered twice keeps the built-in's (``codesign`` distribution) or else the first
+  loaded, and names both plugins and distributions;
+* ``CODESIGN_STRICT_PLUGINS=1`` turns every one of these warnings into a :class:`PluginError`
+  (for plugin development and CI); ``CODESIGN_PLUGINS=name1,name2`` loads only the named plugins.
+
+Warnings go to stderr as one line each (``warning: plugin ...``) and are also issued as
+:class:`PluginWarning` (ignored by the default warning filters, so the CLI prints them once; tests
+catch them with ``pytest.warns(PluginWarning)``).
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib.metadata
 import os
+import re
 import sys
 import warnings
 from typing import Any
@@ -23,10 +36,29 @@ from . import hookspecs
 from .errors import PluginError
 
 GROUP = "codesign"
+#: Environment variable that makes plugin failures fatal.
+STRICT_ENV = "CODESIGN_STRICT_PLUGINS"
+#: Environment variable listing the only plugins (entry-point names) to load, comma-separated.
+ONLY_ENV = "CODESIGN_PLUGINS"
+#: The distribution whose plugins are the built-ins (they win a name clash).
+BUILTIN_DIST = "codesign"
+
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
+
+
+class PluginWarning(RuntimeWarning):
+    """A plugin failed and was skipped (see :data:`STRICT_ENV` to make this fatal)."""
+
+
+# The CLI prints each plugin warning itself, as one line on stderr; the warnings machinery would
+# print it a second time with a source line. Tests still see them (pytest.warns records "always").
+warnings.filterwarnings("ignore", category=PluginWarning)
 
 
 @attrs.define
 class PluginStatus:
+    """What ``codesign plugins list`` shows for one plugin."""
+
     name: str
     dist: str
     version: str
@@ -35,79 +67,205 @@ class PluginStatus:
     error: str = ""
     hooks: list[str] = attrs.field(factory=list)
 
+    @property
+    def label(self) -> str:
+        """``NAME (DIST VERSION)``, how messages name a plugin."""
+        return f"{self.name} ({self.dist} {self.version})".replace(" )", ")")
+
 
 def _strict() -> bool:
-    return os.environ.get("CODESIGN_STRICT_PLUGINS", "") not in ("", "0", "false", "no")
+    return os.environ.get(STRICT_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _public() -> set[str]:
+    import codesign
+
+    return set(codesign.__all__)
+
+
+def _record_type(hook_name: str) -> type | None:
+    """The record class a registration hook returns (``None``: any object with a ``name``)."""
+    if hook_name == "codesign_cost_models":
+        from .costmodel import CostModelInfo
+
+        return CostModelInfo
+    if hook_name == "codesign_number_formats":
+        from .formats import NumberFormat
+
+        return NumberFormat
+    if hook_name == "codesign_baselines":
+        from .baselines import Baseline
+
+        return Baseline
+    if hook_name == "codesign_samplers":
+        from .search import SamplerInfo
+
+        return SamplerInfo
+    return None
 
 
 class PluginManager:
-    """Wraps :class:`pluggy.PluginManager` with typed registries and per-plugin fault isolation."""
+    """Wraps :class:`pluggy.PluginManager` with typed registries and per-plugin fault isolation.
+
+    Args:
+        load_entrypoints: load the ``codesign`` entry-point group (``False``: an empty manager for
+            tests, filled with :meth:`register`).
+
+    Raises:
+        PluginError: only with ``CODESIGN_STRICT_PLUGINS=1``, on the first plugin failure.
+    """
 
     def __init__(self, *, load_entrypoints: bool = True):
         self.pm = pluggy.PluginManager(GROUP)
         self.pm.add_hookspecs(hookspecs)
         self.status: list[PluginStatus] = []
+        #: Every warning issued so far, one line each (``plugins list --json`` shows them).
+        self.problems: list[str] = []
         if load_entrypoints:
             self._load_entrypoints()
 
+    # ------------------------------------------------------------------ loading
     def _load_entrypoints(self) -> None:
-        only = os.environ.get("CODESIGN_PLUGINS")
-        wanted = {n.strip() for n in only.split(",")} if only else None
-        seen = set()
-        for ep in importlib.metadata.entry_points(group=GROUP):
-            if ep.name in seen:
-                continue
-            seen.add(ep.name)
+        only = os.environ.get(ONLY_ENV)
+        wanted = {n.strip() for n in only.split(",") if n.strip()} if only else None
+        try:
+            eps = list(importlib.metadata.entry_points(group=GROUP))
+        except Exception as exc:  # noqa: BLE001 - a broken metadata directory must not stop us
+            self._fail(f"cannot read the {GROUP!r} entry points: {type(exc).__name__}: {exc}", exc)
+            eps = []
+        seen: dict[str, PluginStatus] = {}
+        for ep in eps:
             dist = getattr(ep, "dist", None)
-            dname = dist.metadata["Name"] if dist is not None else "?"
-            dver = dist.version if dist is not None else "?"
+            try:
+                dname = dist.metadata["Name"] if dist is not None else "?"
+                dver = dist.version if dist is not None else "?"
+            except Exception:  # noqa: BLE001 - malformed METADATA
+                dname, dver = "?", "?"
+            if ep.name in seen:
+                first = seen[ep.name]
+                if (first.dist, first.module) != (dname, ep.value):
+                    self._fail(f"plugin {ep.name} ({dname} {dver}) is not loaded: the entry-point name "
+                               f"{ep.name!r} is already taken by {first.label}")
+                continue
             st = PluginStatus(ep.name, dname, dver, ep.value, "loaded")
+            seen[ep.name] = st
             self.status.append(st)
             if wanted is not None and ep.name not in wanted:
                 st.status = "disabled"
                 continue
             try:
                 module = ep.load()
-                self.pm.register(module, name=ep.name)
-                st.hooks = sorted(h.name for h in self.pm.get_hookcallers(module) or [])
-            except Exception as exc:  # noqa: BLE001 - isolation is the point
-                st.status = "failed"
-                st.error = f"{type(exc).__name__}: {exc}"
-                self._fail(f"plugin {ep.name} ({dname} {dver}) failed to load: {st.error}", exc)
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
+                self._failed(st, f"{type(exc).__name__}: {exc}", exc)
+                continue
+            self._register(module, st)
+
+    def _register(self, plugin: Any, st: PluginStatus) -> None:
+        try:
+            self.pm.register(plugin, name=st.name)
+        except Exception as exc:  # noqa: BLE001 - pluggy validation errors, name clashes
+            self._failed(st, f"{type(exc).__name__}: {exc}", exc)
+            return
+        callers = self.pm.get_hookcallers(plugin) or []
+        unknown = [hc.name for hc in callers if not hc.has_spec()]
+        if unknown:
+            self.pm.unregister(plugin)
+            specs = [n for n in dir(hookspecs) if n.startswith("codesign_")]
+            hints = []
+            for u in unknown:
+                close = difflib.get_close_matches(u, specs, n=1)
+                hints.append(f"{u!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+            self._failed(st, "unknown hook " + ", ".join(hints) + "; hooks: " + ", ".join(specs), None)
+            return
+        st.hooks = sorted(hc.name for hc in callers)
+        self._clear_cache()
 
     def register(self, plugin: Any, name: str) -> None:
-        """Register an in-process plugin object (tests, scripts)."""
-        self.pm.register(plugin, name=name)
-        self.status.append(PluginStatus(name, "<in-process>", "", repr(plugin), "loaded",
-                                        hooks=sorted(h.name for h in self.pm.get_hookcallers(plugin) or [])))
-        self.__dict__.pop("_cache", None)
+        """Register an in-process plugin object (tests, scripts), isolated like an entry point."""
+        st = PluginStatus(name, "<in-process>", "", repr(plugin), "loaded")
+        self.status.append(st)
+        self._register(plugin, st)
+
+    def _clear_cache(self) -> None:
+        for key in ("cost_models", "number_formats", "baselines", "samplers"):
+            self.__dict__.pop(key, None)
+
+    # ------------------------------------------------------------------ failures
+    def _failed(self, st: PluginStatus, error: str, exc: BaseException | None) -> None:
+        st.status = "failed"
+        st.error = error
+        self._fail(f"plugin {st.label} failed to load: {error}", exc)
 
     def _fail(self, message: str, exc: BaseException | None = None) -> None:
+        self.problems.append(message)
         if _strict():
-            raise PluginError(message) from exc
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+            raise PluginError(message + f" ({STRICT_ENV} is set)") from exc
+        warnings.warn(message, PluginWarning, stacklevel=3)
         print(f"warning: {message}", file=sys.stderr)
 
+    def plugin_label(self, name: str) -> str:
+        """``NAME (DIST VERSION)`` of a registered plugin, for messages."""
+        for st in self.status:
+            if st.name == name:
+                return st.label
+        return name
+
+    def _dist(self, plugin: str) -> str:
+        for st in self.status:
+            if st.name == plugin:
+                return st.dist
+        return ""
+
+    # ------------------------------------------------------------------ registries
     def _collect(self, hook_name: str) -> list:
         """Call a registration hook on every plugin separately; a failing plugin is skipped."""
-        out = []
+        kind = _record_type(hook_name)
+        out: list = []
         hook = getattr(self.pm.hook, hook_name)
         for impl in hook.get_hookimpls():
+            label = self.plugin_label(impl.plugin_name)
             try:
-                records = impl.function() or []
+                records = impl.function()
+                records = list(records or [])
             except Exception as exc:  # noqa: BLE001
-                self._fail(f"plugin {impl.plugin_name} failed in {hook_name}: {type(exc).__name__}: {exc}", exc)
+                self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: "
+                                  f"{type(exc).__name__}: {exc}", exc)
                 continue
-            for r in records:
-                out.append(attrs.evolve(r, plugin=impl.plugin_name) if hasattr(r, "plugin") else r)
+            bad = [r for r in records if (not isinstance(r, kind) if kind is not None else not hasattr(r, "name"))]
+            if bad:
+                what = "records with a name" if kind is None else (
+                    f"codesign.{kind.__name__}" if kind.__name__ in _public() else f"{kind.__module__}.{kind.__name__}")
+                self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: returned "
+                                  f"{type(bad[0]).__name__} {bad[0]!r:.80}, expected a list of {what}", None)
+                continue
+            bad = [r for r in records if not isinstance(r.name, str) or not _NAME.match(r.name)]
+            if bad:
+                self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: name "
+                                  f"{bad[0].name!r} must be lowercase letters, digits, '_', '.', '-'", None)
+                continue
+            out.extend(attrs.evolve(r, plugin=impl.plugin_name) if attrs.has(type(r)) and hasattr(r, "plugin")
+                       else r for r in records)
         by_name: dict[str, Any] = {}
         for r in out:
-            if r.name in by_name:
-                raise PluginError(
-                    f"{hook_name}: {r.name!r} is registered by both plugin "
-                    f"{by_name[r.name].plugin!r} and plugin {r.plugin!r}")
-            by_name[r.name] = r
-        return out
+            if r.name not in by_name:
+                by_name[r.name] = r
+                continue
+            first = by_name[r.name]
+            p_first, p_r = getattr(first, "plugin", "?"), getattr(r, "plugin", "?")
+            keep, drop = (r, p_first) if (self._dist(p_r) == BUILTIN_DIST
+                                          and self._dist(p_first) != BUILTIN_DIST) else (first, p_r)
+            by_name[r.name] = keep
+            self._fail(f"{hook_name}: {r.name!r} is registered by both plugin "
+                       f"{self.plugin_label(p_first)} and plugin {self.plugin_label(p_r)}; "
+                       f"using {getattr(keep, 'plugin', '?')!r}'s and ignoring {drop!r}'s")
+        return list(by_name.values())
+
+    def _hook_failed(self, plugin: str, message: str, exc: BaseException | None) -> None:
+        for st in self.status:
+            if st.name == plugin:
+                st.status = "failed"
+                st.error = message.split(": ", 1)[1] if ": " in message else message
+        self._fail(message, exc)
 
     @functools.cached_property
     def cost_models(self) -> dict:
@@ -124,21 +282,73 @@ class PluginManager:
         """Registered baselines by name (:class:`codesign.Baseline`)."""
         return {r.name: r for r in self._collect("codesign_baselines")}
 
-    def cost_model(self, name: str):
-        """Instantiate the cost model ``name``.
+    @functools.cached_property
+    def samplers(self) -> dict:
+        """Samplers registered by plugins, by name (:class:`codesign.search.SamplerInfo`)."""
+        return {r.name: r for r in self._collect("codesign_samplers")}
+
+    @functools.cached_property
+    def samplers(self) -> dict:
+        """Registered Optuna samplers by name (:class:`codesign.search.SamplerInfo`)."""
+        return {r.name: r for r in self._collect("codesign_samplers")}
+
+    # ------------------------------------------------------------------ cost models
+    def select_cost_model(self, spec=None) -> str:
+        """The name of the cost model ``deployment.cost_model = "auto"`` means for ``spec``.
+
+        The rule (docs/plugins.md, "Choosing a cost model"): among the loaded cost models whose
+        ``supports(spec)`` is true (or that declare no ``supports``), the one with the smallest
+        declared ``accuracy`` (median relative TPOT error); models without a declared accuracy rank
+        after all that declare one; ties go to the alphabetically first name.
 
         Raises:
-            PluginError: no plugin registers it (the message lists those that do exist).
+            PluginError: no loaded cost model supports ``spec``.
         """
+        candidates = []
+        refused = []
+        for info in self.cost_models.values():
+            if spec is not None and info.supports is not None:
+                try:
+                    ok = bool(info.supports(spec))
+                except Exception as exc:  # noqa: BLE001
+                    self._fail(f"cost model {info.name!r} (plugin {self.plugin_label(info.plugin)}) "
+                               f"raised in supports(): {type(exc).__name__}: {exc}", exc)
+                    ok = False
+                if not ok:
+                    refused.append(info.name)
+                    continue
+            candidates.append(info)
+        if not candidates:
+            raise PluginError("deployment.cost_model = 'auto': no loaded cost model can price this spec"
+                              + (f" (declined: {', '.join(sorted(refused))})" if refused else ""))
+        candidates.sort(key=lambda m: (m.accuracy is None, m.accuracy if m.accuracy is not None else 0.0,
+                                       m.name))
+        return candidates[0].name
+
+    def resolve_cost_model(self, name: str, spec=None) -> str:
+        """``name`` itself, or the selected model's name when ``name == "auto"``."""
+        return self.select_cost_model(spec) if name == "auto" else name
+
+    def cost_model(self, name: str, *, spec=None):
+        """Instantiate the cost model ``name`` (``"auto"``: see :meth:`select_cost_model`).
+
+        Raises:
+            PluginError: no plugin registers it (the message lists those that do exist), or its
+                factory raised (naming the plugin).
+        """
+        name = self.resolve_cost_model(name, spec)
         models = self.cost_models
         if name not in models:
             have = ", ".join(sorted(models)) or "none"
-            raise PluginError(f"no cost model named {name!r} is registered (available: {have})")
+            failed = [st.label for st in self.status if st.status == "failed"]
+            hint = f"; plugins that failed to load: {', '.join(failed)}" if failed else ""
+            raise PluginError(f"no cost model named {name!r} is registered (available: {have}{hint})")
+        info = models[name]
         try:
-            return models[name].factory()
+            return info.factory()
         except Exception as exc:  # noqa: BLE001
-            raise PluginError(f"cost model {name!r} (plugin {models[name].plugin}) failed to start: "
-                              f"{type(exc).__name__}: {exc}") from exc
+            raise PluginError(f"cost model {name!r} (plugin {self.plugin_label(info.plugin)}) failed to "
+                              f"start: {type(exc).__name__}: {exc}") from exc
 
 
 @functools.cache

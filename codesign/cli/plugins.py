@@ -1,26 +1,34 @@
-"""``codesign plugins list [--json]``: installed plugins, their hooks and what they register."""
+"""``codesign plugins list [--json]``: installed plugins, their hooks, status and what they register.
+
+A plugin that failed to load is listed with status ``failed`` and its error; the command still
+succeeds (exit 0) unless ``CODESIGN_STRICT_PLUGINS=1`` makes plugin failures fatal (exit 2). Per
+cost model it shows the declared accuracy (median relative TPOT error) and where it was measured.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 
+SCHEMA_VERSION = 1
+
 
 def register(sub) -> None:
-    p = sub.add_parser("plugins", help="list installed plugins")
+    p = sub.add_parser("plugins", help="list installed plugins",
+                       description="List installed codesign plugins (entry-point group `codesign`).")
     psub = p.add_subparsers(dest="plugins_command", metavar="ACTION")
-    lp = psub.add_parser("list", help="list plugins, their versions, hooks and status")
+    lp = psub.add_parser("list", help="list plugins, their versions, hooks, status and cost models")
     lp.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    lp.add_argument("--hook", metavar="NAME", help="only plugins implementing this hook (e.g. codesign_cost_models)")
     lp.set_defaults(func=run_list)
-    p.set_defaults(func=run_list, json=False)
+    p.set_defaults(func=run_list, json=False, hook=None)
 
 
-def run_list(args) -> int:
-    from ..pluginmanager import get_plugin_manager
-
-    pm = get_plugin_manager()
+def collect(pm) -> dict:
+    """The ``plugins list --json`` document for plugin manager ``pm``."""
     models = pm.cost_models
     formats = pm.number_formats
+    baselines = pm.baselines
     rows = []
     for st in pm.status:
         rows.append({
@@ -28,9 +36,25 @@ def run_list(args) -> int:
             "status": st.status, "error": st.error, "hooks": st.hooks,
             "cost_models": sorted(m.name for m in models.values() if m.plugin == st.name),
             "number_formats": sorted(f.name for f in formats.values() if f.plugin == st.name),
+            "baselines": sorted(b.name for b in baselines.values() if b.plugin == st.name),
         })
+    cms = [{
+        "name": m.name, "plugin": m.plugin, "version": m.version, "description": m.description,
+        "differentiable": m.differentiable, "accuracy": m.accuracy, "accuracy_source": m.accuracy_source,
+        "declares_supports": m.supports is not None,
+    } for m in sorted(models.values(), key=lambda m: m.name)]
+    return {"schema_version": SCHEMA_VERSION, "plugins": rows, "cost_models": cms,
+            "problems": list(pm.problems)}
+
+
+def run_list(args) -> int:
+    from ..pluginmanager import get_plugin_manager
+
+    doc = collect(get_plugin_manager())
+    if args.hook:
+        doc["plugins"] = [r for r in doc["plugins"] if args.hook in r["hooks"]]
     if args.json:
-        json.dump({"schema_version": 1, "plugins": rows}, sys.stdout, indent=2)
+        json.dump(doc, sys.stdout, indent=2)
         print()
         return 0
     from rich.console import Console
@@ -39,12 +63,24 @@ def run_list(args) -> int:
     t = Table(title="codesign plugins")
     for col in ("name", "distribution", "version", "status", "hooks", "registers"):
         t.add_column(col)
-    for r in rows:
+    for r in doc["plugins"]:
         regs = [f"cost model {m}" for m in r["cost_models"]]
         if r["number_formats"]:
             regs.append("formats " + ", ".join(r["number_formats"]))
+        if r["baselines"]:
+            regs.append("baselines " + ", ".join(r["baselines"]))
         status = r["status"] if not r["error"] else f"{r['status']}: {r['error']}"
         t.add_row(r["name"], r["distribution"], r["version"], status,
-                  "\n".join(r["hooks"]), "\n".join(regs))
-    Console().print(t)
+                  "\n".join(h.removeprefix("codesign_") for h in r["hooks"]), "\n".join(regs))
+    con = Console()
+    con.print(t)
+    m = Table(title="cost models (deployment.cost_model; \"auto\" picks the smallest declared error)")
+    for col in ("name", "plugin", "version", "accuracy (median |TPOT err|)", "differentiable"):
+        m.add_column(col)
+    for c in doc["cost_models"]:
+        acc = "undeclared" if c["accuracy"] is None else f"{c['accuracy']:.0%}"
+        if c["accuracy_source"]:
+            acc += f" ({c['accuracy_source']})"
+        m.add_row(c["name"], c["plugin"], c["version"], acc, "yes" if c["differentiable"] else "no")
+    con.print(m)
     return 0

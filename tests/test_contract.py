@@ -1,0 +1,104 @@
+"""Every built-in cost model, and the example plugin, passes the cost-model contract suite.
+
+The suite itself is :mod:`codesign.testing` (what a third-party plugin author subclasses); this
+file only names the models. The example plugin's tests skip, with the install command as the
+reason, when ``plugins/codesign_example_roofline`` is not installed (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from codesign.testing import CostModelContract
+from conftest import SPECS
+
+ROOFLINE_MISSING = ("the example plugin is not installed "
+                    "(pip install -e plugins/codesign_example_roofline)")
+
+
+class TestAnalytical(CostModelContract):
+    cost_model = "analytical"
+    rtol = 2e-5  # float32 under JAX
+
+    def single(self, spec, formats):
+        from codesign_analytical.model import single
+
+        params, fn, _static = single(spec, formats)
+        return params, fn
+
+
+class TestRoofline(CostModelContract):
+    cost_model = "roofline"
+    skip_reason = ROOFLINE_MISSING
+    rtol = 1e-9  # float64 numpy
+
+
+def _roofline_installed() -> bool:
+    from codesign.pluginmanager import get_plugin_manager
+
+    return "roofline" in get_plugin_manager().cost_models
+
+
+needs_roofline = pytest.mark.skipif("not _roofline_installed()", reason=ROOFLINE_MISSING)
+
+
+@needs_roofline
+def test_roofline_is_a_lower_bound_of_the_analytical_model():
+    """The bare roofline is never slower than the analytical model on the same spec (it drops the
+    efficiencies, overheads, collectives and queueing the analytical model adds)."""
+    from codesign import load_spec
+    from codesign.evaluation import evaluate
+
+    spec = load_spec(SPECS / "examples" / "gb200-gpt-oss-120b.toml")
+    ana = evaluate(spec, cost_model="analytical")
+    roof = evaluate(spec, cost_model="roofline")
+    both = ana.feasible & roof.feasible
+    assert both.all()
+    for k in ("ttft_s", "tpot_s", "e2e_latency_s"):
+        assert np.all(roof.points[k][both] <= ana.points[k][both]), k
+    assert np.all(roof.points["mixed_tok_s_per_chip"][both] >= ana.points["mixed_tok_s_per_chip"][both])
+
+
+@needs_roofline
+def test_roofline_tpot_at_concurrency_one_by_hand():
+    """Batch 1 decode of gpt-oss-120b on 8 GB200s, derived from config.json by hand.
+
+    Active weight bytes (tests/test_evaluate.py `_gpt_oss_active_bytes`, plus the 36·2·2880 and
+    final 2880 RMSNorm weights in BF16) plus one request's KV cache at the mean context, over
+    8 chips × 8 TB/s. KV: 18 full layers × 2 × 8 KV heads × 64 dims per token at ctx
+    ISL̄ + OSL̄/2 = 7372.8 + 460.8 = 7833.6 → 7833.6 tokens (FP8, 1 B), 18 sliding layers capped at
+    the 128-token window; split over min(TP 8, 8 KV heads) = 8 chips. Compute (2·5.1e9 FLOP per
+    token at 5 PFLOP/s FP8 per chip) is 300× smaller, so memory sets the step time.
+    """
+    from test_evaluate import _gpt_oss_active_bytes
+
+    from codesign import load_spec
+    from codesign.evaluation import evaluate
+
+    spec = load_spec(SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml")
+    ev = evaluate(spec)
+    h, L = 2880, 36
+    weights = _gpt_oss_active_bytes() + (2 * h * L + h) * 2
+    kv = (18 * 2 * 8 * 64 * 7833.6 + 18 * 2 * 8 * 64 * 128) * 1.0 / 8
+    step = (weights / 8 + kv) / 8e12
+    osl = 1024 * 0.9
+    # E2E = TTFT + (OSL̄ − 1)·step at concurrency 1, so TPOT equals the step time
+    assert ev.points["tpot_s"][0, 0] == pytest.approx(step, rel=1e-3)
+
+
+@needs_roofline
+def test_roofline_example_runs_end_to_end(cli):
+    """The example spec selects the plugin's model through the CLI, as a user runs it."""
+    import json
+
+    rc, out, err = cli("evaluate", SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["cost_model"] == "roofline"
+    assert all(p["feasible"] for p in doc["points"])
+    rc, out, err = cli("plugins", "list", "--json")
+    by = {p["name"]: p for p in json.loads(out)["plugins"]}
+    assert by["roofline"]["status"] == "loaded"
+    assert by["roofline"]["distribution"] == "codesign-roofline"
+    assert by["roofline"]["cost_models"] == ["roofline"]

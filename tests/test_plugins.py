@@ -1,0 +1,342 @@
+"""Plugin fault isolation, strict mode, selection and ``plugins list``.
+
+A broken *installed* plugin is simulated the way conda's tests do it: a fake ``*.dist-info``
+directory (``METADATA`` + ``entry_points.txt``) on a temporary path added to ``sys.path``, so
+``importlib.metadata.entry_points(group="codesign")`` finds it exactly as it finds a pip-installed
+distribution.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import codesign
+from codesign.errors import PluginError
+from codesign.pluginmanager import PluginManager, PluginWarning, get_plugin_manager
+from conftest import SPECS
+
+GB200 = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+
+
+def _fake_dist(tmp_path, monkeypatch, *, dist="codesign-broken", version="9.9", ep="broken",
+               module="codesign_broken_plugin", source="raise RuntimeError('boom at import')\n"):
+    """Install a fake distribution on ``tmp_path`` whose ``codesign`` entry point is ``module``."""
+    info = tmp_path / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(f"[codesign]\n{ep} = {module}\n")
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, module, raising=False)
+    get_plugin_manager.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_manager(monkeypatch):
+    """Every test starts and ends with a fresh process-wide plugin manager, lenient by default."""
+    monkeypatch.delenv("CODESIGN_STRICT_PLUGINS", raising=False)
+    monkeypatch.delenv("CODESIGN_PLUGINS", raising=False)
+    get_plugin_manager.cache_clear()
+    yield
+    get_plugin_manager.cache_clear()
+
+
+# ---------------------------------------------------------------------- a plugin that fails to import
+def test_broken_entry_point_warns_and_the_rest_loads(tmp_path, monkeypatch):
+    _fake_dist(tmp_path, monkeypatch)
+    with pytest.warns(PluginWarning, match=r"plugin broken \(codesign-broken 9\.9\) failed to load: "
+                                           r"RuntimeError: boom at import"):
+        pm = PluginManager()
+    by = {s.name: s for s in pm.status}
+    assert by["broken"].status == "failed" and "boom at import" in by["broken"].error
+    assert by["analytical"].status == "loaded"
+    assert "analytical" in pm.cost_models and "mxfp4" in pm.number_formats
+
+
+def test_plugins_list_shows_the_failed_plugin_and_builtins_still_work(tmp_path, monkeypatch, cli):
+    _fake_dist(tmp_path, monkeypatch)
+    with pytest.warns(PluginWarning):
+        rc, out, err = cli("plugins", "list", "--json")
+    assert rc == 0
+    assert "warning: plugin broken (codesign-broken 9.9) failed to load: RuntimeError: boom at import" in err
+    doc = json.loads(out)
+    by = {p["name"]: p for p in doc["plugins"]}
+    assert by["broken"]["status"] == "failed" and by["broken"]["distribution"] == "codesign-broken"
+    assert by["analytical"]["status"] == "loaded" and by["analytical"]["cost_models"] == ["analytical"]
+    assert any("broken" in p for p in doc["problems"])
+    # the rest of the tool keeps working with the broken plugin installed
+    with pytest.warns(PluginWarning):
+        get_plugin_manager.cache_clear()
+        rc, out, err = cli("evaluate", GB200, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["points"][0]["feasible"] is True
+
+
+def test_table_output_names_the_failure(tmp_path, monkeypatch, cli):
+    _fake_dist(tmp_path, monkeypatch)
+    with pytest.warns(PluginWarning):
+        rc, out, err = cli("plugins", "list")
+    assert rc == 0
+    assert "broken" in out and "failed" in out
+
+
+def test_strict_mode_makes_a_broken_plugin_fatal(tmp_path, monkeypatch, cli):
+    _fake_dist(tmp_path, monkeypatch)
+    monkeypatch.setenv("CODESIGN_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match=r"plugin broken \(codesign-broken 9\.9\) failed to load"):
+        PluginManager()
+    rc, out, err = cli("plugins", "list", "--json")
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "broken" in err and "Traceback" not in err
+
+
+def test_only_env_var_loads_the_named_plugins(monkeypatch):
+    monkeypatch.setenv("CODESIGN_PLUGINS", "mx")
+    pm = PluginManager()
+    by = {s.name: s.status for s in pm.status}
+    assert by["mx"] == "loaded" and by["analytical"] == "disabled"
+    assert "analytical" not in pm.cost_models
+
+
+def test_misspelled_hook_is_named_with_a_hint(tmp_path, monkeypatch):
+    _fake_dist(tmp_path, monkeypatch, dist="codesign-typo", ep="typo", module="codesign_typo_plugin",
+               source="""
+               import codesign
+
+               @codesign.hookimpl
+               def codesign_cost_model():
+                   return []
+               """)
+    with pytest.warns(PluginWarning, match=r"typo \(codesign-typo 9\.9\).*unknown hook 'codesign_cost_model' "
+                                           r"\(did you mean 'codesign_cost_models'\?\)"):
+        pm = PluginManager()
+    assert {s.name: s.status for s in pm.status}["typo"] == "failed"
+
+
+# ---------------------------------------------------------------------- registration hooks that misbehave
+class _RaisingHook:
+    @codesign.hookimpl
+    def codesign_number_formats(self):
+        raise ValueError("no formats today")
+
+
+class _WrongRecords:
+    @codesign.hookimpl
+    def codesign_cost_models(self):
+        return [{"name": "dict-not-record"}]
+
+
+class _Duplicate:
+    @codesign.hookimpl
+    def codesign_cost_models(self):
+        return [codesign.CostModelInfo(name="analytical", version="6.6", description="impostor",
+                                       factory=object)]
+
+
+def test_registration_hook_that_raises_is_skipped():
+    pm = PluginManager()
+    pm.register(_RaisingHook(), "raiser")
+    with pytest.warns(PluginWarning, match=r"plugin raiser.*failed in codesign_number_formats: "
+                                           r"ValueError: no formats today"):
+        formats = pm.number_formats
+    assert "mxfp4" in formats
+    assert {s.name: s.status for s in pm.status}["raiser"] == "failed"
+
+
+def test_registration_hook_with_wrong_records_is_named():
+    pm = PluginManager()
+    pm.register(_WrongRecords(), "wrong")
+    with pytest.warns(PluginWarning, match=r"plugin wrong.*expected a list of codesign.CostModelInfo"):
+        models = pm.cost_models
+    assert "analytical" in models
+
+
+def test_duplicate_name_keeps_the_builtin_and_names_both():
+    pm = PluginManager()
+    pm.register(_Duplicate(), "impostor")
+    with pytest.warns(PluginWarning, match=r"'analytical' is registered by both plugin analytical "
+                                           r"\(codesign 0\.1\.0\) and plugin impostor"):
+        models = pm.cost_models
+    assert models["analytical"].plugin == "analytical"
+
+
+def test_strict_mode_makes_hook_failures_fatal(monkeypatch):
+    pm = PluginManager()
+    pm.register(_RaisingHook(), "raiser")
+    monkeypatch.setenv("CODESIGN_STRICT_PLUGINS", "1")
+    with pytest.raises(PluginError, match="plugin raiser"):
+        pm.number_formats
+
+
+# ---------------------------------------------------------------------- cost models that misbehave
+def _model_plugin(name, evaluate, *, accuracy=None, supports=None):
+    """An in-process plugin registering cost model ``name`` whose evaluate is ``evaluate``."""
+
+    class Model:
+        def parameters(self):
+            return []
+
+        def evaluate(self, spec, formats, overrides=None):
+            return evaluate(spec, formats, overrides)
+
+    class Plugin:
+        @codesign.hookimpl
+        def codesign_cost_models(self):
+            return [codesign.CostModelInfo(name=name, version="0.0.1", description="test double",
+                                           factory=Model, accuracy=accuracy, supports=supports)]
+
+    return Plugin()
+
+
+def _analytical(spec, formats, overrides):
+    from codesign_analytical.model import AnalyticalModel
+
+    return AnalyticalModel().evaluate(spec, formats, overrides)
+
+
+def _with(name, evaluate, **kw):
+    pm = PluginManager()
+    pm.register(_model_plugin(name, evaluate, **kw), f"{name}-plugin")
+    return pm
+
+
+def _spec(tmp_path, cost_model):
+    p = tmp_path / f"{cost_model}.toml"
+    p.write_text(f'include = ["{GB200}"]\n[deployment]\ncost_model = "{cost_model}"\n')
+    return codesign.load_spec(p)
+
+
+def test_cost_model_that_raises_is_a_named_plugin_error(tmp_path):
+    from codesign.evaluation import evaluate
+
+    def boom(spec, formats, overrides):
+        raise ZeroDivisionError("division by zero in my model")
+
+    pm = _with("boom", boom)
+    with pytest.raises(PluginError, match=r"cost model 'boom' \(plugin boom-plugin.*\) raised "
+                                          r"ZeroDivisionError: division by zero in my model"):
+        evaluate(_spec(tmp_path, "boom"), pm=pm)
+
+
+def test_cli_reports_a_raising_cost_model_in_one_line(tmp_path, monkeypatch, cli):
+    def boom(spec, formats, overrides):
+        raise ZeroDivisionError("division by zero in my model")
+
+    pm = _with("boom", boom)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "boom").path)
+    assert rc == 2 and out == ""
+    assert err.strip().count("\n") == 0, err
+    assert "cost model 'boom' (plugin boom-plugin" in err and "Traceback" not in err
+
+
+def test_nan_on_a_feasible_point_is_a_named_plugin_error(tmp_path):
+    from codesign.evaluation import evaluate
+
+    def nan_tpot(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        ev.points["tpot_s"][0, 3] = np.nan
+        return ev
+
+    pm = _with("nanny", nan_tpot)
+    with pytest.raises(PluginError, match=r"cost model 'nanny' \(plugin nanny-plugin.*\) returned "
+                                          r"tpot_s = nan at concurrency 8 on a feasible point"):
+        evaluate(_spec(tmp_path, "nanny"), pm=pm)
+
+
+def test_negative_value_is_a_named_plugin_error(tmp_path):
+    from codesign.evaluation import evaluate
+
+    def negative(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        ev.points["power_w"][0, 0] = -5.0
+        return ev
+
+    pm = _with("neg", negative)
+    with pytest.raises(PluginError, match=r"cost model 'neg'.*returned power_w = -5.0 at concurrency 1"):
+        evaluate(_spec(tmp_path, "neg"), pm=pm)
+
+
+def test_missing_metric_and_wrong_type_are_named(tmp_path):
+    from codesign.evaluation import evaluate
+
+    def missing(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        del ev.points["ttft_s"]
+        return ev
+
+    pm = _with("partial", missing)
+    with pytest.raises(PluginError, match=r"cost model 'partial'.*did not return the point metrics ttft_s"):
+        evaluate(_spec(tmp_path, "partial"), pm=pm)
+    pm = _with("dicty", lambda spec, formats, overrides: {"tpot_s": 1.0})
+    with pytest.raises(PluginError, match=r"cost model 'dicty'.*returned dict, expected codesign.Evaluation"):
+        evaluate(_spec(tmp_path, "dicty"), pm=pm)
+
+
+def test_unknown_cost_model_lists_the_available_ones(tmp_path):
+    from codesign.evaluation import evaluate
+
+    with pytest.raises(PluginError, match=r"no cost model named 'nope'.*available: .*analytical"):
+        evaluate(_spec(tmp_path, "nope"), pm=PluginManager())
+
+
+# ---------------------------------------------------------------------- selection
+def _stub(spec, formats, overrides):
+    raise AssertionError("selection tests do not evaluate")
+
+
+def test_auto_picks_the_most_accurate_model_that_supports_the_spec(tmp_path):
+    pm = PluginManager()
+    pm.register(_model_plugin("coarse", _stub, accuracy=0.30), "coarse-plugin")
+    pm.register(_model_plugin("fine", _stub, accuracy=0.05, supports=lambda s: s.deployment.tp <= 4),
+                "fine-plugin")
+    pm.register(_model_plugin("medium", _stub, accuracy=0.12), "medium-plugin")
+    spec = _spec(tmp_path, "auto")  # TP 8: "fine" declines it
+    assert pm.select_cost_model(spec) == "medium"
+    small = tmp_path / "tp4.toml"
+    small.write_text(f'include = ["{spec.path}"]\n[deployment]\ntp = 4\n')
+    assert pm.select_cost_model(codesign.load_spec(small)) == "fine"
+
+
+def test_auto_evaluates_with_the_selected_model(tmp_path):
+    from codesign.evaluation import cost_model_name, evaluate
+
+    pm = _with("precise", _analytical, accuracy=0.01, supports=lambda s: True)
+    spec = _spec(tmp_path, "auto")
+    assert cost_model_name(spec, pm=pm) == "precise"
+    ev = evaluate(spec, pm=pm)
+    assert ev.feasible.shape == (1, len(spec.workload.concurrency))
+
+
+def test_auto_without_any_supporting_model_is_a_clear_error():
+    pm = PluginManager(load_entrypoints=False)
+    pm.register(_model_plugin("picky", _stub, accuracy=0.1, supports=lambda s: False), "picky-plugin")
+    with pytest.raises(PluginError, match=r"no loaded cost model can price this spec \(declined: picky\)"):
+        pm.select_cost_model(object())
+
+
+def test_a_model_named_explicitly_that_declines_the_spec_says_so(tmp_path):
+    from codesign.evaluation import evaluate
+
+    pm = _with("picky", _stub, supports=lambda s: False)
+    with pytest.raises(PluginError, match=r"cost model 'picky'.*declares it cannot price this spec"):
+        evaluate(_spec(tmp_path, "picky"), pm=pm)
+
+
+def test_plugins_list_json_shows_declared_accuracy(monkeypatch, cli):
+    pm = PluginManager()
+    pm.register(_model_plugin("fine", _stub, accuracy=0.05), "fine-plugin")
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("plugins", "list", "--json")
+    assert rc == 0
+    doc = json.loads(out)
+    cms = {m["name"]: m for m in doc["cost_models"]}
+    assert cms["fine"]["accuracy"] == 0.05 and cms["fine"]["plugin"] == "fine-plugin"
+    assert cms["analytical"]["differentiable"] is True
+    rc, out, err = cli("plugins", "list", "--json", "--hook", "codesign_number_formats")
+    assert {p["name"] for p in json.loads(out)["plugins"]} == {"mx"}
