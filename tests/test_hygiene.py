@@ -26,7 +26,8 @@ def test_light_commands_do_not_import_heavy_libraries(argv):
 def test_every_module_imports_with_warnings_as_errors():
     mods = ["codesign", "codesign.cli", "codesign.spec", "codesign.units", "codesign.search", "codesign.report",
             "codesign.evaluation", "codesign.arch", "codesign.model_import", "codesign.baselines",
-            "codesign_analytical", "codesign_analytical.model", "codesign_mx"]
+            "codesign_analytical", "codesign_analytical.model", "codesign_mx", "codesign.testing",
+            "codesign.study", "codesign.validate", "codesign.calibrate"]
     code = "import importlib\n" + "".join(f"importlib.import_module({m!r})\n" for m in mods)
     out = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr

@@ -17,7 +17,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..evaluation import SCHEMA_VERSION, evaluate, jsonable, points_json
+    from ..evaluation import SCHEMA_VERSION, cost_model_name, evaluate, jsonable, points_json
     from ..spec import load_spec
 
     spec = load_spec(args.spec)
@@ -28,7 +28,7 @@ def run(args) -> int:
         doc = {
             "schema_version": SCHEMA_VERSION,
             "spec": args.spec,
-            "cost_model": args.cost_model or spec.deployment.cost_model,
+            "cost_model": cost_model_name(spec, cost_model=args.cost_model),
             "power_basis": "tdp",
             "design": design,
             "infeasible_reason": ev.reasons[0] or None,
@@ -70,7 +70,8 @@ def _print_table(spec, ev, summary, design):
         row = [str(int(c))]
         for _, key, scale in cols[1:]:
             row.append(_fmt(float(ev.points[key][0, j]), scale))
-        row.append("" if ev.feasible[0, j] else str(ev.point_reasons[0, j]))
+        why = ev.point_reasons[0, j] if ev.point_reasons is not None else (ev.reasons[0] or "infeasible")
+        row.append("" if ev.feasible[0, j] else str(why))
         t.add_row(*row)
     con.print(t)
     con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
