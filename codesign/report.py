@@ -11,7 +11,7 @@ from typing import Any
 
 from .costmodel import metric_unit
 from .evaluation import jsonable
-from .search import SEARCH_METRICS, SearchResult, beats, ratios, satisfied
+from .search import SEARCH_METRICS, SLO_METRICS, SearchResult, beats, hypervolume_series, ratios, satisfied
 from .spec import Spec, load_raw
 from .units import format_quantity
 
@@ -32,7 +32,7 @@ SHORT = {
 
 
 def _label(metric: str) -> str:
-    unit, better = SEARCH_METRICS.get(metric) or metric_unit(metric)
+    unit, better = SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or metric_unit(metric)
     arrow = {"max": "↑", "min": "↓"}.get(better or "", "")
     name = metric.replace("_", " ")
     for suffix in (" s", " w", " mm2"):
@@ -79,6 +79,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
             "metrics": m,
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
+            "seed_source": t.user_attrs.get("seed_source", "sampler"),
         })
     return rows
 
@@ -93,6 +94,19 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         path = ddir / f"trial-{r['trial']:05d}.toml"
         path.write_text(design_toml(spec, r["params"], result, r["trial"]), encoding="utf-8")
         r["design_file"] = str(path)
+    sens = None
+    if rows:
+        from .search import sensitivities
+
+        try:
+            sens = sensitivities(spec, result.space, [dict(r["params"]) for r in rows])
+        except Exception as exc:  # noqa: BLE001 - a report must not fail on an optional extra
+            import sys
+
+            print(f"warning: sensitivities unavailable: {type(exc).__name__}: {exc}", file=sys.stderr)
+    for i, r in enumerate(rows):
+        r["sensitivities"] = sens[i] if sens else None
+    hv = hypervolume_series(result.trials, result.space)
     objectives = [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in result.space.objectives]
     doc = {
         "schema_version": SCHEMA_VERSION,
@@ -104,7 +118,10 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
                                and satisfied(t)),
         "objectives": objectives,
-        "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound} for c in result.space.constraints],
+        "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
+                        for c in result.space.constraints],
+        "hypervolume": hv,
+        "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
         "reference": result.reference,
         "pareto": rows,
@@ -113,7 +130,26 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
     (out / "pareto.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
     _write_csv(out / "pareto.csv", rows, result)
     _plot(out / "pareto.png", result, spec)
+    _plot_hv(out / "hypervolume.png", hv, spec)
     return doc
+
+
+def _plot_hv(path: Path, hv: dict, spec: Spec) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.0), dpi=120)
+    if hv["trials"]:
+        ax.step(hv["trials"], hv["hypervolume"], where="post", color="tab:blue")
+    ax.set_xlabel("trials")
+    ax.set_ylabel("hypervolume of the feasible front ↑ (objective units)")
+    ax.set_title(f"{spec.name or spec.path}: reference point {hv.get('reference_point')}", fontsize=8)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 def _write_csv(path: Path, rows, result: SearchResult) -> None:
@@ -229,3 +265,14 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
             row.append("yes" if r["beats_reference"] else "no")
         t.add_row(*row)
     console.print(t)
+    top = doc["pareto"][0] if doc["pareto"] else None
+    if top and top.get("sensitivities"):
+        st = Table(title=f"Sensitivities at trial {top['trial']} (elasticity: % change of the objective "
+                         f"per 1% change of the parameter)")
+        st.add_column("parameter")
+        for m in objs:
+            st.add_column(SHORT.get(m, (_label(m), 1.0))[0], justify="right")
+        for p in top["sensitivities"][objs[0]]:
+            st.add_row(p, *[("—" if top["sensitivities"][m].get(p) is None else f"{top['sensitivities'][m][p]:+.3f}")
+                            for m in objs])
+        console.print(st)

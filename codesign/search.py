@@ -35,7 +35,7 @@ import attrs
 import numpy as np
 from attrs import frozen
 
-from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
+from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .spec import SearchParam, Spec, quantity_kind
 from .units import QuantityError, parse_quantity
@@ -48,6 +48,19 @@ INT_KEYS = {"network.scaleup_domain", "deployment.tp", "deployment.pp", "deploym
 #: Metrics a search can optimise or constrain: summary metrics and design metrics (per design).
 SEARCH_METRICS = {**SUMMARY_METRICS, **{k: v for k, v in DESIGN_METRICS.items() if v[1]},
                   "hbm_stacks": ("stacks", "min"), "mixed_tok_s_per_kw_at_tpot": ("tok/s/kW", "max")}
+
+#: Numerics quality of the number format each role uses: SQNR [dB] of the format's ``quantize`` on
+#: synthetic standard-normal blocks (:func:`format_sqnr_db`), one value per format name.
+NUMERICS_METRICS = {f"{role}_sqnr_db": ("dB", "max") for role in ("weights", "moe_weights", "kv_cache", "activations")}
+SEARCH_METRICS.update(NUMERICS_METRICS)
+
+#: Point metrics a constraint may bound as a service-level objective (SLO). An SLO constraint such as
+#: ``{ metric = "ttft_s", max = "2 s" }`` drops every concurrency point that misses it before the
+#: summary metrics are taken, so ``peak_mixed_tok_s_per_kw`` becomes "peak tok/s per kW at SLO"
+#: (goodput), as an architect reads an InferenceMAX curve at a latency target. Its violation
+#: (``ttft_s_over_2s``) is the best value over the design's feasible points minus the bound; a design
+#: none of whose points meet all SLOs at once is infeasible.
+SLO_METRICS = dict(POINT_METRICS)
 
 #: Unit kind (codesign.units.KINDS) of a metric's SI value, and the factor from SI to the metric's unit.
 _METRIC_KIND = {"_s": ("s", 1.0), "_w": ("W", 1.0), "area_mm2": ("m^2", 1e6)}
@@ -74,8 +87,13 @@ class Constraint:
     sense: str  # "max" (metric <= bound) or "min" (metric >= bound)
 
     @property
+    def slo(self) -> bool:
+        """A bound on a point metric (filters the concurrency points, see :data:`SLO_METRICS`)."""
+        return self.metric in SLO_METRICS
+
+    @property
     def name(self) -> str:
-        unit = SEARCH_METRICS.get(self.metric, ("", ""))[0]
+        unit = (SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0]
         return f"{self.metric}_{'over' if self.sense == 'max' else 'under'}_{self.bound:g}{unit}"
 
 
@@ -139,9 +157,10 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     constraints = []
     for i, c in enumerate(s.constraints):
         where = f"search.constraints.{i}"
-        if c.metric not in SEARCH_METRICS:
+        if c.metric not in SEARCH_METRICS and c.metric not in SLO_METRICS:
             problems.append((spec.path, f"{where}.metric",
-                             f"unknown metric {c.metric!r}; expected one of {', '.join(SEARCH_METRICS)}"))
+                             f"unknown metric {c.metric!r}; expected one of "
+                             f"{', '.join(list(SEARCH_METRICS) + list(SLO_METRICS))}"))
             continue
         if (c.max is None) == (c.min is None):
             problems.append((spec.path, where, "give exactly one of max or min"))
@@ -226,22 +245,190 @@ def suggest(trial, prm: Param):
 
 def overrides_from(values: list[dict], space: SearchSpace) -> dict[str, np.ndarray]:
     """Trial parameter dicts → cost-model overrides, arrays of shape ``(n,)``."""
+    return columns(values, [p.key for p in space.params])
+
+
+def columns(values: list[dict], keys) -> dict[str, np.ndarray]:
+    """Parameter dicts → columns ``key -> array (n,)`` (object arrays for number-format names)."""
+    return {k: np.asarray([v[k] for v in values], dtype=object if FORMAT_KEY.match(k) else np.float64)
+            for k in keys}
+
+
+# ------------------------------------------------------------------------------- numerics
+_SQNR_CACHE: dict[str, float] = {}
+
+
+def format_sqnr_db(name: str, pm=None) -> float:
+    """SQNR [dB] of number format ``name`` on synthetic N(0, 1) data, cached per format name.
+
+    The data are 64 × 1024 standard-normal values (seed 0) quantised in blocks along the last axis
+    by the format's registered ``quantize`` (for MX formats the OCP MX v1.0 block of 32; the MX
+    plugin's ``codesign_mx.error_stats`` reports the same figure: MXFP4 ≈ 18.7 dB). A format
+    without ``quantize`` counts as lossless (``inf``).
+    """
+    if name in _SQNR_CACHE:
+        return _SQNR_CACHE[name]
+    from .pluginmanager import get_plugin_manager
+
+    fmt = (pm or get_plugin_manager()).number_formats.get(name)
+    if fmt is None:
+        raise CodesignError(f"unknown number format {name!r}")
+    if fmt.quantize is None:
+        val = math.inf
+    else:
+        x = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float32)
+        y = np.asarray(fmt.quantize(x), dtype=np.float64)
+        err = float(np.sum((x.astype(np.float64) - y) ** 2))
+        val = math.inf if err == 0 else 10.0 * math.log10(float(np.sum(x.astype(np.float64) ** 2)) / err)
+    _SQNR_CACHE[name] = val
+    return val
+
+
+def _role_formats(spec: Spec, over: dict, n: int) -> dict[str, np.ndarray]:
+    d = spec.deployment
+    base = {"weights": d.weights_format, "moe_weights": d.moe_weights_format or d.weights_format,
+            "kv_cache": d.kv_cache_format, "activations": d.activations_format}
     out = {}
-    for prm in space.params:
-        col = [v[prm.key] for v in values]
-        out[prm.key] = np.asarray(col, dtype=object if FORMAT_KEY.match(prm.key) else np.float64)
+    for role, default in base.items():
+        col = over.get(f"deployment.{role}_format")
+        if col is None and role == "moe_weights":
+            col = over.get("deployment.weights_format")
+        out[role] = np.asarray(col, dtype=object) if col is not None else np.full(n, default, dtype=object)
     return out
 
 
-def design_metrics(ev, tpot_reference_s: float | None = None) -> list[dict[str, float]]:
-    """Per design: summary metrics plus design metrics, as plain floats (NaN when infeasible)."""
-    summ = ev.summary(tpot_reference_s=tpot_reference_s)
-    rows = []
-    for i in range(ev.n_designs):
-        r = {k: float(v[i]) for k, v in summ.items()}
-        r.update({k: float(v[i]) for k, v in ev.design.items()})
-        rows.append(r)
-    return rows
+# ------------------------------------------------------------------------------- evaluation
+def _better(metric: str) -> str:
+    b = (SEARCH_METRICS.get(metric) or DESIGN_METRICS.get(metric) or (None, None))[1]
+    return "min" if b == "min" else "max"
+
+
+#: Rows (designs × envelope choices) per cost-model call. Every call is padded to this size so that
+#: a JIT-compiled cost model compiles once per process, whatever the batch (a compile costs seconds,
+#: a padded call of 1024 rows about 10 ms).
+BLOCK_ROWS = 1024
+
+
+def envelope_arrays(spec: Spec, cols: dict[str, np.ndarray], n: int, space: SearchSpace, evaluate,
+                    tpot_reference_s: float | None = None, *, with_reasons: bool = True,
+                    block_rows: int | None = None):
+    """:func:`_envelope_block` over blocks of ``block_rows`` rows (default :data:`BLOCK_ROWS`), the
+    last one padded; same return value."""
+    m = len(space.combos())
+    per = max(1, (block_rows or BLOCK_ROWS) // m)
+    if not cols or n <= 0:
+        return _envelope_block(spec, cols, n, space, evaluate, tpot_reference_s, with_reasons=with_reasons)
+    parts = []
+    for s0 in range(0, n, per):
+        k = min(per, n - s0)
+        idx = np.arange(s0, s0 + per)
+        idx[k:] = s0  # pad with the block's first design
+        chunk = {key: np.asarray(v)[idx] for key, v in cols.items()}
+        met, best, rs = _envelope_block(spec, chunk, per, space, evaluate, tpot_reference_s, with_reasons=with_reasons)
+        parts.append(({key: v[:k] for key, v in met.items()}, {key: v[:k] for key, v in best.items()},
+                      rs[:k] if rs is not None else None))
+    if len(parts) == 1:
+        return parts[0]
+    metrics = {key: np.concatenate([p[0][key] for p in parts]) for key in parts[0][0]}
+    best = {key: np.concatenate([p[1][key] for p in parts]) for key in parts[0][1]}
+    reasons = [r for p in parts for r in p[2]] if with_reasons else None
+    return metrics, best, reasons
+
+
+def _envelope_block(spec: Spec, cols: dict[str, np.ndarray], n: int, space: SearchSpace, evaluate,
+                    tpot_reference_s: float | None = None, *, with_reasons: bool = True):
+    """Evaluate ``n`` designs at every envelope combination in ONE vectorised cost-model call.
+
+    Args:
+        cols: searched key -> array ``(n,)`` (SI units; number-format names for format keys).
+        tpot_reference_s: adds ``mixed_tok_s_per_kw_at_tpot`` (tok/s/kW at TPOT <= this) [s].
+        with_reasons: also return why each design is infeasible (Python strings; off for sweeps).
+
+    Returns:
+        ``(metrics, best, reasons)``: ``metrics`` metric -> array ``(n,)``, each at its best over the
+        envelope combinations (NaN where no combination is feasible); ``best`` metric -> index
+        ``(n,)`` of the combination that gave it; ``reasons`` list of ``n`` strings (``""`` if
+        feasible) or None.
+    """
+    combos = space.combos()
+    m = len(combos)
+    over = {k: np.repeat(np.asarray(v), m) for k, v in cols.items()}
+    for key, _ in space.envelope:
+        vals = [c[key] for c in combos]
+        over[key] = np.tile(np.asarray(vals, dtype=object if FORMAT_KEY.match(key) else np.float64), n)
+    ev = evaluate(spec, over if over else None)
+    rows = n * m
+    feas = ev.feasible
+    slos = [c for c in space.constraints if c.slo]
+    flat: dict[str, np.ndarray] = {}
+    if slos:
+        mask = feas.copy()
+        for c in slos:
+            v = np.asarray(ev.points[c.metric], dtype=np.float64)
+            with np.errstate(invalid="ignore"):
+                mask &= (v <= c.bound) if c.sense == "max" else (v >= c.bound)
+                if c.sense == "max":
+                    best = np.where(feas, v, np.inf).min(axis=1)
+                else:
+                    best = np.where(feas, v, -np.inf).max(axis=1)
+            flat[c.metric] = np.where(feas.any(axis=1), best, np.nan)
+        ev_s = attrs.evolve(ev, feasible=mask)
+    else:
+        mask, ev_s = feas, ev
+    flat.update({k: np.asarray(v, dtype=np.float64) for k, v in ev_s.summary(tpot_reference_s=tpot_reference_s).items()})
+    flat.update({k: np.asarray(v, dtype=np.float64) for k, v in ev.design.items()})
+    if "hbm_stacks" not in flat:
+        flat["hbm_stacks"] = np.full(rows, np.nan)
+    wanted = {c.metric for c in space.constraints} | {o for o, _ in space.objectives}
+    if wanted & set(NUMERICS_METRICS):
+        fm = _role_formats(spec, over, rows)
+        for role, names in fm.items():
+            table = {f: format_sqnr_db(f) for f in set(names.tolist())}
+            flat[f"{role}_sqnr_db"] = np.asarray([table[f] for f in names], dtype=np.float64)
+    metrics, best = {}, {}
+    for k, v in flat.items():
+        a = np.asarray(v, dtype=np.float64).reshape(n, m)
+        lo = (_better(k) == "min") if k not in {c.metric for c in slos} else \
+            next(c.sense == "max" for c in slos if c.metric == k)
+        fill = np.where(np.isnan(a), np.inf if lo else -np.inf, a)
+        idx = fill.argmin(axis=1) if lo else fill.argmax(axis=1)
+        val = a[np.arange(n), idx]
+        best[k] = idx
+        metrics[k] = val
+    reasons = None
+    if with_reasons:
+        reasons = []
+        slo_miss = feas.any(axis=1) & ~mask.any(axis=1)
+        for d in range(n):
+            rs = []
+            for i in range(m):
+                r = ev.reasons[d * m + i] if ev.reasons else ""
+                if not r and slo_miss[d * m + i]:
+                    r = "no concurrency point meets the SLOs (" + ", ".join(
+                        f"{c.metric} {'<=' if c.sense == 'max' else '>='} {c.bound:g}" for c in slos) + ")"
+                rs.append(r)
+            reasons.append("" if any(not r for r in rs) else "; ".join(dict.fromkeys(rs)))
+    return metrics, best, reasons
+
+
+def evaluate_envelope(spec: Spec, values: list[dict], space: SearchSpace, evaluate,
+                      tpot_reference_s: float | None = None) -> tuple[list[dict], list[dict], list[str]]:
+    """Evaluate designs at every envelope combination in ONE cost-model call.
+
+    Returns, per design: the metrics (each summary metric at its best over the combinations),
+    the combination that gave each metric, and why the design is infeasible (``""`` if it is not).
+    """
+    combos = space.combos()
+    n = len(values)
+    cols = columns(values, [p.key for p in space.params])
+    arr, best, reasons = envelope_arrays(spec, cols, n, space, evaluate, tpot_reference_s)
+    metrics, configs = [], []
+    for d in range(n):
+        row = {k: float(v[d]) for k, v in arr.items()}
+        metrics.append(row)
+        configs.append({k: {kk: _plain(x) for kk, x in combos[int(best[k][d])].items()}
+                        for k, v in row.items() if math.isfinite(v)} if space.envelope else {})
+    return metrics, configs, reasons
 
 
 def objective_values(metrics: dict, space: SearchSpace) -> tuple[list[float], bool]:
@@ -262,50 +449,28 @@ def constraint_values(metrics: dict, space: SearchSpace, feasible: bool) -> dict
     out = {"infeasible": 0.0 if feasible else 1.0}
     for c in space.constraints:
         v = metrics.get(c.metric, math.nan)
-        if not math.isfinite(v):
+        if math.isnan(v):
             out[c.name] = 1.0
+        elif math.isinf(v):
+            out[c.name] = -1.0 if (v > 0) == (c.sense == "min") else 1.0
         else:
             out[c.name] = (v - c.bound) if c.sense == "max" else (c.bound - v)
     return out
 
 
-def evaluate_envelope(spec: Spec, values: list[dict], space: SearchSpace, evaluate,
-                      tpot_reference_s: float | None = None) -> tuple[list[dict], list[dict], list[str]]:
-    """Evaluate designs at every envelope combination in ONE cost-model call.
-
-    Returns, per design: the metrics (each summary metric at its best over the combinations),
-    the combination that gave each metric, and why the design is infeasible (``""`` if it is not).
-    """
-    combos = space.combos()
-    m = len(combos)
-    rows_in = [dict(v, **c) for v in values for c in combos]  # design-major
-    keys = [p.key for p in space.params] + [k for k, _ in space.envelope]
-    overrides = {k: np.asarray([r[k] for r in rows_in], dtype=object if FORMAT_KEY.match(k) else np.float64)
-                 for k in keys}
-    ev = evaluate(spec, overrides if keys else None)
-    flat = design_metrics(ev, tpot_reference_s=tpot_reference_s)
-    metrics, configs, reasons = [], [], []
-    better = {k: v[1] for k, v in SEARCH_METRICS.items()}
-    for d in range(len(values)):
-        block = flat[d * m:(d + 1) * m]
-        best: dict[str, float] = {}
-        where: dict[str, dict] = {}
-        for metric in block[0]:
-            vals = [(r[metric], i) for i, r in enumerate(block) if math.isfinite(r[metric])]
-            if not vals:
-                best[metric] = math.nan
-                continue
-            v, i = (min if better.get(metric) == "min" else max)(vals)
-            best[metric] = v
-            where[metric] = {k: _plain(x) for k, x in combos[i].items()}
-        metrics.append(best)
-        configs.append(where)
-        rs = [ev.reasons[d * m + i] for i in range(m)]
-        reasons.append("" if any(not r for r in rs) else "; ".join(dict.fromkeys(rs)))
-    return metrics, configs, reasons
+def feasible_objectives(metrics: dict[str, np.ndarray], space: SearchSpace) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`objective_values` and constraints: ``(values (n, k), ok (n,))``."""
+    vals = np.stack([np.asarray(metrics[m], dtype=np.float64) for m, _ in space.objectives], axis=1)
+    ok = np.all(np.isfinite(vals), axis=1)
+    with np.errstate(invalid="ignore"):
+        for c in space.constraints:
+            v = np.asarray(metrics[c.metric], dtype=np.float64)
+            ok &= (v <= c.bound) if c.sense == "max" else (v >= c.bound)
+    return vals, ok
 
 
-def reference_envelope(ref_spec: Spec, space: SearchSpace, evaluate) -> dict[str, Any]:
+def reference_envelope(ref_spec: Spec, space: SearchSpace, evaluate,
+                       tpot_reference_s: float | None = None) -> dict[str, Any]:
     """Evaluate a reference design over the envelope's deployment choices (and over categorical
     ``deployment.*`` search parameters, so it gets every deployment choice the designs get).
 
@@ -314,7 +479,7 @@ def reference_envelope(ref_spec: Spec, space: SearchSpace, evaluate) -> dict[str
     """
     dep = [p for p in space.params if p.key.startswith("deployment.") and p.type == "categorical"]
     env = SearchSpace((), space.objectives, (), tuple(space.envelope) + tuple((p.key, p.choices) for p in dep))
-    metrics, configs, _ = evaluate_envelope(ref_spec, [{}], env, evaluate)
+    metrics, configs, _ = evaluate_envelope(ref_spec, [{}], env, evaluate, tpot_reference_s)
     return {"metrics": {k: v for k, v in metrics[0].items() if math.isfinite(v)}, "configs": configs[0],
             "choices": {k: [_plain(c) for c in v] for k, v in env.envelope}}
 
@@ -355,74 +520,249 @@ def satisfied(trial) -> bool:
     return all(v <= 0 for v in values)
 
 
+# ------------------------------------------------------------------------------- sampling
+def _from_unit(p: Param, u: np.ndarray):
+    """Map ``u`` in [0, 1) to parameter values (log-uniform where ``p.log``)."""
+    if p.type == "categorical":
+        idx = np.minimum((u * len(p.choices)).astype(int), len(p.choices) - 1)
+        return np.asarray(p.choices, dtype=object if FORMAT_KEY.match(p.key) else np.float64)[idx]
+    if p.log:
+        x = np.exp(np.log(p.low) + u * (np.log(p.high) - np.log(p.low)))
+    else:
+        x = p.low + u * (p.high - p.low)
+    if p.type == "int":
+        return np.clip(np.round(x), p.low, p.high).astype(np.float64)
+    if p.step:
+        x = np.clip(p.low + np.round((x - p.low) / p.step) * p.step, p.low, p.high)
+    return x
+
+
+def _levels(p: Param, k: int) -> list:
+    """``k`` grid levels of a parameter (every choice of a categorical; log-spaced if ``log``)."""
+    if p.type == "categorical":
+        return list(p.choices)
+    if p.type == "int":
+        n_int = int((p.high - p.low) // (p.step or 1)) + 1
+        if n_int <= k:
+            return [int(p.low + i * (p.step or 1)) for i in range(n_int)]
+    u = np.linspace(0.0, 1.0, max(k, 2))
+    return sorted({_plain(x) for x in _from_unit(p, u)})
+
+
+def sample_columns(space: SearchSpace, n: int, seed: int, method: str = "random") -> tuple[dict, int]:
+    """About ``n`` designs as columns ``key -> array``; returns ``(columns, count)``.
+
+    Methods: ``random`` (uniform, log-uniform where ``log``), ``sobol`` (scrambled Sobol'
+    low-discrepancy sequence, scipy.stats.qmc) and ``grid`` (every categorical choice times
+    ``L`` levels per other parameter, ``L = floor((n / choices) ** (1 / d))``, at least 2; the count
+    can be below ``n``).
+    """
+    ps = space.params
+    if method == "grid":
+        n_cat = math.prod(len(p.choices) for p in ps if p.type == "categorical")
+        d = sum(1 for p in ps if p.type != "categorical")
+        k = max(2, int(math.floor((n / max(n_cat, 1)) ** (1.0 / d) + 1e-9))) if d else 1
+        grids = [_levels(p, k) for p in ps]
+        mesh = np.meshgrid(*[np.arange(len(g)) for g in grids], indexing="ij")
+        cols = {p.key: np.asarray(g, dtype=object if FORMAT_KEY.match(p.key) else np.float64)[ix.ravel()]
+                for p, g, ix in zip(ps, grids, mesh)}
+        return cols, int(mesh[0].size)
+    if method == "sobol":
+        from scipy.stats import qmc
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "balance properties ... n a power of 2"
+            u = qmc.Sobol(d=len(ps), scramble=True, seed=seed).random(n)
+    elif method == "random":
+        u = np.random.default_rng(seed).random((n, len(ps)))
+    else:
+        raise CodesignError(f"unknown sampling method {method!r}; expected random, sobol or grid")
+    return {p.key: _from_unit(p, u[:, j]) for j, p in enumerate(ps)}, n
+
+
 def sample_uniform(space: SearchSpace, n: int, seed: int) -> list[dict]:
     """``n`` random designs from the search space (log-uniform where the parameter is log-scaled)."""
-    rng = np.random.default_rng(seed)
-    cols = {}
-    for p in space.params:
-        if p.type == "categorical":
-            idx = rng.integers(0, len(p.choices), n)
-            cols[p.key] = [p.choices[i] for i in idx]
-        else:
-            u = rng.random(n)
-            if p.log:
-                x = np.exp(np.log(p.low) + u * (np.log(p.high) - np.log(p.low)))
-            else:
-                x = p.low + u * (p.high - p.low)
-            if p.type == "int":
-                x = np.clip(np.round(x), p.low, p.high).astype(int)
-            elif p.step:
-                x = np.clip(p.low + np.round((x - p.low) / p.step) * p.step, p.low, p.high)
-            cols[p.key] = list(x)
-    return [{k: _plain(v[i]) for k, v in cols.items()} for i in range(n)]
+    cols, n = sample_columns(space, n, seed)
+    return _rows(cols, n)
 
 
-def pareto_mask(values: np.ndarray, directions: list[str]) -> np.ndarray:
-    """Non-dominated rows of ``values`` (shape ``(n, k)``), each column maximised or minimised."""
+def _rows(cols: dict, n: int, idx=None) -> list[dict]:
+    idx = range(n) if idx is None else idx
+    return [{k: _plain(v[i]) for k, v in cols.items()} for i in idx]
+
+
+# ------------------------------------------------------------------------------- Pareto, HV
+def _as_min(values, directions) -> np.ndarray:
     v = np.asarray(values, dtype=np.float64).copy()
     for j, d in enumerate(directions):
         if d == "maximize":
             v[:, j] = -v[:, j]
-    n = len(v)
-    keep = np.ones(n, dtype=bool)
-    for i in range(n):
-        if not keep[i]:
-            continue
-        dominated = np.all(v <= v[i], axis=1) & np.any(v < v[i], axis=1)
-        if dominated.any():
-            keep[i] = False
+    return v
+
+
+def pareto_mask(values: np.ndarray, directions: list[str], block: int = 2048) -> np.ndarray:
+    """Non-dominated rows of ``values`` (shape ``(n, k)``), each column maximised or minimised.
+
+    Vectorised in JAX on exact integer ranks: two objectives sort lexicographically and keep a row
+    when its second rank is below the running minimum of the rows before it (O(n log n)); more
+    objectives visit rows by increasing rank sum (a dominating row always comes first) in blocks,
+    each compared with the front so far and with itself in one broadcast. Of identical rows one
+    is kept.
+    """
+    import jax.numpy as jnp
+    from jax import lax
+
+    v = _as_min(values, directions)
+    n, k = v.shape
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    ranks = np.stack([np.unique(v[:, j], return_inverse=True)[1].ravel() for j in range(k)], axis=1).astype(np.int32)
+    if k == 1:
+        return ranks[:, 0] == ranks[:, 0].min()
+    r = jnp.asarray(ranks)
+    if k == 2:
+        order = jnp.lexsort((r[:, 1], r[:, 0]))
+        y = r[order, 1]
+        prev = jnp.concatenate([jnp.asarray([np.iinfo(np.int32).max], dtype=jnp.int32), lax.cummin(y)[:-1]])
+        keep_sorted = np.asarray(y < prev)
+        keep = np.zeros(n, dtype=bool)
+        keep[np.asarray(order)[keep_sorted]] = True
+        return keep
+    order = np.argsort(ranks.sum(axis=1), kind="stable")
+    front = jnp.zeros((0, k), dtype=jnp.int32)
+    kept = []
+    for s in range(0, n, block):
+        idx = order[s:s + block]
+        b = r[idx]
+
+        def dominated(a, by):  # a (p, k), by (q, k) -> (p,)
+            le = jnp.all(by[None, :, :] <= a[:, None, :], axis=2)
+            lt = jnp.any(by[None, :, :] < a[:, None, :], axis=2)
+            return jnp.any(le & lt, axis=1)
+
+        dom = dominated(b, b)
+        if front.shape[0]:
+            dom = dom | dominated(b, front)
+        # identical rows: keep the first of each
+        same = jnp.all(b[None, :, :] == b[:, None, :], axis=2) & (jnp.arange(len(idx))[None, :] < jnp.arange(len(idx))[:, None])
+        if front.shape[0]:
+            same_f = jnp.any(jnp.all(front[None, :, :] == b[:, None, :], axis=2), axis=1)
+        else:
+            same_f = jnp.zeros(len(idx), dtype=bool)
+        ok = np.asarray(~dom & ~jnp.any(same, axis=1) & ~same_f)
+        kept.append(idx[ok])
+        front = jnp.concatenate([front, b[ok]])
+    keep = np.zeros(n, dtype=bool)
+    keep[np.concatenate(kept)] = True
     return keep
 
 
-def sweep_seeds(spec: Spec, space: SearchSpace, n: int, seed: int, evaluate, limit: int) -> list[dict]:
+def hv_reference_point(front_min: np.ndarray) -> np.ndarray:
+    """Reference point for hypervolume (minimisation form): the front's nadir pushed out by 10% of
+    its range in each objective (a common convention, e.g. Ishibuchi et al., EMO 2017)."""
+    nadir, ideal = front_min.max(axis=0), front_min.min(axis=0)
+    span = np.where(nadir > ideal, nadir - ideal, np.maximum(np.abs(nadir), 1e-12))
+    return nadir + 0.1 * span
+
+
+def hypervolume(values_min: np.ndarray, ref: np.ndarray) -> float:
+    """Hypervolume dominated by ``values_min`` (rows, minimisation form) up to ``ref``."""
+    v = np.asarray(values_min, dtype=np.float64)
+    v = v[np.all(v < ref, axis=1)] if len(v) else v
+    if len(v) == 0:
+        return 0.0
+    if v.shape[1] == 2:  # sweep: sort by the first objective, sum rectangles
+        v = v[np.lexsort((v[:, 1], v[:, 0]))]
+        best_y = np.minimum.accumulate(v[:, 1])
+        xs = np.append(v[1:, 0], ref[0])
+        return float(np.sum((xs - v[:, 0]) * (ref[1] - best_y)))
+    from optuna._hypervolume import compute_hypervolume
+
+    return float(compute_hypervolume(v, np.asarray(ref, dtype=np.float64)))
+
+
+def hypervolume_series(trials: list, space: SearchSpace, ref: np.ndarray | None = None,
+                       points: int = 200) -> dict[str, Any]:
+    """Hypervolume of the feasible trials' front after each trial (by trial number).
+
+    Returns ``{"reference_point", "trials", "hypervolume"}``: the reference point is the final
+    feasible front's :func:`hv_reference_point` unless given (objective units, not minimisation
+    form); at most ``points`` samples.
+    """
+    dirs = [d for _, d in space.objectives]
+    ts = sorted(trials, key=lambda t: t.number)
+    ok = [t for t in ts if t.user_attrs.get("feasible") and satisfied(t) and t.values is not None]
+    if not ok:
+        return {"reference_point": None, "trials": [], "hypervolume": []}
+    vals = _as_min(np.asarray([t.values for t in ok]), dirs)
+    if ref is None:
+        ref = hv_reference_point(vals[pareto_mask(vals, ["minimize"] * len(dirs))])
+    ref_min = np.asarray(ref, dtype=np.float64)
+    numbers = np.asarray([t.number for t in ok])
+    total = ts[-1].number + 1
+    marks = sorted(set(np.linspace(1, total, min(points, total)).round().astype(int).tolist()))
+    hv = [hypervolume(vals[numbers < m], ref_min) for m in marks]
+    ref_out = [(-x if d == "maximize" else x) for x, d in zip(ref_min, dirs)]
+    return {"reference_point": ref_out, "trials": marks, "hypervolume": hv}
+
+
+# ------------------------------------------------------------------------------- seeds
+def sweep_seeds(spec: Spec, space: SearchSpace, n: int, seed: int, evaluate, limit: int,
+                tpot_reference_s: float | None = None) -> list[dict]:
     """Designs on the feasible Pareto front of a vectorised random sweep of ``n`` points.
 
     The whole sweep is one batched cost-model call; its best points enter the study as enqueued
     trials (tagged ``seed_source = "sweep"``), so a short search starts from a good front.
     """
-    values = sample_uniform(space, n, seed)
-    metrics, _, _ = evaluate_envelope(spec, values, space, evaluate)
-    ok = []
-    for i, m in enumerate(metrics):
-        vals, feasible = objective_values(m, space)
-        if feasible and all(v <= 0 for v in constraint_values(m, space, True).values()):
-            ok.append((i, vals))
-    if not ok:
+    cols, n = sample_columns(space, n, seed)
+    metrics, _, _ = envelope_arrays(spec, cols, n, space, evaluate, tpot_reference_s, with_reasons=False)
+    vals, ok = feasible_objectives(metrics, space)
+    idx = np.flatnonzero(ok)
+    if not len(idx):
         return []
-    idx = np.asarray([i for i, _ in ok])
-    front = idx[pareto_mask(np.asarray([v for _, v in ok]), [d for _, d in space.objectives])]
+    front = idx[pareto_mask(vals[idx], [d for _, d in space.objectives])]
     if len(front) > limit:  # spread along the first objective
-        order = front[np.argsort([metrics[i][space.objectives[0][0]] for i in front])]
+        order = front[np.argsort(vals[front, 0])]
         front = order[np.linspace(0, len(order) - 1, limit).round().astype(int)]
-    return [values[i] for i in front]
+    return _rows(cols, n, front)
 
 
-def redact(url: str) -> str:
-    """A storage URL with any password replaced by ``***``."""
-    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
+# ------------------------------------------------------------------------------- samplers
+@frozen(kw_only=True)
+class SamplerInfo:
+    """A sampler registered through the ``codesign_samplers`` hook.
+
+    Attributes:
+        name: lowercase; ``[search] sampler`` selects it.
+        description: one line.
+        factory: ``factory(seed=int, population=int, space=SearchSpace) -> optuna.samplers.BaseSampler``.
+        plugin: the registering plugin's name (set by the plugin manager).
+    """
+
+    name: str
+    description: str = ""
+    factory: Any = attrs.field(default=None, eq=False, repr=False)
+    plugin: str = ""
 
 
-def make_sampler(name: str, seed: int, population: int):
+BUILTIN_SAMPLERS = {
+    "nsga2": "NSGA-II (Optuna NSGAIISampler; population = batch size), the default",
+    "tpe": "multivariate TPE (Optuna TPESampler)",
+    "gp": "Gaussian-process Bayesian optimisation (Optuna GPSampler)",
+    "random": "uniform random (Optuna RandomSampler)",
+    "grid": "Optuna GridSampler: every categorical choice × search.grid_points levels per number",
+}
+
+
+def grid_space(space: SearchSpace, points: int) -> dict[str, list]:
+    """The grid of ``sampler = "grid"``: categoricals and small int ranges take every value, other
+    parameters ``points`` levels (log-spaced where ``log``), as Optuna ``GridSampler`` wants."""
+    return {p.key: _levels(p, points) for p in space.params}
+
+
+def make_sampler(name: str, seed: int, population: int, space: SearchSpace | None = None,
+                 grid_points: int = 5, pm=None):
+    """The Optuna sampler ``name``: a built-in (:data:`BUILTIN_SAMPLERS`) or a plugin's."""
     import optuna
 
     name = name.lower()
@@ -434,24 +774,309 @@ def make_sampler(name: str, seed: int, population: int):
         return optuna.samplers.RandomSampler(seed=seed)
     if name == "gp":
         return optuna.samplers.GPSampler(seed=seed)
-    raise CodesignError(f"unknown sampler {name!r}; expected nsga2, tpe, gp or random")
+    if name == "grid":
+        if space is None:
+            raise CodesignError("the grid sampler needs the search space")
+        return optuna.samplers.GridSampler(grid_space(space, grid_points), seed=seed)
+    from .pluginmanager import get_plugin_manager
+
+    plugins = getattr(pm or get_plugin_manager(), "samplers", {})
+    if name in plugins:
+        info = plugins[name]
+        try:
+            return info.factory(seed=seed, population=population, space=space)
+        except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
+            raise CodesignError(f"sampler {name!r} (plugin {info.plugin}) failed to start: "
+                                f"{type(exc).__name__}: {exc}") from exc
+    raise CodesignError(f"unknown sampler {name!r}; expected one of "
+                        f"{', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}")
 
 
-def open_storage(url: str | None, out_dir):
-    """An Optuna storage: a journal file in ``out_dir`` by default, or an RDB URL."""
+# ------------------------------------------------------------------------------- storage
+def redact(url: str) -> str:
+    """A storage URL (or any text holding one) with passwords replaced by ``***``."""
+    url = re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", url)
+    return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
+
+
+def _repair_journal(path: str) -> None:
+    """Drop a torn last line (a process killed mid-append) so that appends stay parseable."""
+    import os
+
+    try:
+        with open(path, "rb+") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            fh.seek(size - 1)
+            if fh.read(1) == b"\n":
+                return
+            fh.seek(max(0, size - (1 << 20)))
+            tail = fh.read()
+            cut = tail.rfind(b"\n")
+            fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
+    except FileNotFoundError:
+        pass
+
+
+def _driver_url(url: str) -> str:
+    """SQLAlchemy 2.1 maps ``postgresql://`` to psycopg 3; use psycopg2 (the ``postgres`` extra,
+    ``psycopg2-binary``) when only that driver is installed."""
+    import importlib.util
+
+    if re.match(r"^postgres(ql)?://", url) and importlib.util.find_spec("psycopg") is None \
+            and importlib.util.find_spec("psycopg2") is not None:
+        return "postgresql+psycopg2://" + url.split("://", 1)[1]
+    return url
+
+
+def open_storage(url: str | None, out_dir, *, repair: bool = False):
+    """An Optuna storage: a journal file in ``out_dir`` by default (or ``journal:PATH``, ``*.journal``)
+    shared between local processes through Optuna's file lock, or an RDB URL
+    (``postgresql://user:pw@host/db``, ``sqlite:///file.db``) for many hosts.
+
+    Returns ``(storage, printable location)``; the location never holds a password.
+    """
     import optuna
-    from optuna.storages.journal import JournalFileBackend
+    from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
     if url is None or url.startswith("journal:") or url.endswith(".journal"):
         path = url[len("journal:"):] if url and url.startswith("journal:") else (url or str(out_dir / "study.journal"))
-        return optuna.storages.JournalStorage(JournalFileBackend(path)), path
+        if repair:
+            _repair_journal(path)
+        backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
+        return optuna.storages.JournalStorage(backend), path
     try:
-        return optuna.storages.RDBStorage(url), redact(url)
+        import logging
+
+        logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
+        return optuna.storages.RDBStorage(_driver_url(url), heartbeat_interval=None), redact(url)
     except Exception as exc:  # noqa: BLE001 - sqlalchemy/driver errors carry the URL
-        msg = redact(str(exc).splitlines()[0]).replace(url, redact(url))
+        msg = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        pw = re.search(r"://[^:/@\s]+:([^@\s]+)@", url)
+        if pw:
+            msg = msg.replace(pw.group(1), "***")
         raise CodesignError(f"cannot open storage {redact(url)}: {msg}") from None
 
 
+# ------------------------------------------------------------------------------- gradients
+#: Summary metric -> (point metric, reduction over the concurrency points and envelope choices).
+_SMOOTH = {"peak_mixed_tok_s_per_kw": ("mixed_tok_s_per_kw", "max"),
+           "peak_mixed_tok_s_per_chip": ("mixed_tok_s_per_chip", "max"),
+           "peak_mixed_tok_s_per_kw_modelled": ("mixed_tok_s_per_kw_modelled", "max"),
+           "min_e2e_latency_s": ("e2e_latency_s", "min"), "min_tpot_s": ("tpot_s", "min"),
+           "min_ttft_s": ("ttft_s", "min")}
+
+
+def _jax_model(spec: Spec, pm):
+    """``(model, single)`` when the spec's cost model is differentiable (it offers
+    ``single(spec, formats) -> (params, fn, static)`` and ``arrays``, as the analytical model does),
+    else None."""
+    import importlib
+
+    name = spec.deployment.cost_model
+    name = pm.resolve_cost_model(name, spec) if hasattr(pm, "resolve_cost_model") else name
+    model = pm.cost_model(name)
+    single = getattr(model, "single", None) or getattr(importlib.import_module(type(model).__module__), "single", None)
+    if single is None or not hasattr(model, "arrays"):
+        return None
+    return model, single
+
+
+class _Relaxation:
+    """A smooth relaxation of the search objectives of ``n`` designs for ``jax.grad``.
+
+    Continuous (``float``) parameters are mapped to ``u`` in [0, 1] (log-space where ``log``);
+    the cost model's pytree leaves that depend on them follow linearly (their Jacobian at the
+    design, by a forward difference of the model's ``arrays``: derived peaks, FP4-equivalent
+    FLOP/s). Summary metrics become soft maxima/minima (temperature ``tau`` on log values) over
+    the concurrency points that are feasible and meet the SLOs, and over the envelope choices.
+    """
+
+    def __init__(self, spec: Spec, space: SearchSpace, values: list[dict], pm):
+        got = _jax_model(spec, pm)
+        self.ok = got is not None and any(p.type == "float" for p in space.params) and bool(values)
+        if not self.ok:
+            return
+        model, single = got
+        formats = pm.number_formats
+        params0, fn, _ = single(spec, formats)
+        self.fn, self.space = fn, space
+        self.cont = [p for p in space.params if p.type == "float"]
+        combos = space.combos()
+        n, m = len(values), len(combos)
+        cols = columns(values, [p.key for p in space.params])
+        over = {k: np.repeat(v, m) for k, v in cols.items()}
+        for key, _ in space.envelope:
+            over[key] = np.tile(np.asarray([c[key] for c in combos], dtype=object if FORMAT_KEY.match(key) else np.float64), n)
+        arrs, _ = model.arrays(spec, formats, over)
+        keys = [k for k in params0 if k in arrs]
+        self.static = {k: v for k, v in params0.items() if k not in arrs}
+        self.base = {k: np.asarray(arrs[k], dtype=np.float64).reshape(n, m) for k in keys}
+        self.x0 = np.stack([np.asarray(cols[p.key], dtype=np.float64) for p in self.cont], axis=1)
+        self.jac = {}
+        for j, p in enumerate(self.cont):
+            h = 1e-3 * (p.high - p.low)
+            over2 = dict(over, **{p.key: over[p.key] + h})
+            a2, _ = model.arrays(spec, formats, over2)
+            for k in keys:
+                d = (np.asarray(a2[k], dtype=np.float64).reshape(n, m) - self.base[k]) / h
+                if np.any(d != 0):
+                    self.jac.setdefault(k, np.zeros((n, m, len(self.cont))))[..., j] = d
+        self.lo = np.asarray([p.low for p in self.cont])
+        self.hi = np.asarray([p.high for p in self.cont])
+        self.log = np.asarray([p.log for p in self.cont])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.u0 = np.clip(np.where(self.log, np.log(self.x0 / self.lo) / np.log(self.hi / self.lo),
+                                       (self.x0 - self.lo) / (self.hi - self.lo)), 0.0, 1.0)
+        self.values = values
+        self.spec_key = (spec.path, spec.name, spec.deployment.cost_model, tuple(self.static))
+
+    def x_of(self, u):
+        import jax.numpy as jnp
+
+        lo, hi, lg = jnp.asarray(self.lo), jnp.asarray(self.hi), jnp.asarray(self.log)
+        llo, lhi = jnp.where(lg, lo, 1.0), jnp.where(lg, hi, 2.0)  # no log(0) in the unused branch
+        return jnp.where(lg, jnp.exp(jnp.log(llo) + u * (jnp.log(lhi) - jnp.log(llo))), lo + u * (hi - lo))
+
+    def log_metrics(self, u, base, jac, x0, names, tau):
+        """Log of each metric in ``names`` for one design (``u`` shape ``(d,)``); None where the
+        metric has no smooth form."""
+        import jax
+        import jax.numpy as jnp
+
+        x = self.x_of(u)
+        p = {k: (b + jac[k] @ (x - x0)) if k in jac else b for k, b in base.items()}
+        p.update({k: jnp.broadcast_to(v, next(iter(base.values())).shape) for k, v in self.static.items()})
+        out = jax.vmap(self.fn)(p)
+        slo = jnp.ones_like(out["feasible"], dtype=bool)
+        for c in self.space.constraints:
+            if c.slo and c.metric in out:
+                v = out[c.metric]
+                slo = slo & ((v <= c.bound) if c.sense == "max" else (v >= c.bound))
+        res = []
+        for name in names:
+            if name in _SMOOTH:
+                metric, how = _SMOOTH[name]
+                v = out[metric]
+                ok = out["feasible"] & slo & jnp.isfinite(v) & (v > 0)
+            elif name in out and out[name].ndim == 1:
+                v = out[name]
+                ok = jnp.isfinite(v) & (v > 0)
+                how = _better(name)
+            else:
+                res.append(None)
+                continue
+            lv = jnp.log(jnp.where(ok, v, 1.0))
+            sgn = 1.0 if how == "max" else -1.0
+            z = jnp.where(ok, sgn * lv, -jnp.inf).ravel()
+            any_ok = jnp.any(ok)
+            z = jnp.where(any_ok, z, 0.0)
+            # log-mean-exp: exact when the points agree (a design metric over the envelope), below
+            # the hard maximum by at most tau·log(points) otherwise
+            r = tau * (jax.nn.logsumexp(z / tau) - jnp.log(jnp.maximum(jnp.sum(ok), 1)))
+            res.append(jnp.where(any_ok, sgn * r, jnp.nan))
+        return res
+
+    def _values_and_jacobian(self, names: list[str], u: np.ndarray, tau: float):
+        """``(values (n, len(names)), d values / d u (n, len(names), d))`` of the log metrics, in one
+        jitted ``vmap(jacfwd)`` call, compiled once per process and spec (designs padded to 8)."""
+        import jax
+        import jax.numpy as jnp
+
+        key = (self.spec_key, tuple(names), tuple(sorted(self.jac)), tuple(self.lo), tuple(self.hi), tuple(self.log))
+        fn = _JAC_CACHE.get(key)
+        if fn is None:
+            def f(uu, base, jac, x0, t):
+                lm = self.log_metrics(uu, base, jac, x0, names, t)
+                return jnp.stack([x if x is not None else jnp.nan for x in lm])
+
+            def vj(uu, base, jac, x0, t):
+                return f(uu, base, jac, x0, t), jax.jacfwd(f)(uu, base, jac, x0, t)
+
+            fn = _JAC_CACHE[key] = jax.jit(jax.vmap(vj, in_axes=(0, 0, 0, 0, None)))
+        n, vs, js = len(u), [], []
+        for s0 in range(0, n, 8):  # fixed blocks of 8 designs: one compile whatever n
+            ix = np.arange(s0, s0 + 8)
+            ix[ix >= n] = s0
+            vals, jac = fn(jnp.asarray(u[ix]), {k: jnp.asarray(v[ix]) for k, v in self.base.items()},
+                           {k: jnp.asarray(v[ix]) for k, v in self.jac.items()}, jnp.asarray(self.x0[ix]), tau)
+            k = min(8, n - s0)
+            vs.append(np.asarray(vals, dtype=np.float64)[:k])
+            js.append(np.asarray(jac, dtype=np.float64)[:k])
+        return np.concatenate(vs), np.concatenate(js)
+
+    def refine(self, steps: int = 25, lr: float = 0.03, tau: float = 0.02, seed: int = 0) -> list[dict]:
+        """Sign-gradient steps on a weighted sum of log objectives minus a quadratic penalty on the
+        relative violation of each smooth constraint (``area_mm2``, ``peak_power_w``, ...); one
+        weight vector per design (spread along the front for two objectives, Dirichlet otherwise).
+        Returns the refined designs."""
+        objs = self.space.objectives
+        cons = [c for c in self.space.constraints if not c.slo]
+        names = [m for m, _ in objs] + [c.metric for c in cons]
+        n, k = len(self.values), len(objs)
+        if k == 2:
+            t = np.linspace(0.0, 1.0, n) if n > 1 else np.asarray([0.5])
+            w = np.stack([1.0 - t, t], axis=1) * 0.9 + 0.05
+        else:
+            w = np.random.default_rng(seed).dirichlet(np.ones(k), size=n)
+        sgn = np.asarray([1.0 if d == "maximize" else -1.0 for _, d in objs])
+        bound = np.asarray([math.log(c.bound) if c.bound > 0 else 0.0 for c in cons])
+        csgn = np.asarray([1.0 if c.sense == "max" else -1.0 for c in cons])
+        u = self.u0.copy()
+        for i in range(steps):
+            vals, jac = self._values_and_jacobian(names, u, tau)
+            jac = np.nan_to_num(jac)
+            grad = -np.einsum("nk,k,nkd->nd", w, sgn, jac[:, :k])
+            if cons:
+                viol = np.nan_to_num(csgn * (vals[:, k:] - bound), nan=0.0) + 0.005
+                grad += np.einsum("nc,c,ncd->nd", 2e4 * np.maximum(viol, 0.0), csgn, jac[:, k:])
+            u = np.clip(u - lr * (1.0 - i / steps) * np.sign(grad), 0.0, 1.0)
+        out = []
+        for i, v in enumerate(self.values):
+            d = dict(v)
+            for j, p in enumerate(self.cont):
+                d[p.key] = _plain(_from_unit(p, np.asarray([u[i, j]]))[0])
+            out.append(d)
+        return out
+
+    def elasticities(self) -> list[dict[str, dict[str, float]]]:
+        """Per design: objective -> parameter -> ∂ log objective / ∂ log parameter (elasticity)."""
+        objs = [m for m, _ in self.space.objectives]
+        names = objs + [c.metric for c in self.space.constraints if not c.slo]  # shares refine's compile
+        _, jacu = self._values_and_jacobian(names, self.u0, 1e-4)
+        # d log x / d u: ln(high/low) for log params, (high - low) / x for linear ones
+        with np.errstate(divide="ignore", invalid="ignore"):
+            dudlogx = np.where(self.log, 1.0 / np.log(self.hi / self.lo), self.x0 / (self.hi - self.lo))
+        out = []
+        for i in range(len(self.values)):
+            out.append({o: {p.key: (float(jacu[i, a, j] * dudlogx[i, j]) if np.isfinite(jacu[i, a, j]) else None)
+                            for j, p in enumerate(self.cont)} for a, o in enumerate(objs)})
+        return out
+
+
+_JAC_CACHE: dict = {}
+
+
+def gradient_seeds(spec: Spec, space: SearchSpace, values: list[dict], pm=None, seed: int = 0) -> list[dict]:
+    """Refine designs by JAX gradients on a smooth relaxation (:class:`_Relaxation`); returns
+    ``[]`` when the cost model is not differentiable or nothing is continuous."""
+    from .pluginmanager import get_plugin_manager
+
+    rel = _Relaxation(spec, space, values, pm or get_plugin_manager())
+    return rel.refine(seed=seed) if rel.ok else []
+
+
+def sensitivities(spec: Spec, space: SearchSpace, values: list[dict], pm=None) -> list[dict] | None:
+    """Elasticities of each objective w.r.t. each continuous parameter at each design (JAX grad),
+    ``(∂ objective / ∂ parameter) · parameter / objective``; None for a non-differentiable model."""
+    from .pluginmanager import get_plugin_manager
+
+    rel = _Relaxation(spec, space, values, pm or get_plugin_manager())
+    return rel.elasticities() if rel.ok else None
+
+
+# ------------------------------------------------------------------------------- the search
 @attrs.define
 class SearchResult:
     study: Any
@@ -463,21 +1088,19 @@ class SearchResult:
     new_trials: int
 
 
-def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, storage: str | None,
-               progress=None, evaluate=None) -> SearchResult:
-    """Run (or resume) the search a spec's ``[search]`` declares.
+@attrs.define
+class _Context:
+    spec: Spec
+    study: Any
+    space: SearchSpace
+    reference: dict | None
+    storage: str
+    evaluate: Any
+    seed: int
 
-    Args:
-        trials: total completed trials wanted in the study (default ``search.trials``); a resumed
-            study only runs the missing ones.
-        seed: sampler seed (default ``search.seed``).
-        out_dir: directory for the default journal storage.
-        storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path.
-        progress: optional ``callback(done, total)``.
 
-    Raises:
-        SpecError: bad ``[search]``; PluginError: the cost model failed.
-    """
+def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, evaluate=None,
+                rank: int = 0, repair: bool = False) -> _Context:
     import optuna
 
     from .baselines import reference_spec
@@ -487,49 +1110,96 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
-    model = pm.cost_model(spec.deployment.cost_model)
+    cm = spec.deployment.cost_model
+    cm = pm.resolve_cost_model(cm, spec) if hasattr(pm, "resolve_cost_model") else cm
+    model = pm.cost_model(cm)
     space = build_space(spec, model.parameters())
     s = spec.search
-    total = trials if trials is not None else s.trials
     seed = s.seed if seed is None else seed
-    store, where = open_storage(storage, out_dir)
+    store, where = open_storage(storage, out_dir, repair=repair)
     name = spec.name or "codesign-study"
     directions = [d for _, d in space.objectives]
-    sampler = make_sampler(s.sampler, seed, population=max(8, min(50, s.batch_size)))
-    study = optuna.create_study(study_name=name, storage=store, directions=directions,
-                                sampler=sampler, load_if_exists=True)
+    # each worker process gets its own sampler stream (seed + rank) so that they do not propose
+    # the same designs; the single-process search (rank 0) is reproducible from the seed
+    sampler = make_sampler(s.sampler, seed + rank, population=max(8, min(50, s.batch_size)), space=space,
+                           grid_points=s.grid_points, pm=pm)
+    try:
+        study = optuna.create_study(study_name=name, storage=store, directions=directions,
+                                    sampler=sampler, load_if_exists=True)
+    except Exception as exc:  # noqa: BLE001 - driver errors may carry the URL
+        raise CodesignError(f"cannot open study {name!r} in {where}: {redact(str(exc).splitlines()[0])}") from None
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        study.set_metric_names([m for m, _ in space.objectives])
-    study.set_user_attr("spec", spec.path)
-
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)
         ref = reference_envelope(ref_spec, space, evaluate)
         ref["name"] = ref_spec.name or s.reference
-    tpot_ref = ref["metrics"].get("min_tpot_s") if ref else None
+        tp = ref["metrics"].get("min_tpot_s")
+        if tp is not None:  # the reference's own tok/s/kW at its minimum TPOT (Jalapeño table)
+            again = reference_envelope(ref_spec, space, evaluate, tpot_reference_s=tp)
+            if "mixed_tok_s_per_kw_at_tpot" in again["metrics"]:
+                ref["metrics"]["mixed_tok_s_per_kw_at_tpot"] = again["metrics"]["mixed_tok_s_per_kw_at_tpot"]
+    return _Context(spec, study, space, ref, where, evaluate, seed)
 
+
+def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None:
+    """Study attributes, clean-up of a killed private run, and the seeds (sweep, then gradient)."""
+    import optuna
+
+    study, s, space = ctx.study, ctx.spec.search, ctx.space
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        study.set_metric_names([m for m, _ in space.objectives])
+    study.set_user_attr("spec", ctx.spec.path)
     # A killed run leaves RUNNING trials in a private journal: fail them so counts stay right.
-    if storage is None:
+    if private:
         for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
             study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
-    done = len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    trials = study.get_trials(deepcopy=False)
+    done = sum(1 for t in trials if t.state == optuna.trial.TrialState.COMPLETE)
     todo = max(total - done, 0)
-    if done == 0 and todo > 0 and s.seed_sweep > 0:
-        for v in sweep_seeds(spec, space, s.seed_sweep, seed, evaluate, limit=max(1, min(todo // 4, 25))):
+    if done or not todo or s.sampler.lower() == "grid" or any("seed_source" in t.user_attrs for t in trials):
+        return
+    tpot_ref = ctx.reference["metrics"].get("min_tpot_s") if ctx.reference else None
+    seeds = []
+    if s.seed_sweep > 0:
+        seeds = sweep_seeds(ctx.spec, space, s.seed_sweep, ctx.seed, ctx.evaluate,
+                            limit=max(1, min(todo // 4, 25)), tpot_reference_s=tpot_ref)
+        for v in seeds:
             study.enqueue_trial(v, user_attrs={"seed_source": "sweep"}, skip_if_exists=True)
+    if seeds and s.gradient_seeds > 0 and todo > len(seeds):
+        pick = seeds
+        if len(pick) > s.gradient_seeds:
+            pick = [pick[i] for i in np.linspace(0, len(pick) - 1, s.gradient_seeds).round().astype(int)]
+        pick = pick[: max(0, todo - len(seeds))]
+        for v in gradient_seeds(ctx.spec, space, pick, seed=ctx.seed):
+            study.enqueue_trial(v, user_attrs={"seed_source": "gradient"}, skip_if_exists=True)
+
+
+def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) -> int:
+    """Ask a batch, evaluate it in one vectorised call, tell; until ``quota`` new trials (or, with
+    ``quota=None``, until the study holds ``total`` complete plus running trials). Returns the
+    number of trials this process told."""
+    import optuna
+
+    study, space, s = ctx.study, ctx.space, ctx.spec.search
+    tpot_ref = ctx.reference["metrics"].get("min_tpot_s") if ctx.reference else None
     new = 0
-    if progress:
-        progress(done, total)
-    while new < todo:
-        batch = min(s.batch_size, todo - new)
+    while True:
+        if quota is not None:
+            want = quota - new
+        else:
+            ts = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
+                                                          optuna.trial.TrialState.RUNNING))
+            want = total - len(ts)
+        if want <= 0:
+            break
+        batch = min(s.batch_size, want)
         asked = [study.ask() for _ in range(batch)]
         values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
-        rows, configs, reasons = evaluate_envelope(spec, values, space, evaluate, tpot_reference_s=tpot_ref)
+        rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
         for t, m, cfg, reason in zip(asked, rows, configs, reasons):
             if space.envelope:
                 t.set_user_attr("configs", cfg)
@@ -543,9 +1213,187 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             study.tell(t, vals)
         new += batch
         if progress:
-            progress(done + new, total)
+            progress(new)
+    return new
+
+
+def _result(ctx: _Context, new: int) -> SearchResult:
+    import optuna
+
+    study = ctx.study
+    directions = [d for _, d in ctx.space.objectives]
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    pareto = [t for t in study.best_trials if t.user_attrs.get("feasible")
-              and satisfied(t)]
+    pareto = [t for t in study.best_trials if t.user_attrs.get("feasible") and satisfied(t)]
     pareto.sort(key=lambda t: t.values[0], reverse=directions[0] == "maximize")
-    return SearchResult(study, space, complete, pareto, ref, where, new)
+    return SearchResult(study, ctx.space, complete, pareto, ctx.reference, ctx.storage, new)
+
+
+def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, storage: str | None,
+               progress=None, evaluate=None, workers: int = 1) -> SearchResult:
+    """Run (or resume) the search a spec's ``[search]`` declares.
+
+    Args:
+        trials: total completed trials wanted in the study (default ``search.trials``); a resumed
+            study only runs the missing ones.
+        seed: sampler seed (default ``search.seed``).
+        out_dir: directory for the default journal storage.
+        storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path.
+        progress: optional ``callback(done, total)``.
+        workers: local worker processes (``spawn``), each asking and telling batches on the same
+            storage (the journal file through Optuna's file lock); 1 runs in this process.
+
+    Raises:
+        SpecError: bad ``[search]``; PluginError: the cost model failed.
+    """
+    import optuna
+
+    if spec.search is None:
+        build_space(spec, [])  # raises "search: missing"
+    total = trials if trials is not None else spec.search.trials
+    private = storage is None or storage.startswith("journal:") or storage.endswith(".journal")
+    ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private)
+    _prepare(ctx, total, private=private)
+    done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    todo = max(total - done, 0)
+    if progress:
+        progress(done, total)
+    if workers <= 1 or todo == 0:
+        new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None)
+        return _result(ctx, new)
+    new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
+                         poll=(lambda k: progress(done + k, total)) if progress else None)
+    return _result(ctx, new)
+
+
+def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) -> int:
+    import multiprocessing as mp
+    import time
+
+    import optuna
+
+    n0 = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    quotas = [todo // workers + (1 if i < todo % workers else 0) for i in range(workers)]
+    cx = mp.get_context("spawn")  # fork can deadlock JAX (DESIGN.md)
+    procs = [cx.Process(target=worker_main, args=(spec.path, storage, str(out_dir), q, seed, i + 1),
+                        daemon=False) for i, q in enumerate(quotas) if q > 0]
+    for p in procs:
+        p.start()
+    try:
+        while any(p.is_alive() for p in procs):
+            time.sleep(0.5)
+            if poll:
+                poll(len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))) - n0)
+    except KeyboardInterrupt:
+        for p in procs:
+            p.terminate()
+        raise
+    for p in procs:
+        p.join()
+    bad = [p.exitcode for p in procs if p.exitcode]
+    if bad:
+        raise CodesignError(f"{len(bad)} worker process(es) failed (exit codes {bad}); completed trials are "
+                            f"kept in the storage, rerun to resume")
+    n1 = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    if poll:
+        poll(n1 - n0)
+    return n1 - n0
+
+
+def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | None, seed: int | None,
+                rank: int, total: int | None = None, progress=None) -> int:
+    """One worker: open the study in ``storage`` and add ``quota`` trials (or, with ``quota=None``,
+    work until the study holds ``total`` trials). Used by ``--workers`` (spawned processes) and by
+    ``codesign worker`` (any machine that reaches the storage)."""
+    from pathlib import Path
+
+    from .spec import load_spec
+
+    spec = load_spec(spec_path)
+    ctx = _open_study(spec, seed=seed, out_dir=Path(out_dir), storage=storage, rank=rank)
+    if quota is None and total is None:
+        total = spec.search.trials
+    return _work(ctx, quota, total, progress=progress)
+
+
+def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None, progress=None) -> SearchResult:
+    """``codesign worker``: join the study in ``storage`` until it holds ``trials`` (default
+    ``search.trials``) complete or running trials; seeds it first if it is new."""
+    import os
+    from pathlib import Path
+
+    if spec.search is None:
+        build_space(spec, [])  # raises "search: missing"
+    total = trials if trials is not None else spec.search.trials
+    rank = os.getpid() % 9973 + 1
+    ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank)
+    _prepare(ctx, total, private=False)
+    new = _work(ctx, None, total, progress=progress)
+    return _result(ctx, new)
+
+
+# ------------------------------------------------------------------------------- sweep
+def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | None = None,
+              chunk: int = 50_000, evaluate=None, progress=None) -> dict[str, Any]:
+    """Evaluate ``points`` designs of the ``[search]`` space in vectorised chunks and keep the
+    feasible Pareto front (:func:`pareto_mask`, in JAX).
+
+    Args:
+        points: designs to evaluate (up to ~10^6; ``grid`` may give fewer, see :func:`sample_columns`).
+        method: ``random``, ``sobol`` or ``grid``.
+        chunk: designs per vectorised cost-model call (each call is padded to this size, so the
+            cost model compiles once).
+        progress: optional ``callback(done, total)``.
+
+    Returns:
+        ``{"space", "points", "feasible", "front": {"columns", "metrics"}, "hypervolume",
+        "reference_point"}``: the front as parameter columns and metric columns (arrays).
+    """
+    from .evaluation import evaluate as _evaluate
+    from .pluginmanager import get_plugin_manager
+
+    evaluate = evaluate or _evaluate
+    pm = get_plugin_manager()
+    cm = spec.deployment.cost_model
+    cm = pm.resolve_cost_model(cm, spec) if hasattr(pm, "resolve_cost_model") else cm
+    space = build_space(spec, pm.cost_model(cm).parameters())
+    seed = spec.search.seed if seed is None else seed
+    cols, n = sample_columns(space, points, seed, method)
+    m = len(space.combos())
+    dirs = [d for _, d in space.objectives]
+    keep_cols: list[dict] = []
+    keep_met: list[dict] = []
+    n_feasible = 0
+    if progress:
+        progress(0, n)
+    for s0 in range(0, n, chunk):
+        sl = slice(s0, min(n, s0 + chunk))
+        part = {k: np.asarray(v)[sl] for k, v in cols.items()}
+        k = sl.stop - sl.start
+        met, _, _ = envelope_arrays(spec, part, k, space, evaluate, with_reasons=False,
+                                    block_rows=min(chunk, n) * m)
+        vals, ok = feasible_objectives(met, space)
+        n_feasible += int(ok.sum())
+        idx = np.flatnonzero(ok)
+        if len(idx):
+            f = idx[pareto_mask(vals[idx], dirs)]
+            keep_cols.append({kk: v[f] for kk, v in part.items()})
+            keep_met.append({kk: v[f] for kk, v in met.items()})
+        if progress:
+            progress(sl.stop, n)
+    doc: dict[str, Any] = {"space": space, "points": n, "feasible": n_feasible, "method": method, "seed": seed}
+    if not keep_cols:
+        doc.update(front={"columns": {}, "metrics": {}}, hypervolume=0.0, reference_point=None)
+        return doc
+    fc = {k: np.concatenate([c[k] for c in keep_cols]) for k in keep_cols[0]}
+    fm = {k: np.concatenate([c[k] for c in keep_met]) for k in keep_met[0]}
+    vals, _ = feasible_objectives(fm, space)
+    f = pareto_mask(vals, dirs)
+    order = np.argsort(-vals[f, 0] if dirs[0] == "maximize" else vals[f, 0], kind="stable")
+    sel = np.flatnonzero(f)[order]
+    fc = {k: v[sel] for k, v in fc.items()}
+    fm = {k: v[sel] for k, v in fm.items()}
+    vmin = _as_min(vals[sel], dirs)
+    ref = hv_reference_point(vmin)
+    doc.update(front={"columns": fc, "metrics": fm}, hypervolume=hypervolume(vmin, ref),
+               reference_point=[(-x if d == "maximize" else x) for x, d in zip(ref, dirs)])
+    return doc

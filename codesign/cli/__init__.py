@@ -15,7 +15,7 @@ import sys
 from ..errors import CodesignError, ExitCode
 
 #: Sub-command modules, in the order ``--help`` lists them.
-COMMANDS = ["evaluate", "optimize", "model", "plugins", "numerics", "validate", "calibrate", "study"]
+COMMANDS = ["evaluate", "optimize", "model", "plugins", "numerics", "validate", "calibrate", "study", "sweep", "worker"]
 
 
 def build_parser() -> argparse.ArgumentParser:

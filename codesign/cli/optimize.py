@@ -19,7 +19,11 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, help="sampler seed (default: search.seed)")
     p.add_argument("--out", default=None, help="output directory (default: runs/<spec name>)")
     p.add_argument("--storage", help="Optuna storage URL (postgresql://…, sqlite:///…) or a journal file path; "
-                                     "default: DIR/study.journal")
+                                     "default: DIR/study.journal. The password in a URL is never printed. "
+                                     "Watch it live: pip install optuna-dashboard && optuna-dashboard DIR/study.journal "
+                                     "(or the URL)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="local worker processes (spawned) sharing the study; default 1 (reproducible from --seed)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the table")
     p.set_defaults(func=run)
 
@@ -36,6 +40,8 @@ def run(args) -> int:
     spec = load_spec(args.spec)
     if args.trials is not None and args.trials < 1:
         raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
+    if args.workers < 1:
+        raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
     out = Path(args.out or Path("runs") / (spec.name or Path(args.spec).stem))
     out.mkdir(parents=True, exist_ok=True)
     err = Console(stderr=True)
@@ -47,11 +53,12 @@ def run(args) -> int:
             prog.update(task, completed=done, total=total)
 
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
-                            storage=args.storage, progress=progress)
+                            storage=args.storage, progress=progress, workers=args.workers)
     if result.new_trials == 0:
         err.print(f"study already has {len(result.trials)} completed trials; nothing to run "
                   f"(raise --trials to continue)")
     doc = write_outputs(spec, result, out)
+    err.print(f"study: {doc['storage']} (optuna-dashboard {doc['storage']})")
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         print()

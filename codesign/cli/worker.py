@@ -1,0 +1,46 @@
+"""``codesign worker SPEC --storage URL``: join a study from any machine that reaches its storage."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "worker", help="join a shared study (PostgreSQL or journal file) and add trials to it",
+        description="Open the study of SPEC in --storage (created if new, and then seeded) and ask, "
+                    "evaluate and tell batches until it holds --trials trials. Start one per machine "
+                    "(or several per machine) against the same PostgreSQL URL; `codesign optimize SPEC "
+                    "--storage URL --trials N` then writes the report. The password in a URL is never printed.")
+    p.add_argument("spec", help="spec TOML with a [search] table")
+    p.add_argument("--storage", required=True,
+                   help="postgresql://user:password@host/db, sqlite:///file.db or a .journal path")
+    p.add_argument("--trials", type=int, help="stop when the study holds this many trials (default: search.trials)")
+    p.add_argument("--seed", type=int, help="sampler seed base (default: search.seed; each worker adds its own offset)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..errors import CodesignError, ExitCode
+    from ..search import join_study
+    from ..spec import load_spec
+
+    spec = load_spec(args.spec)
+    if args.trials is not None and args.trials < 1:
+        raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
+
+    def progress(k):
+        print(f"worker: told {k} trial(s)", file=sys.stderr)
+
+    result = join_study(spec, storage=args.storage, trials=args.trials, seed=args.seed, progress=progress)
+    doc = {"schema_version": 1, "storage": result.storage, "study": result.study.study_name,
+           "new_trials": result.new_trials, "trials": len(result.trials), "pareto": len(result.pareto)}
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        print()
+    else:
+        print(f"added {result.new_trials} trial(s); the study now holds {len(result.trials)} complete "
+              f"trial(s) in {result.storage}")
+    return ExitCode.OK

@@ -1,0 +1,125 @@
+"""Storage and scale: resume after SIGKILL, local workers on one journal, PostgreSQL workers,
+passwords never printed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import SPECS
+
+FLAGSHIP = SPECS / "jalapeno-gpt-oss-120b.toml"
+CODESIGN = [sys.executable, "-c", "import sys; from codesign.cli import entry; sys.argv[0] = 'codesign'; entry()"]
+
+
+def _trials(storage_path_or_url, name="jalapeno-gpt-oss-120b"):
+    import optuna
+
+    from codesign.search import open_storage
+
+    store, _ = open_storage(storage_path_or_url, None)
+    st = optuna.load_study(study_name=name, storage=store)
+    return st.get_trials(deepcopy=False)
+
+
+def test_redacts_password_of_unreachable_server(tmp_path):
+    url = "postgresql://alice:s3cr3t-pw@127.0.0.1:1/nodb"
+    p = subprocess.run(CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "5", "--out", str(tmp_path),
+                                   "--storage", url], capture_output=True, text=True, timeout=120)
+    assert p.returncode != 0
+    assert "s3cr3t-pw" not in p.stdout + p.stderr
+    assert "alice:***@127.0.0.1" in p.stderr and "Traceback" not in p.stderr
+    from codesign.search import redact
+
+    assert redact("postgresql://u:p@h/db?password=x&sslmode=require") == "postgresql://u:***@h/db?password=***&sslmode=require"
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
+    out = tmp_path / "run"
+    cmd = CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "200", "--out", str(out), "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    journal = out / "study.journal"
+    deadline = time.time() + 120
+    told = 0
+    while time.time() < deadline:  # wait until some trials are complete, then kill -9 mid-run
+        time.sleep(0.3)
+        if journal.exists():
+            told = sum(1 for t in _trials(str(journal)) if t.state.name == "COMPLETE")
+            if told >= 40:
+                break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert told >= 40, "the run did not get going"
+    before = {t.number: (t.params, t.values) for t in _trials(str(journal)) if t.state.name == "COMPLETE"}
+    assert 40 <= len(before) < 200
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # the same command resumes
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["trials"] == 200
+    after = {t.number: (t.params, t.values) for t in _trials(str(journal)) if t.state.name == "COMPLETE"}
+    assert all(after[k] == v for k, v in before.items())  # no completed trial lost or changed
+    assert len(after) == 200
+
+
+@pytest.mark.slow
+def test_local_workers_share_one_journal(cli, tmp_path):
+    out = tmp_path / "w"
+    rc, stdout, err = cli("optimize", FLAGSHIP, "--trials", "120", "--workers", "2", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    assert doc["trials"] == 120
+    ts = _trials(str(out / "study.journal"))
+    done = [t for t in ts if t.state.name == "COMPLETE"]
+    assert len(done) == 120 and len({t.number for t in done}) == 120
+    assert not [t for t in ts if t.state.name == "RUNNING"]
+
+
+def _pg_url():
+    url = os.environ.get("CODESIGN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("CI must start PostgreSQL and set CODESIGN_TEST_POSTGRES_URL (see .ci/run)")
+        pytest.skip("no PostgreSQL server: set CODESIGN_TEST_POSTGRES_URL=postgresql://user:pw@host/db "
+                    "(.ci/run starts one on loopback)")
+    return url
+
+
+@pytest.mark.postgres
+def test_postgres_workers_share_one_study(tmp_path):
+    import optuna
+
+    from codesign.search import open_storage
+
+    url = _pg_url()
+    name = f"pgtest-{os.getpid()}-{int(time.time())}"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\nname = "{name}"\n[search]\nseed_sweep = 512\n'
+                    'reference = "gb200"\n'
+                    "gradient_seeds = 0\nbatch_size = 20\n")
+    procs = [subprocess.Popen(CODESIGN + ["worker", str(spec), "--storage", url, "--trials", "90", "--json"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (o, e) in zip(procs, outs):
+        assert p.returncode == 0, e
+        pw = url.split("://", 1)[1].split("@")[0].split(":")[-1]
+        assert pw not in o + e or pw in ("", "codesign")
+    store, _ = open_storage(url, None)
+    st = optuna.load_study(study_name=name, storage=store)
+    ts = st.get_trials(deepcopy=False)
+    done = [t for t in ts if t.state.name == "COMPLETE"]
+    assert len({t.number for t in ts}) == len(ts)                  # no duplicated trial
+    assert not [t for t in ts if t.state.name in ("RUNNING", "FAIL")]  # no lost trial
+    assert 90 <= len(done) <= 90 + 3 * 20
+    told = sum(json.loads(o)["new_trials"] for o, _ in outs)
+    assert told == len(done)
+    # the report of the shared study
+    rc = subprocess.run(CODESIGN + ["optimize", str(spec), "--storage", url, "--trials", str(len(done)),
+                                    "--out", str(tmp_path / "rep"), "--json"], capture_output=True, text=True, timeout=300)
+    assert rc.returncode == 0 and json.loads(rc.stdout)["new_trials"] == 0
