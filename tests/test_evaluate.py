@@ -106,3 +106,47 @@ def test_tp_above_heads_or_domain_is_infeasible(cli, tmp_path):
 def test_table_output(cli):
     rc, out, err = cli("evaluate", GB200)
     assert rc == 0 and "TPOT" in out and "peak mixed tok/s per kW" in out
+
+
+def test_ep_above_the_expert_count_is_infeasible(cli, tmp_path):
+    # gpt-oss-120b has 128 experts (config.json num_local_experts); EP 256 over 256 chips cannot shard them
+    spec = tmp_path / "ep.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\ntp = 8\ndp_attention = 32\nep = 256\n')
+    doc = _doc(cli, spec)
+    assert not any(p["feasible"] for p in doc["points"])
+    assert "above the model's 128 experts" in doc["infeasible_reason"]
+
+
+def test_kv_that_does_not_fit_in_hbm_spills_to_host_memory(cli, tmp_path):
+    """Without a host tier the KV cache of many long requests does not fit; with GB200's Grace
+    memory (240 GB per GPU, 450 GB/s) it spills there, more requests fit, and reading it is slower.
+
+    KV per request at 8192 + 1024 tokens, FP8: 18 full layers x 2 x 8 x 64 x 9216 + 18 x 1024 x 128
+    = 172.2 MB, over TP 1 chip (KV heads are not split at TP 1). HBM left after ~65 GB of weights on
+    a 100 GB HBM: ~35 GB, so about 200 requests; 240 GB of host memory adds about 1,390 more.
+    """
+    kv_req = (18 * 2 * 8 * 64 * 9216 + 18 * 1024 * 128) * 1.0
+    base = f'include = ["{GB200.as_posix()}"]\n[deployment]\ntp = 1\n[memory.hbm]\ncapacity = "100 GB"\n'
+    with_host = tmp_path / "host.toml"
+    with_host.write_text(base)
+    doc_host = _doc(cli, with_host)  # the GB200 spec carries a host tier
+    assert doc_host["design"]["max_concurrency"] >= (240e9 / kv_req) * 0.9
+    # the same design without the host tier: the last points no longer fit
+    hbm_only = tmp_path / "hbm_only.toml"
+    hw = (SPECS / "hardware" / "gb200.toml").read_text()
+    hw = hw.replace('include = ["../technology/n4p.toml"]', f'include = ["{(SPECS / "technology" / "n4p.toml").as_posix()}"]')
+    hw = hw.split("[memory.host]")[0] + "[network]" + hw.split("[network]")[1]
+    (tmp_path / "hw.toml").write_text(hw)
+    hbm_only.write_text(f'include = ["hw.toml", "{(SPECS / "models" / "gpt-oss-120b.toml").as_posix()}", '
+                        f'"{(SPECS / "workloads" / "inferencemax-8k1k.toml").as_posix()}", '
+                        f'"{(SPECS / "deployments" / "gpt-oss-120b-tp8.toml").as_posix()}"]\n'
+                        '[deployment]\ntp = 1\n[memory.hbm]\ncapacity = "100 GB"\n')
+    doc_hbm = _doc(cli, hbm_only)
+    assert doc_hbm["design"]["max_concurrency"] < doc_host["design"]["max_concurrency"]
+    assert doc_hbm["design"]["max_concurrency"] <= (100e9 / kv_req)
+    by_c = {p["concurrency"]: p for p in doc_hbm["points"]}
+    assert by_c[1024]["feasible"] is False and "does not fit" in by_c[1024]["infeasible_reason"]
+    # where both fit, the spilled design is never faster
+    for p_hbm, p_host in zip(doc_hbm["points"], doc_host["points"]):
+        if p_hbm["feasible"] and p_host["feasible"]:
+            assert p_host["tpot_s"] >= p_hbm["tpot_s"] * (1 - 1e-6)
