@@ -90,6 +90,19 @@ MODELS: dict[str, tuple[str, str]] = {
     "moonshotai/Kimi-K2.5": ("kimi-k2", "architecture of kimi-k2 (Kimi-K2-Instruct config; K2.5 text backbone)"),
 }
 
+#: GPUs per NVLink node of the HGX systems (a worker above this is multi-node).
+NODE_GPUS = {"b200": 8, "h200": 8, "h100": 8}
+#: Rack-scale NVLink systems.
+RACK_SYSTEMS = ("gb200", "gb300")
+
+#: Statuses whose rows are priced (``ambiguous`` rows are priced but kept out of the error tables).
+PRICED = ("ok", "ambiguous")
+
+
+def priced(status: str) -> bool:
+    return status == "ok" or status.startswith("ambiguous")
+
+
 _QUANT = {"fp8": "fp8_e4m3", "fp8_block": "fp8_e4m3", "nvfp4": "nvfp4", "mxfp4": "mxfp4",
           "bf16": "bf16", "fp16": "bf16", "": "bf16"}
 
@@ -215,17 +228,34 @@ def _aic(r: dict) -> Point:
     if pt.mode == "aggregated":
         tp, pp, dp = _i(r["tp_size"]), _i(r["pp_size"]), _i(r["attention_dp_size"])
         ep = _i(r["moe_ep_size"])
+        mtp = _i(r["moe_tp_size"], 0)
         bs = _i(r["batch_size"], 0)
+        dp0 = dp  # batch_size is per attention-DP rank as logged
+        node = NODE_GPUS.get(pt.system_key)
+        if node and tp * dp > node and mtp and mtp == ep and mtp * ep == tp * dp:
+            # tp_size (or attention_dp_size) logged as TP x EP: e.g. dsr1_b200_sglang_fp4_agg_*_cfg201
+            # (tp_size 64, moe 8x8) is the run 2026_04_06_..._tp8_ep8_1038 (same TTFT/TPOT) and
+            # InferenceMAX imx-00139 (TP8 EP8 on 8 GPUs). The worker is moe_tp GPUs.
+            pt.warnings.append(f"tp_size×attention_dp_size {tp * dp} = moe_tp×moe_ep on a {node}-GPU node: "
+                               f"read as {mtp} GPUs, EP {ep}")
+            tp, dp = (1, mtp) if dp > 1 else (mtp, 1)
+            mtp, ep = 1, ep
+        elif (pt.system_key in RACK_SYSTEMS and tp * dp > 8 and ep == 1 and dp == 1
+              and pt.status == "ok"):
+            # e.g. 2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11 is InferenceMAX
+            # imx-02190 (disaggregated, 4 prefill + 32 decode GPUs, same TTFT/TPOT): tp_size is the
+            # run's total GPU count, the pools are unknown.
+            pt.status = ("ambiguous: aggregated row with tp_size = total GPUs of a multi-node "
+                         "disaggregated run (pools not recorded)")
         if conc is None:
-            conc = bs * dp if bs else None
+            conc = bs * dp0 if bs else None
         if conc is None:
             pt.status = pt.status if pt.status != "ok" else "unsupported: no concurrency or batch size"
             conc = 1
-        inst = min(conc, bs * dp) if bs else conc
+        inst = min(conc, bs * dp0) if bs else conc
         if inst < conc:
             pt.warnings.append(f"{conc // max(inst, 1)} replicas of {inst} requests each; one modelled")
         pt.concurrency = max(inst, 1)
-        mtp = _i(r["moe_tp_size"], 0)
         if mtp and ep and mtp * ep != tp * dp:
             pt.warnings.append(f"moe_tp×moe_ep = {mtp * ep} ≠ tp×dp = {tp * dp}")
         pt.deploy = {"tp": tp, "pp": pp, "ep": min(ep, tp * dp), "dp": dp}
@@ -236,6 +266,13 @@ def _aic(r: dict) -> Point:
         ppp, dpp = _i(r["prefill_pp_size"]), _i(r["decode_pp_size"])
         if ppp != 1 or dpp != 1:
             pt.status = pt.status if pt.status != "ok" else "unsupported: pipeline parallelism in a disaggregated pool"
+        if (not r["prefill_num_workers"] or not r["decode_num_workers"]) and pt.status == "ok":
+            # rows converted from InferenceMAX result files (source_file=2026-03-25/2026-04-06.csv)
+            # carry per-worker parallelism but no worker counts and no batch sizes: the prefill and
+            # decode pool sizes (which set TTFT queueing and the decode batch) are unknown.
+            # E.g. ..._gb300_trtllm_..._c2151_tp4_ep4_1198 matches imx rows with 28 prefill / 8 decode
+            # GPUs. Priced with one worker per pool, reported apart from the error tables.
+            pt.status = "ambiguous: disaggregated row without prefill/decode worker counts"
         if conc is None:
             conc = _i(r["decode_batch_size"]) * dw * ddp
         pt.concurrency = conc
@@ -347,7 +384,7 @@ def group_points(points: Iterable[Point]) -> dict[tuple, list[Point]]:
     """
     groups: dict[tuple, list[Point]] = defaultdict(list)
     for p in points:
-        if p.status != "ok":
+        if not priced(p.status):
             continue
         groups[(p.model, p.mode, p.jitter)].append(p)
     return groups
@@ -462,7 +499,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
     hardware = hardware_paths(pm)
     efficiency_for = efficiency_for or (lambda p: {})
     for p in points:
-        if p.status == "ok" and p.system_key not in hardware:
+        if priced(p.status) and p.system_key not in hardware:
             p.status = f"unsupported: no hardware spec for system {p.system}"
     cache: dict = {}
     for key, pts in group_points(points).items():
@@ -480,7 +517,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
                 p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
     if domain is not None:
         for p in points:
-            p.extrapolated = extrapolation(p, domain) if p.status == "ok" else []
+            p.extrapolated = extrapolation(p, domain) if priced(p.status) else []
     return points
 
 
@@ -519,11 +556,13 @@ def error_stats(pred, meas) -> dict:
 METRICS = (("ttft", "ttft_s", "pred_ttft_s"), ("tpot", "tpot_s", "pred_tpot_s"), ("tput", "tput", "pred_tput"))
 
 
-def error_table_rows(points: list[Point], by: str) -> list[dict]:
-    """Error statistics grouped by ``by`` (``"system"``, ``"model"``, ``"mode"`` or ``"all"``)."""
+def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[dict]:
+    """Error statistics grouped by ``by`` (``"system"``, ``"model"``, ``"mode"`` or ``"all"``) over
+    the rows whose status starts with ``status`` (``"ok"``; ``"ambiguous"`` for the rows whose
+    mapping is known to be incomplete)."""
     groups: dict[str, list[Point]] = defaultdict(list)
     for p in points:
-        if p.status != "ok":
+        if not (p.status == status if status == "ok" else p.status.startswith(status)):
             continue
         k = {"system": p.system_key, "model": p.model or p.model_name, "mode": p.mode,
              "framework": p.framework, "all": "all"}[by]

@@ -18,10 +18,13 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   achievable fraction of the chip peak for the activation format; time = max(compute, memory) +
   TP all-reduces, EP all-to-all and PP sends (α + size/β) + per-layer and per-step overheads.
 * **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL).
-* **Serving** (closed loop, C users): aggregated continuous batching with chunked prefill, where
-  the other users' prefills steal decode time; or disaggregated prefill/decode pools with KV
-  transfer and the prefill pool's capacity as a bottleneck. TTFT includes queueing behind other
-  prefills (M/D/1 residual).
+* **Serving** (closed loop, C users; mean-value analysis): the unknown is the decode batch B
+  (requests in decode, not C). Given B: decode throughput X = inst·B/((OSL−1)·t_step(B)); the
+  prefill station (one request's pass T_1 for latency, a full CHUNK_TOKENS pass amortised per
+  request, T_a, for capacity) adds an M/D/1 wait ρ/(2(1−ρ))·T_a, ρ = X·T_a. Aggregated: chunked
+  prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated: KV transfer plus a
+  hand-off latency. Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
+  (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D.
 * **Power and area**: static + energy per FLOP, per byte per tier and per link byte; area from
   per-unit figures (see ``specs/technology/n4p.toml``).
 
@@ -54,7 +57,18 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "layer_overhead_s": 10e-6,
     "step_overhead_s": 100e-6,
     "prefill_overhead_s": 5e-3,
+    "seq_overhead_s": 2e-6,
+    # disaggregated hand-off per request: router → prefill worker → KV transfer (NIXL/UCX) → decode
+    # worker scheduling; Dynamo disaggregated runs show a 100-250 ms TTFT floor at concurrency 1-4
+    # that aggregated runs of the same model on the same system do not (aiconfigurator silicon data)
+    "handoff_overhead_s": 50e-3,
 }
+
+#: Prefill token budget of one engine pass (TensorRT-LLM ``max_num_tokens`` and SGLang
+#: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
+#: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
+#: this budget; prefill workers pack up to this many tokens of several requests into one pass.
+CHUNK_TOKENS = 8192.0
 
 #: Spec key path -> parameter name of the design pytree. These are the keys a search may vary.
 KEYMAP: dict[str, str] = {
@@ -198,13 +212,15 @@ def _allreduce(n, size, bw, lat):
     return jnp.where(n > 1.0, t, 0.0)
 
 
-def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff):
+def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.0):
     """Time and traffic of one forward pass through ONE pipeline stage, per chip.
 
     Args:
         tokens: tokens processed by the whole stage group in this pass (decode: batch B; prefill:
-            ISL of one request).
+            ``reqs`` · ISL, ``reqs`` requests of one attention replica batched in one pass).
         ctx: attended context per token (decode) or the ISL (prefill).
+        reqs: prefill only: requests per attention replica batched in this pass (a prefill engine
+            packs requests up to its token budget; the weights are then read once for all).
 
     Returns:
         dict of per-chip times [s] and byte/FLOP counts for this stage.
@@ -230,10 +246,10 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff):
     kv_elems = _kv_elems(s, ctx)
     kv_read = reqs_per_replica * kv_elems * p["kv_bytes"] / kv_split / pp
     if prefill:
-        kv_read = kv_elems * p["kv_bytes"] / kv_split / pp  # written once
+        kv_read = reqs * kv_elems * p["kv_bytes"] / kv_split / pp  # written once
     # --- FLOPs per chip
     if prefill:
-        attn_fl = _prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx) / tp / pp
+        attn_fl = reqs * _prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx) / tp / pp
         # one request per attention replica runs at once (dp requests): its attention on tp chips,
         # the dp·tokens of FFN/expert work spread over all n = tp·dp chips of the stage
         lin_attn = tokens * s.linear_flops_attn / tp / pp
@@ -243,8 +259,15 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff):
         lin_attn = tokens * s.linear_flops_attn / n / pp
         lin_rest = tokens * s.linear_flops_rest / n / pp
     flops = attn_fl + lin_attn + lin_rest
-    peak = p["peak"] * (eff["compute_prefill"] if prefill else eff["compute_decode"])
-    t_compute = flops / peak
+    # each GEMM runs at the tensor-core rate of its slower operand (weights or activations): a
+    # BF16 attention projection does not run at the FP4 rate of the experts beside it; attention
+    # scores (FlashAttention/FlashMLA) run BF16 MMA. Fall back to the activation class when the
+    # per-operand peaks are absent (older design pytrees).
+    frac = eff["compute_prefill"] if prefill else eff["compute_decode"]
+    pk_w = p.get("peak_w", p["peak"])
+    pk_rest = p.get("peak_mw", p["peak"]) if s.experts else pk_w
+    pk_attn = p.get("peak_attn", p["peak"])
+    t_compute = (attn_fl / pk_attn + lin_attn / pk_w + lin_rest / pk_rest) / frac
     # --- memory tiers: weights in HBM (a share in spare SRAM), KV fills SRAM, HBM, host
     w_resident = p["w_resident"]
     kv_res = p["kv_resident"]  # KV resident per chip at this batch (set by caller)
@@ -317,6 +340,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     Returns:
         dict of arrays: point metrics with shape ``(c,)`` and design metrics with shape ``()``.
     """
+    import jax
     import jax.numpy as jnp
 
     eff = _knobs(p, eff)
@@ -344,63 +368,99 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         inst_d = 1.0
         inst_p = 1.0
         chips = tp_d * dp_d * p["pp"]
-    B = C / inst_d  # requests per decode instance
     pp = p["pp"]
+    bw_pp = p["su_bw"] * eff["network_bandwidth"]
 
-    # --- capacity
-    w_res_d, kv_res_d, kv_req_d = _resident(p, s, tp_d, ep_d, dp_d, B / dp_d, ctx_max)
+    # --- capacity (KV of every request at its longest context)
+    w_res_d, _, kv_req_d = _resident(p, s, tp_d, ep_d, dp_d, 1.0, ctx_max)
     w_res_p, _, kv_req_p = _resident(p, s, tp_p, ep_p, dp_p, 1.0, isl_max)
     kv_cap_chip = p["sram_cap"] + jnp.maximum(p["hbm_cap"] - w_res_d, 0.0) + p["host_cap"]
     max_conc = jnp.floor(kv_cap_chip / jnp.maximum(kv_req_d, _TINY)) * dp_d * inst_d
     weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
 
-    # --- decode step at batch B (microbatch B/pp through pp stages)
-    pd = dict(p, w_resident=w_res_d, kv_resident=kv_res_d)
-    dec = _phase(pd, s, B / pp, ctx_dec, prefill=False, tp=tp_d, ep=ep_d, dp=dp_d, eff=eff)
-    bw_pp = p["su_bw"] * eff["network_bandwidth"]
-    t_p2p_dec = (pp - 1.0) * (p["su_lat"] + B / pp * s.hidden * p["a_bytes"] / bw_pp)
-    t_step = pp * dec["t"] + t_p2p_dec + eff["step_overhead_s"]
+    def decode_step(B):
+        """Decode step of an instance holding ``B`` requests (microbatch B/pp through pp stages)."""
+        pd = dict(p, w_resident=w_res_d, kv_resident=kv_req_d * B / dp_d)
+        dec = _phase(pd, s, B / pp, ctx_dec, prefill=False, tp=tp_d, ep=ep_d, dp=dp_d, eff=eff)
+        t_p2p = (pp - 1.0) * (p["su_lat"] + B / pp * s.hidden * p["a_bytes"] / bw_pp)
+        # per-step CPU work (scheduling, sampling, detokenising) grows with the sequences of a rank
+        t = (pp * dec["t"] + t_p2p + eff["step_overhead_s"]
+             + eff["seq_overhead_s"] * B / dp_d)
+        return t, dec, t_p2p
 
-    # --- prefill of one request (ISL tokens) through all stages
-    pp_ = dict(p, w_resident=w_res_p, kv_resident=kv_req_p * 0.0)
+    # --- prefill passes: one request (latency), and a full token budget (capacity)
+    pp_ = dict(p, w_resident=w_res_p, kv_resident=0.0 * kv_req_p)
+    b_max = jnp.maximum(CHUNK_TOKENS / isl, 1.0)  # requests per replica packed in one pass
     pre = _phase(pp_, s, isl, isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff)
+    pre_b = _phase(pp_, s, isl * b_max, isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff,
+                   reqs=b_max)
     t_p2p_pre = (pp - 1.0) * (p["su_lat"] + isl * s.hidden * p["a_bytes"] / bw_pp)
-    T_p = pp * pre["t"] + t_p2p_pre + eff["prefill_overhead_s"]
+    T_1 = pp * pre["t"] + t_p2p_pre  # one request alone through all stages
+    T_b = pp * pre_b["t"] + (pp - 1.0) * (p["su_lat"] + b_max * isl * s.hidden * p["a_bytes"] / bw_pp)
+    # prefill time the serving pool spends per request at full batching (1 / capacity)
+    T_a = T_b / (b_max * dp_p * inst_p)
+    T_p = T_1 + eff["prefill_overhead_s"]
 
-    D = (osl - 1.0) * t_step
     if disagg:
         # KV transfer prefill -> decode pool: within the domain when both pools fit in it
         in_domain = chips <= p["su_domain"]
         kv_bytes_req = kv_req_p * pp * jnp.minimum(tp_p, 1.0 if s.mla else s.kv_heads)
         link_bw = jnp.where(in_domain, p["su_bw"], p["so_bw"]) * eff["network_bandwidth"]
         link_lat = jnp.where(in_domain, p["su_lat"], p["so_lat"])
-        T_kv = link_lat + kv_bytes_req / (link_bw * tp_p * dp_p)
-        servers = inst_p * dp_p
-        mu = servers / T_p  # prefill capacity [requests/s]
-        E_free = T_p + T_kv + D
-        X0 = C / E_free
-        rho = jnp.minimum(X0 / mu, 0.98)
-        W = rho / (2.0 * (1.0 - rho)) * T_p / servers
-        E_q = E_free + W
-        X = jnp.minimum(C / E_q, 0.98 * mu)
-        E2E = C / X
-        TTFT = E2E - D
-        busy_pre = X * T_p / servers
+        T_kv = link_lat + kv_bytes_req / (link_bw * tp_p * dp_p) + eff["handoff_overhead_s"]
     else:
-        # A request's own prefill takes T_p; it occupies the instance for T_p / dp (dp attention
-        # replicas prefill dp requests at once), which is what other users' prefills steal from
-        # decode: E = P + D·E/(E − a), a = (C − 1)·P_occ, the larger root of
-        # E² − (a + P + D)·E + P·a = 0 (E = P + D at C = 1).
-        P = T_p
-        P_occ = T_p / dp_p
-        a = (C - 1.0) * P_occ
-        bsum = a + P + D
-        E0 = (bsum + jnp.sqrt(jnp.maximum(bsum * bsum - 4.0 * P * a, 0.0))) / 2.0
-        W = ((C - 1.0) * P_occ / E0) * P_occ / 2.0  # M/D/1-style residual of a prefill in progress
-        TTFT = P + W
-        E2E = E0 + W
-        busy_pre = jnp.minimum(C * P_occ / E2E, 1.0)
-    TPOT = (E2E - TTFT) / (osl - 1.0)
+        T_kv = 0.0
+
+    def loop(B):
+        """Closed loop at decode batch ``B`` per decode instance (mean-value analysis).
+
+        Returns throughput X [req/s], TPOT, prefill residence R (queue + own prefill) and the
+        residual g = X·(R + D) − C of Little's law over the whole loop (zero at the solution).
+        """
+        t_step, _, _ = decode_step(B)
+        a = inst_d * B / ((osl - 1.0) * t_step)  # decode-side throughput at this batch
+        if disagg:
+            X = a
+            tpot = t_step
+            S = T_p + T_kv
+        else:
+            # chunked prefill rides in the decode iterations: the share u = X·T_a of engine time
+            # goes to prefill tokens, stretching every iteration by 1/(1 − u) (X = a·(1 − u))
+            X = a / (1.0 + a * T_a)
+            tpot = t_step / jnp.maximum(1.0 - X * T_a, 1e-3)
+            # own prefill: wait for the running iteration, then ISL/budget mixed iterations
+            S = T_p + (0.5 + isl / CHUNK_TOKENS) * tpot
+        rho = jnp.minimum(X * T_a, 0.999)
+        R = S + rho / (2.0 * (1.0 - rho)) * T_a  # M/D/1 wait at the pool's prefill rate 1/T_a
+        g = X * (R + (osl - 1.0) * tpot) - C
+        return X, tpot, R, g
+
+    # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
+    # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
+    B_hi = jnp.maximum(jnp.minimum(C / inst_d, max_conc / inst_d), 1e-3)
+    B_lo = jnp.minimum(1e-3 * jnp.ones_like(C), B_hi)
+
+    def bisect(_, lohi):
+        lo, hi = lohi
+        mid = jnp.sqrt(lo * hi)
+        neg = loop(mid)[3] < 0
+        return jnp.where(neg, mid, lo), jnp.where(neg, hi, mid)
+
+    lo, hi = jax.lax.fori_loop(0, 48, bisect, (jax.lax.stop_gradient(B_lo), jax.lax.stop_gradient(B_hi)))
+    B0 = jax.lax.stop_gradient(jnp.sqrt(lo * hi))
+    g0, dg = jax.jvp(lambda b: loop(b)[3], (B0,), (jnp.ones_like(B0),))
+    interior = (B0 < 0.999 * jax.lax.stop_gradient(B_hi))
+    step = jnp.where(interior, g0 / jnp.where(jnp.abs(dg) > 0, dg, 1.0), 0.0)
+    B = B0 - (step - jax.lax.stop_gradient(step))  # value B0, derivative of the Newton step
+    X, TPOT, R_p, _ = loop(B)
+    D = (osl - 1.0) * TPOT
+    # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
+    # batch is capped by KV capacity the excess users wait before their prefill
+    TTFT = jnp.maximum(C / X - D, R_p)
+    E2E = TTFT + D
+    t_step, dec, t_p2p_dec = decode_step(B)
+    busy_pre = jnp.minimum(X * T_a, 1.0)  # share of the prefill pool (agg: the engine) busy
+    T_p = T_1
     X_req = C / E2E
     mixed = X_req * (isl + osl) / chips
     output = X_req * osl / chips
@@ -647,6 +707,14 @@ class AnalyticalModel:
             e_flop[i] = out[f"e_{c}"][i] if f"e_{c}" in out else out["e_fp8"][i]
         out["peak"] = peak
         out["e_flop"] = e_flop
+        # per-operand GEMM rates: min(weights class, activations class); attention scores at BF16
+        rank = {c: out[f"peak_{c}"] for c in CLASSES}
+        for key, name in (("peak_w", "w_bytes"), ("peak_mw", "mw_bytes")):
+            v = np.empty(n)
+            for i, (fw, fa) in enumerate(zip(fmt_names[name], fmt_names["a_bytes"])):
+                v[i] = min(rank[formats[fw].compute_class][i], rank[formats[fa].compute_class][i])
+            out[key] = v
+        out["peak_attn"] = np.minimum(out["peak_bf16"], peak)
         # area scales with tensor-core capability in FP4-equivalent FLOP/s
         out["peak_fp4eq"] = np.maximum.reduce([out["peak_fp4"], 2 * out["peak_fp8"], 4 * out["peak_bf16"]])
         out["_formats"] = fmt_names  # type: ignore[assignment]
