@@ -68,6 +68,10 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 #: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
 #: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
 #: this budget; prefill workers pack up to this many tokens of several requests into one pass.
+#: Bisection steps for the closed-loop decode batch before the Newton polish (log-space bracket
+#: [1e-3, C]: 14 steps leave a relative width below 1e-3, which one Newton step squares).
+BISECT_STEPS = 14
+
 CHUNK_TOKENS = 8192.0
 
 #: Spec key path -> parameter name of the design pytree. These are the keys a search may vary.
@@ -446,8 +450,13 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         neg = loop(mid)[3] < 0
         return jnp.where(neg, mid, lo), jnp.where(neg, hi, mid)
 
-    lo, hi = jax.lax.fori_loop(0, 48, bisect, (jax.lax.stop_gradient(B_lo), jax.lax.stop_gradient(B_hi)))
-    B0 = jax.lax.stop_gradient(jnp.sqrt(lo * hi))
+    lo, hi = jax.lax.fori_loop(0, BISECT_STEPS, bisect,
+                               (jax.lax.stop_gradient(B_lo), jax.lax.stop_gradient(B_hi)))
+    # one safeguarded Newton step polishes the bracket's midpoint (quadratic convergence: the
+    # bracket's relative width 10^6 / 2^BISECT_STEPS shrinks to its square), kept inside [lo, hi]
+    Bm = jax.lax.stop_gradient(jnp.sqrt(lo * hi))
+    gm, dgm = jax.jvp(lambda b: loop(b)[3], (Bm,), (jnp.ones_like(Bm),))
+    B0 = jax.lax.stop_gradient(jnp.clip(Bm - gm / jnp.where(dgm > 0, dgm, jnp.inf), lo, hi))
     g0, dg = jax.jvp(lambda b: loop(b)[3], (B0,), (jnp.ones_like(B0),))
     interior = (B0 < 0.999 * jax.lax.stop_gradient(B_hi))
     step = jnp.where(interior, g0 / jnp.where(jnp.abs(dg) > 0, dg, 1.0), 0.0)
