@@ -80,3 +80,26 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
         raw_ref = _replace_hardware(spec_raw, raw_ref)
     ref = spec_from_dict(raw_ref, file=os.path.relpath(path), origins=origins)
     return attrs.evolve(ref, name=ref.name or path.stem, path=str(path))
+
+
+def resolve_efficiency(spec: Spec, *, pm=None) -> Spec:
+    """Apply ``efficiency_from``: the named baseline's calibrated knobs, overridden by the spec's
+    own ``[efficiency]`` keys. Returns the spec unchanged when it names none (idempotent).
+
+    Raises:
+        SpecError: the name is not a registered baseline, or its knobs belong to another cost model.
+    """
+    if not spec.efficiency_from:
+        return spec
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    b = pm.baselines.get(spec.efficiency_from)
+    where = spec.path or "<spec>"
+    if b is None:
+        have = ", ".join(sorted(pm.baselines)) or "none registered"
+        raise SpecError([(where, "efficiency_from", f"{spec.efficiency_from!r} is not a registered baseline ({have})")])
+    if b.cost_model != spec.deployment.cost_model:
+        raise SpecError([(where, "efficiency_from", f"baseline {b.name!r} calibrates cost model {b.cost_model!r}, "
+                                                    f"not {spec.deployment.cost_model!r}")])
+    return attrs.evolve(spec, efficiency={**b.efficiency, **spec.efficiency}, efficiency_from=None)

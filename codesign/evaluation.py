@@ -36,7 +36,10 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     """
     from .pluginmanager import get_plugin_manager
 
+    from .baselines import resolve_efficiency
+
     pm = pm or get_plugin_manager()
+    spec = resolve_efficiency(spec, pm=pm)
     name = cost_model_name(spec, cost_model=cost_model, pm=pm)
     info = pm.cost_models.get(name)
     if info is not None and info.supports is not None and cost_model != "auto" \

@@ -1070,9 +1070,11 @@ def gradient_seeds(spec: Spec, space: SearchSpace, values: list[dict], pm=None, 
 def sensitivities(spec: Spec, space: SearchSpace, values: list[dict], pm=None) -> list[dict] | None:
     """Elasticities of each objective w.r.t. each continuous parameter at each design (JAX grad),
     ``(∂ objective / ∂ parameter) · parameter / objective``; None for a non-differentiable model."""
+    from .baselines import resolve_efficiency
     from .pluginmanager import get_plugin_manager
 
-    rel = _Relaxation(spec, space, values, pm or get_plugin_manager())
+    pm = pm or get_plugin_manager()
+    rel = _Relaxation(resolve_efficiency(spec, pm=pm), space, values, pm)
     return rel.elasticities() if rel.ok else None
 
 
@@ -1103,13 +1105,14 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
                 rank: int = 0, repair: bool = False) -> _Context:
     import optuna
 
-    from .baselines import reference_spec
+    from .baselines import reference_spec, resolve_efficiency
     from .evaluation import evaluate as _evaluate
     from .pluginmanager import get_plugin_manager
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
+    spec = resolve_efficiency(spec, pm=pm)  # efficiency_from: the same knobs for gradients and evaluations
     cm = spec.deployment.cost_model
     cm = pm.resolve_cost_model(cm, spec) if hasattr(pm, "resolve_cost_model") else cm
     model = pm.cost_model(cm)

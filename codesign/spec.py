@@ -384,6 +384,10 @@ class Spec:
     #: Cost-model knobs (achievable fractions, overheads) by name; the cost model validates them.
     #: ``codesign calibrate`` writes these.
     efficiency: dict[str, float] = field(factory=dict)
+    #: Take the efficiency knobs of this registered baseline (``"gb200"``: the serving stack as
+    #: calibrated on measured GB200 data); keys in ``[efficiency]`` still override them. Lets a new
+    #: design and its reference be priced with the same measured software efficiency.
+    efficiency_from: str | None = None
     name: str = ""
     description: str = ""
     #: Where the spec was loaded from (not a TOML key).
