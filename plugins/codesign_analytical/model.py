@@ -69,8 +69,8 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 #: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
 #: this budget; prefill workers pack up to this many tokens of several requests into one pass.
 #: Bisection steps for the closed-loop decode batch before the Newton polish (log-space bracket
-#: [1e-3, C]: 14 steps leave a relative width below 1e-3, which one Newton step squares).
-BISECT_STEPS = 14
+#: [1e-3·C, C]: 11 steps leave a relative width below 0.4%, which one Newton step squares).
+BISECT_STEPS = 11
 
 CHUNK_TOKENS = 8192.0
 
@@ -442,7 +442,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
     # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
     B_hi = jnp.maximum(jnp.minimum(C / inst_d, max_conc / inst_d), 1e-3)
-    B_lo = jnp.minimum(1e-3 * jnp.ones_like(C), B_hi)
+    B_lo = jnp.minimum(1e-3 * jnp.maximum(C / inst_d, 1.0), B_hi)  # at least 0.1% of the users decode
 
     def bisect(_, lohi):
         lo, hi = lohi
