@@ -70,7 +70,11 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
             raw["efficiency"] = dict(b.efficiency)
         ref = spec_from_dict(raw, file=str(b.hardware), origins=hw_origins)
         return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware))
-    path = Path(spec.path).parent / name if spec.path else Path(name)
+    # a relative reference is relative to the file that set `search.reference` (which may be an
+    # included file), like an include path
+    spec_raw_origins = load_raw(spec.path)[1] if spec.path else {}
+    setter = spec_raw_origins.get(("search", "reference")) or spec.path
+    path = Path(setter).parent / name if setter else Path(name)
     if not path.exists():
         have = ", ".join(sorted(baselines)) or "none registered"
         raise SpecError([(where, "search.reference",

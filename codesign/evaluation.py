@@ -40,6 +40,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
 
     pm = pm or get_plugin_manager()
     spec = resolve_efficiency(spec, pm=pm)
+    check_names(spec, pm=pm, cost_model=cost_model, overrides=overrides)
     name = cost_model_name(spec, cost_model=cost_model, pm=pm)
     info = pm.cost_models.get(name)
     if info is not None and info.supports is not None and cost_model != "auto" \
@@ -67,6 +68,37 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     check_contract(ev, name, pm.plugin_label(info.plugin), n_designs=n,
                    concurrency=spec.workload.concurrency)
     return ev
+
+
+FORMAT_FIELDS = ("weights_format", "moe_weights_format", "kv_cache_format", "activations_format")
+
+
+def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None) -> None:
+    """Refuse unknown number-format and cost-model names with the spec key that names them.
+
+    Raises:
+        SpecError: one line per unknown name (file, ``deployment.<key>``, the registered names).
+    """
+    from .errors import SpecError
+
+    where = spec.path or "<spec>"
+    problems = []
+    formats = pm.number_formats
+    for f in FORMAT_FIELDS:
+        key = f"deployment.{f}"
+        names = [getattr(spec.deployment, f)]
+        if overrides and key in overrides:
+            names = list(dict.fromkeys(np.asarray(overrides[key], dtype=object).ravel().tolist()))
+        for v in names:
+            if v is not None and v not in formats:
+                problems.append((where, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
+    name = cost_model or spec.deployment.cost_model
+    if name != "auto" and name not in pm.cost_models:
+        problems.append((where, "deployment.cost_model" if not cost_model else "--cost-model",
+                         f"no cost model named {name!r} is registered; available: "
+                         f"{', '.join(sorted(pm.cost_models)) or 'none'} (or 'auto')"))
+    if problems:
+        raise SpecError(problems)
 
 
 def cost_model_name(spec: Spec, *, cost_model: str | None = None, pm=None) -> str:

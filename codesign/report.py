@@ -49,12 +49,27 @@ def _set(raw: dict, key: str, value) -> None:
     d[parts[-1]] = value
 
 
-def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: int) -> str:
-    """The spec with a trial's parameter values substituted, fully merged, without ``[search]``."""
+def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: int,
+                configs: dict | None = None) -> str:
+    """The spec with a trial's parameter values substituted, fully merged, without ``[search]``.
+
+    With a deployment envelope, the file carries the deployment that gave the first objective (so
+    ``codesign evaluate`` on it reproduces that number), and a header comment names the
+    deployment behind each other metric.
+    """
     import tomli_w
 
     raw, _ = load_raw(spec.path)
     raw.pop("search", None)
+    notes = []
+    primary = result.space.objectives[0][0] if result.space.objectives else None
+    if configs and primary in configs:
+        for k, v in configs[primary].items():
+            _set(raw, k, int(v) if isinstance(v, (int, float)) and float(v).is_integer() else v)
+        for metric, cfg in configs.items():
+            if metric in dict(result.space.objectives) or metric in ("min_tpot_s", "min_ttft_s"):
+                where = ", ".join(f"{k} = {v}" for k, v in cfg.items())
+                notes.append(f"#   {metric}: at {where}")
     for prm in result.space.params:
         v = params[prm.key]
         if prm.kind:
@@ -65,6 +80,9 @@ def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: in
     raw["name"] = f"{spec.name or 'design'}-trial-{trial_number}"
     head = (f"# Pareto design {trial_number} of `codesign optimize {spec.path}`; every value is the\n"
             f"# base spec's (see its sources) except the searched ones: {', '.join(params)}.\n")
+    if notes:
+        head += ("# Written with the deployment of the first objective; each metric's best deployment:\n"
+                 + "\n".join(notes) + "\n")
     return head + tomli_w.dumps(raw)
 
 
@@ -80,6 +98,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
+            "configs": t.user_attrs.get("configs", {}),
         })
     return rows
 
@@ -92,7 +111,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
     ddir.mkdir(exist_ok=True)
     for r in rows:
         path = ddir / f"trial-{r['trial']:05d}.toml"
-        path.write_text(design_toml(spec, r["params"], result, r["trial"]), encoding="utf-8")
+        path.write_text(design_toml(spec, r["params"], result, r["trial"], r.get("configs")), encoding="utf-8")
         r["design_file"] = str(path)
     sens = None
     if rows:

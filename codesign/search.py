@@ -395,6 +395,16 @@ def _envelope_block(spec: Spec, cols: dict[str, np.ndarray], n: int, space: Sear
         val = a[np.arange(n), idx]
         best[k] = idx
         metrics[k] = val
+    # design-level metrics that depend on the deployment (chips, weights per chip, max concurrency)
+    # are reported at the combination that gives the first objective, the deployment the design
+    # file is written with, so one record never mixes deployments
+    primary = space.objectives[0][0] if space.objectives else None
+    if space.envelope and primary in best:
+        pidx = best[primary]
+        for k in ev.design:
+            a = np.asarray(flat[k], dtype=np.float64).reshape(n, m)
+            metrics[k] = a[np.arange(n), pidx]
+            best[k] = pidx
     reasons = None
     if with_reasons:
         reasons = []
@@ -793,9 +803,68 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
 
 
 # ------------------------------------------------------------------------------- storage
+#: ``[search]`` keys that may change between runs of one study (budgets, not the problem).
+_RESUMABLE_KEYS = {("search", "trials"), ("search", "batch_size"), ("search", "seed_sweep"),
+                   ("search", "gradient_seeds")}
+
+
+def spec_fingerprint(spec: Spec) -> dict:
+    """The merged spec as flat ``{dotted key: value}`` (budget keys left out), as stored with a study."""
+    import json
+
+    from .spec import load_raw
+
+    raw, _ = load_raw(spec.path)
+    flat: dict[str, Any] = {}
+
+    def walk(d, prefix=()):
+        for k, v in d.items():
+            path = prefix + (k,)
+            if path in _RESUMABLE_KEYS:
+                continue
+            if isinstance(v, dict):
+                walk(v, path)
+            else:
+                flat[".".join(path)] = json.loads(json.dumps(v, default=str))
+
+    walk(raw)
+    if spec.efficiency:
+        flat["(efficiency)"] = {k: float(v) for k, v in sorted(spec.efficiency.items())}
+    return flat
+
+
+def _check_fingerprint(study, spec: Spec, name: str, where: str) -> None:
+    """Refuse to resume a study that was run with a different spec (mixed results otherwise)."""
+    if not spec.path:
+        return
+    now = spec_fingerprint(spec)
+    old = study.user_attrs.get("spec_fingerprint")
+    if old is None:
+        if not study.get_trials(deepcopy=False):
+            study.set_user_attr("spec_fingerprint", now)
+        return
+    changed = sorted(k for k in set(old) | set(now) if old.get(k) != now.get(k))
+    if changed:
+        shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
+        raise CodesignError(
+            f"the study {name!r} in {where} was run with a different spec (changed: {shown}); its trials "
+            f"would mix with the new ones. Use another --out (or --storage) to start a new study, or "
+            f"restore the spec to resume.")
+
+
 def redact(url: str) -> str:
-    """A storage URL (or any text holding one) with passwords replaced by ``***``."""
-    url = re.sub(r"(://[^:/@\s]+:)[^@\s]*@", r"\1***@", url)
+    """A storage URL (or any text holding one) with passwords replaced by ``***``.
+
+    The user-info part is everything between ``://`` and the LAST ``@`` before the host, so an
+    empty user name (``postgresql://:pw@host``) and an unencoded ``@`` in the password are covered;
+    ``password=`` query parameters too.
+    """
+    def userinfo(m):
+        info = m.group(2)
+        user = info.split(":", 1)[0] if ":" in info else None
+        return m.group(1) + (f"{user}:***@" if user is not None else f"{info}@")
+
+    url = re.sub(r"(://)([^/\s]*)@", userinfo, url)
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
@@ -1124,8 +1193,13 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     directions = [d for _, d in space.objectives]
     # each worker process gets its own sampler stream (seed + rank) so that they do not propose
     # the same designs; the single-process search (rank 0) is reproducible from the seed
-    sampler = make_sampler(s.sampler, seed + rank, population=max(8, min(50, s.batch_size)), space=space,
-                           grid_points=s.grid_points, pm=pm)
+    try:
+        sampler = make_sampler(s.sampler, seed + rank, population=max(8, min(50, s.batch_size)), space=space,
+                               grid_points=s.grid_points, pm=pm)
+    except CodesignError as exc:
+        if isinstance(exc, SpecError):
+            raise
+        raise SpecError([(spec.path or "<spec>", "search.sampler", str(exc))]) from None
     try:
         study = optuna.create_study(study_name=name, storage=store, directions=directions,
                                     sampler=sampler, load_if_exists=True)
@@ -1134,6 +1208,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")
+    _check_fingerprint(study, spec, name, where)
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)

@@ -19,6 +19,7 @@ import copy
 import difflib
 import functools
 import os
+import re
 import sys
 import typing
 from pathlib import Path
@@ -237,11 +238,11 @@ class Model:
 
     def __attrs_post_init__(self):
         if self.layer_types and len(self.layer_types) != self.num_layers:
-            raise ValueError(f"layer_types has {len(self.layer_types)} entries for {self.num_layers} layers")
+            raise ValueError(f"layer_types: has {len(self.layer_types)} entries for {self.num_layers} layers")
         if self.moe_layers and len(self.moe_layers) != self.num_layers:
-            raise ValueError(f"moe_layers has {len(self.moe_layers)} entries for {self.num_layers} layers")
+            raise ValueError(f"moe_layers: has {len(self.moe_layers)} entries for {self.num_layers} layers")
         if "sliding" in self.layer_types and self.sliding_window is None:
-            raise ValueError("sliding layers need sliding_window")
+            raise ValueError("sliding_window: missing (the sliding layers of layer_types need it)")
         if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
             raise ValueError("MoE layers need num_experts, experts_per_token and moe_intermediate_size")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
@@ -255,9 +256,14 @@ class Slo:
     tpot: float | None = q("s", default=None)
 
 
+def _min_osl(value):
+    if value < 2:
+        raise ValueError(f"osl: must be at least 2 tokens (TPOT = (E2E - TTFT) / (OSL - 1)); got {value}")
+
+
 def _nonempty(inst, att, value):
     if not value:
-        raise ValueError("workload.concurrency must list at least one concurrency")
+        raise ValueError("concurrency: must list at least one concurrency")
 
 
 @frozen(kw_only=True)
@@ -267,8 +273,8 @@ class Workload:
     name: str = ""
     #: Input sequence length per request [tokens].
     isl: PosInt
-    #: Output sequence length per request [tokens].
-    osl: PosInt
+    #: Output sequence length per request [tokens]; at least 2, since TPOT is (E2E − TTFT)/(OSL − 1).
+    osl: PosInt = field(validator=lambda inst, att, v: _min_osl(v))
     #: Requests in flight, closed loop; one point of the sweep each.
     concurrency: tuple[PosInt, ...] = field(validator=_nonempty)
     #: Lengths drawn uniformly from [(1 - length_jitter)·L, L]: InferenceMAX uses 0.2.
@@ -278,7 +284,7 @@ class Workload:
     @length_jitter.validator
     def _jit(self, att, value):
         if not 0.0 <= value < 1.0:
-            raise ValueError(f"must be in [0, 1) (got {value})")
+            raise ValueError(f"length_jitter: must be in [0, 1) (got {value})")
 
 
 # --------------------------------------------------------------------------------- deployment
@@ -537,6 +543,8 @@ def _format_exception(exc: BaseException, type_) -> str:
         return f"expected one of {', '.join(repr(x) for x in allowed)} (got {got!r})"
     if isinstance(exc, (QuantityError, ValueError, TypeError)):
         msg = str(exc)
+        if "is not iterable" in msg:
+            return "expected a list"
         if "not in literal" in msg or (type_ is not None and typing.get_origin(type_) is Literal):
             allowed = typing.get_args(type_) if type_ is not None else ()
             return f"expected one of {', '.join(repr(x) for x in allowed)}" if allowed else msg
@@ -564,6 +572,10 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
                 p = f"{path}.{key}" if path else key
                 problems.append((_origin(origins, tuple(p.split(".")), file), p, text))
             continue
+        m = re.match(r"^([a-z_][a-z0-9_]*): (.*)$", msg, flags=re.S)
+        if m:  # a validator named its field: point at the key, and at the file that set it
+            path = f"{path}.{m.group(1)}" if path else m.group(1)
+            msg = m.group(2)
         problems.append((_origin(origins, tuple(path.split(".")) if path else (), file), path, msg))
     return problems
 

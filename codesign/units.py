@@ -80,6 +80,11 @@ KINDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+#: Largest magnitude accepted in SI units: far above any real chip (10^30 FLOP/s, B/s, B, W), and
+#: far enough below float32's 3.4e38 that derived quantities stay finite in the cost models.
+MAX_SI = 1e30
+
+
 class QuantityError(ValueError):
     """A value that is not a quantity of the expected kind; the message says what was expected."""
 
@@ -142,6 +147,8 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         ) from None
     if not math.isfinite(mag):
         raise QuantityError(f"must be finite (got {value!r})")
+    if abs(mag) > MAX_SI:
+        raise QuantityError(f"out of range (got {value!r}; at most {MAX_SI:.0e} in SI units)")
     if mag < 0 or (mag == 0 and not allow_zero):
         raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
     return mag

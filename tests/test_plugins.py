@@ -281,7 +281,10 @@ def test_missing_metric_and_wrong_type_are_named(tmp_path):
 def test_unknown_cost_model_lists_the_available_ones(tmp_path):
     from codesign.evaluation import evaluate
 
-    with pytest.raises(PluginError, match=r"no cost model named 'nope'.*available: .*analytical"):
+    from codesign.errors import SpecError
+
+    # a spec error: it names the key that selects the model, and the registered alternatives
+    with pytest.raises(SpecError, match=r"deployment.cost_model: no cost model named 'nope'.*available: .*analytical"):
         evaluate(_spec(tmp_path, "nope"), pm=PluginManager())
 
 

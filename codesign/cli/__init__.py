@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     except CodesignError as exc:
         if args.debug:
             raise
-        print(f"error: {exc}" if "\n" not in str(exc) else str(exc), file=sys.stderr)
+        print("\n".join(f"error: {line}" for line in str(exc).splitlines()), file=sys.stderr)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         print("interrupted: completed trials are kept in the study storage; rerun to resume",

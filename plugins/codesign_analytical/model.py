@@ -503,7 +503,11 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                        & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
                        & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
-                       & (stacks <= p["max_stacks"] + 1e-9))
+                       & (stacks <= p["max_stacks"] + 1e-9)
+                       # TP shards whole attention heads; EP whole experts (a fractional head or
+                       # expert per chip is not a deployment a serving framework can run)
+                       & (jnp.mod(s.heads, tp_d) == 0) & (jnp.mod(s.heads, tp_p) == 0)
+                       & ((s.experts == 0) | ((jnp.mod(s.experts, ep_d) == 0) & (jnp.mod(s.experts, ep_p) == 0))))
     feasible = fits & feasible_design
     nan = jnp.nan
 
@@ -767,11 +771,15 @@ class AnalyticalModel:
         for name, tp in tps:
             if tp > s.heads:
                 why.append(f"{name} {int(tp)} is above the model's {s.heads} attention heads")
+            elif s.heads % tp:
+                why.append(f"{name} {tp:g} does not divide the model's {s.heads} attention heads")
             if tp > a["su_domain"][i]:
                 why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips)")
         for name, ep in eps:
             if ep > max(s.experts, 1):
                 why.append(f"{name} {int(ep)} is above the model's {s.experts} experts")
+            elif s.experts and s.experts % ep:
+                why.append(f"{name} {ep:g} does not divide the model's {s.experts} experts")
         w = design["weights_bytes_per_chip"][i]
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
         if w > cap:

@@ -1,0 +1,85 @@
+"""Regressions found by a new user trying to break codesign (each one was a traceback, a leak or
+a silently wrong answer)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import SPECS
+
+GB200 = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+FLAGSHIP = SPECS / "jalapeno-gpt-oss-120b.toml"
+
+
+def _spec(tmp_path, body, name="s.toml", base=GB200):
+    p = tmp_path / name
+    p.write_text(f'include = ["{base.as_posix()}"]\n' + body)
+    return p
+
+
+@pytest.mark.parametrize("url, secret", [
+    ("postgresql://user:secretpw@127.0.0.1:1/db", "secretpw"),
+    ("postgresql://:secretpw@127.0.0.1:1/db", "secretpw"),       # empty user name
+    ("postgresql://user:sec@ret:pw@127.0.0.1:1/db", "ret:pw"),    # unencoded @ in the password
+    ("postgresql://127.0.0.1:1/db?password=secretpw", "secretpw"),
+])
+def test_redact_hides_every_password_form(url, secret):
+    from codesign.search import redact
+
+    assert secret not in redact(url) and "sec" not in redact(url).split("@")[0].split(":")[-1]
+
+
+@pytest.mark.parametrize("body, path, words", [
+    ("[deployment]\nmoe_weights_format = \"mxfp3\"\n", "deployment.moe_weights_format", "unknown number format 'mxfp3'"),
+    ("[deployment]\ncost_model = \"magic\"\n", "deployment.cost_model", "no cost model named 'magic'"),
+    ("[workload]\nlength_jitter = 1.5\n", "workload.length_jitter", "must be in [0, 1)"),
+    ("[workload]\nconcurrency = 8\n", "workload.concurrency", "expected a list"),
+    ("[workload]\nosl = 1\n", "workload.osl", "at least 2"),
+    ("[memory.hbm]\nbandwidth = \"1e30 TB/s\"\n", "memory.hbm.bandwidth", "out of range"),
+])
+def test_errors_name_the_users_file_and_key(cli, tmp_path, body, path, words):
+    spec = _spec(tmp_path, body)
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {spec}: {path}: ") and words in lines[0], err
+
+
+def test_tp_and_ep_must_divide_heads_and_experts(cli, tmp_path):
+    # gpt-oss-120b: 64 attention heads, 128 experts (config.json); 3 divides neither
+    rc, out, err = cli("evaluate", _spec(tmp_path, "[deployment]\ntp = 3\nep = 3\n"), "--json")
+    doc = json.loads(out)
+    assert not any(p["feasible"] for p in doc["points"])
+    assert "does not divide the model's 64 attention heads" in doc["infeasible_reason"]
+    assert "does not divide the model's 128 experts" in doc["infeasible_reason"]
+
+
+@pytest.mark.slow
+def test_resume_refuses_a_changed_spec(cli, tmp_path):
+    out = tmp_path / "run"
+    spec = _spec(tmp_path, "", name="j.toml", base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "10", "--out", out, "--json")
+    assert rc == 0, err
+    spec.write_text(spec.read_text() + '[chip]\ntdp = "300 W"\n')
+    rc, _, err = cli("optimize", spec, "--trials", "20", "--out", out, "--json")
+    assert rc == 2 and "different spec (changed: chip.tdp)" in err
+    # a budget change is not a different problem: raising --trials or search.trials resumes
+    spec.write_text(spec.read_text().replace('[chip]\ntdp = "300 W"\n', "") + "[search]\ntrials = 15\n")
+    rc, out_, err = cli("optimize", spec, "--out", out, "--json")
+    assert rc == 0, err and json.loads(out_)["trials"] == 15
+
+
+@pytest.mark.slow
+def test_design_file_reproduces_its_first_objective_and_one_deployment(cli, tmp_path):
+    rc, out, err = cli("optimize", FLAGSHIP, "--trials", "30", "--out", tmp_path / "r", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    for r in doc["pareto"][:3]:
+        rc, ev_out, err = cli("evaluate", r["design_file"], "--json")
+        ev = json.loads(ev_out)
+        assert ev["summary"]["peak_mixed_tok_s_per_kw"] == pytest.approx(r["metrics"]["peak_mixed_tok_s_per_kw"], rel=1e-5)
+        # deployment-dependent design metrics come from that same deployment
+        assert ev["design"]["chips"] == r["metrics"]["chips"]
+        assert ev["design"]["weights_bytes_per_chip"] == pytest.approx(r["metrics"]["weights_bytes_per_chip"], rel=1e-6)
