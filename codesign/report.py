@@ -15,10 +15,24 @@ from .search import SEARCH_METRICS, SLO_METRICS, SearchResult, beats, hypervolum
 from .spec import Spec, load_raw
 from .units import format_quantity
 
+
+def escape(text: str) -> str:
+    """Escape rich markup: "[ms]" in a header is a unit, not a style tag."""
+    from rich.markup import escape as _escape
+
+    return _escape(text)
+
 SCHEMA_VERSION = 1
 #: Metrics shown for every Pareto design (after the objectives).
 SHOWN = ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
          "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2"]
+#: Short column headers for searched parameters.
+PARAM_SHORT = {
+    "chip.peak_flops.fp4": "FP4 peak", "chip.peak_flops.fp8": "FP8 peak", "chip.peak_flops.bf16": "BF16 peak",
+    "memory.hbm.bandwidth": "HBM BW", "memory.hbm.capacity": "HBM cap", "memory.sram.capacity": "SRAM",
+    "memory.sram.bandwidth": "SRAM BW", "network.scaleup_bandwidth": "scale-up BW", "chip.tdp": "TDP",
+    "deployment.tp": "TP", "deployment.ep": "EP", "deployment.dp_attention": "DP attn",
+}
 #: Short column headers for the terminal table: metric -> (header, scale).
 SHORT = {
     "peak_mixed_tok_s_per_kw": ("peak tok/s/kW ↑", 1.0),
@@ -254,12 +268,12 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     params = list(doc["pareto"][0]["params"]) if doc["pareto"] else []
     t.add_column("trial", justify="right")
     for p in params:
-        t.add_column(p.split(".", 1)[-1].replace("peak_flops.", "").replace("_", " "), justify="right")
+        t.add_column(PARAM_SHORT.get(p, p.rsplit(".", 1)[-1].replace("_", " ")), justify="right", no_wrap=True)
     for m in shown:
-        t.add_column(SHORT.get(m, (_label(m), 1.0))[0], justify="right")
+        t.add_column(escape(SHORT.get(m, (_label(m), 1.0))[0]), justify="right")
     if ref:
         for m in objs:
-            t.add_column(f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref", justify="right")
+            t.add_column(escape(f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref"), justify="right")
         t.add_column("beats ref")
 
     def f(m, x):
@@ -290,7 +304,7 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                          f"per 1% change of the parameter)")
         st.add_column("parameter")
         for m in objs:
-            st.add_column(SHORT.get(m, (_label(m), 1.0))[0], justify="right")
+            st.add_column(escape(SHORT.get(m, (_label(m), 1.0))[0]), justify="right")
         for p in top["sensitivities"][objs[0]]:
             st.add_row(p, *[("—" if top["sensitivities"][m].get(p) is None else f"{top['sensitivities'][m][p]:+.3f}")
                             for m in objs])

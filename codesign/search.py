@@ -1233,8 +1233,14 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
     study.set_user_attr("spec", ctx.spec.path)
     # A killed run leaves RUNNING trials in a private journal: fail them so counts stay right.
     if private:
-        for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+        for t in stale:
             study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+        if stale:
+            import sys
+
+            print(f"resume: {len(stale)} trial(s) interrupted mid-batch were marked failed and will be "
+                  f"replaced; every completed trial is kept", file=sys.stderr)
     trials = study.get_trials(deepcopy=False)
     done = sum(1 for t in trials if t.state == optuna.trial.TrialState.COMPLETE)
     todo = max(total - done, 0)

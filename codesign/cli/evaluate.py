@@ -54,7 +54,7 @@ def _print_table(spec, ev, summary, design):
     from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    con = Console(width=max(Console().width, 132))  # full headers (with units) even when piped
     title = (f"{spec.name or spec.path}: {spec.chip.name} × {int(design['chips'])} chips, "
              f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, "
              f"{spec.deployment.mode} TP{spec.deployment.tp} EP{spec.deployment.ep} PP{spec.deployment.pp}")
@@ -63,22 +63,27 @@ def _print_table(spec, ev, summary, design):
             ("E2E [s]", "e2e_latency_s", 1), ("tok/s/user", "interactivity_tok_s_user", 1),
             ("mixed tok/s/chip", "mixed_tok_s_per_chip", 1), ("mixed tok/s/kW (TDP)", "mixed_tok_s_per_kw", 1),
             ("power [W]", "power_w", 1)]
+    from rich.markup import escape
+
     for name, *_ in cols:
-        t.add_column(name, justify="right")
-    t.add_column("note")
+        t.add_column(escape(name), justify="right")  # "[ms]" is a unit, not rich markup
+    t.add_column("feasible")
+    notes: dict[str, list[int]] = {}
     for j, c in enumerate(ev.concurrency):
         row = [str(int(c))]
         for _, key, scale in cols[1:]:
             row.append(_fmt(float(ev.points[key][0, j]), scale))
         why = ev.point_reasons[0, j] if ev.point_reasons is not None else (ev.reasons[0] or "infeasible")
-        row.append("" if ev.feasible[0, j] else str(why))
+        row.append("yes" if ev.feasible[0, j] else "no")
+        if not ev.feasible[0, j]:
+            notes.setdefault(str(why), []).append(int(c))
         t.add_row(*row)
     con.print(t)
+    for why, cs in notes.items():
+        con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
     con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
               f"min E2E latency: {_fmt(summary['min_e2e_latency_s'])} s   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3)} ms")
     con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
-              f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip, "
-              f"max concurrency {design['max_concurrency']:.0f}")
-    if ev.reasons[0]:
-        con.print(f"[red]infeasible:[/red] {ev.reasons[0]}")
+              f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
+              + ("" if ev.reasons[0] else f", max concurrency {design['max_concurrency']:.0f}"))
