@@ -261,7 +261,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     from rich.table import Table
 
     objs = [o["metric"] for o in doc["objectives"]]
-    shown = list(dict.fromkeys(objs + SHOWN))
+    # the terminal table keeps the essentials; pareto.csv/json carry every metric
+    shown = list(dict.fromkeys(objs + ["min_tpot_s", "peak_power_w", "area_mm2"]))
     ref = doc.get("reference") or {}
     t = Table(title=f"Pareto designs: {len(doc['pareto'])} of {doc['trials']} trials "
                     f"({doc['feasible_trials']} feasible)" + (f", vs {ref.get('name')}" if ref else ""))
