@@ -39,7 +39,8 @@ from .validate import (Point, build_spec, error_stats, file_sha256, group_points
 __all__ = ["split_holdout", "Fitter", "calibrate", "write_calibration", "domain_of", "CALIBRATION_VERSION"]
 
 CALIBRATION_VERSION = 1
-FRACTIONS = ("compute_prefill", "compute_decode", "memory_bandwidth", "network_bandwidth")
+FRACTIONS = ("compute_prefill", "compute_decode", "memory_bandwidth", "network_bandwidth",
+             "burst_fraction")
 
 
 def _to_u(knobs: dict) -> dict:

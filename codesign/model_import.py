@@ -20,9 +20,20 @@ Supported families (the keys each one reads are those of its ``configuration_*.p
   ``n_routed_experts``, ``n_shared_experts``, ``first_k_dense_replace``, ``moe_layer_freq``; the
   multi-token-prediction module (``num_nextn_predict_layers``) is not part of the served model.
 
+Which configs are imported (the cost model prices decoder-only attention transformers only):
+
+* a ``model_type`` of :data:`DECODER_TYPES` (the families above) is read with that family's keys;
+* a ``model_type`` of :data:`NOT_PRICEABLE` (state-space and recurrent models such as ``mamba`` or
+  ``rwkv``, attention/SSM hybrids such as ``jamba``, encoder-only models such as ``bert``,
+  encoder-decoder models such as ``t5``) is refused, whatever keys it carries;
+* any other ``model_type`` is imported with the generic keys only when its ``architectures`` (if
+  given) name a ``…ForCausalLM`` and it has every attention and FFN key: ``hidden_size``,
+  ``num_hidden_layers``, ``vocab_size``, ``num_attention_heads`` and ``intermediate_size`` (or an
+  experts count); the fragment then carries a note that a gated MLP was assumed.
+
 Whatever cannot be read (a missing required key, a non-integer count, an unknown
-``layer_types`` entry or quantization method) raises :class:`~codesign.errors.CodesignError` with a
-one-line message naming the file and the key.
+``layer_types`` entry or quantization method, a model that is not a priceable transformer) raises
+:class:`~codesign.errors.CodesignError` with a one-line message naming the file and the key.
 """
 
 from __future__ import annotations
@@ -41,6 +52,29 @@ LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding"}
 
 #: ``model_type`` values whose attention is DeepSeek's multi-head latent attention.
 MLA_TYPES = {"deepseek_v3", "kimi_k2", "deepseek_v2"}
+
+#: Decoder-only attention transformers whose ``configuration_*.py`` keys this importer reads (see
+#: the module docstring); any other ``model_type`` goes through the generic rule below.
+DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss",
+                 *MLA_TYPES}
+
+#: Keys a config of another ``model_type`` must all have to be imported as a decoder-only
+#: transformer (plus ``intermediate_size`` or an experts count for the FFN).
+GENERIC_KEYS = ("hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads")
+
+#: Families the cost model cannot price, and why (refused whatever keys they carry).
+_SSM = "a state-space/recurrent model (no attention layers)"
+_HYBRID = "a hybrid of attention and state-space or linear-attention layers"
+_ENCODER = "an encoder-only model (no autoregressive decode)"
+_ENCDEC = "an encoder-decoder model"
+NOT_PRICEABLE = {
+    **dict.fromkeys(("mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6", "rwkv7", "xlstm"), _SSM),
+    **dict.fromkeys(("jamba", "zamba", "zamba2", "bamba", "falcon_h1", "nemotron_h", "granitemoehybrid",
+                     "recurrent_gemma", "qwen3_next", "lfm2", "minimax"), _HYBRID),
+    **dict.fromkeys(("bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta",
+                     "deberta-v2", "modernbert"), _ENCODER),
+    **dict.fromkeys(("t5", "mt5", "umt5", "bart", "mbart", "whisper", "pegasus", "marian"), _ENCDEC),
+}
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
@@ -88,15 +122,21 @@ def _bool(cfg: dict, key: str, fname: str, default: bool) -> bool:
     return v
 
 
-def _read_config(path: str | os.PathLike) -> tuple[dict, str]:
+def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[dict, str]:
+    """``(config, name for messages)``; ``display`` defaults to the file's base name."""
     p = Path(path)
-    fname = p.name
+    fname = display or p.name
+    shown = display or os.fspath(path)  # as before: read errors name the path
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise CodesignError(f"{path}: no such file") from None
+        raise CodesignError(f"{shown}: no such file") from None
+    except IsADirectoryError:
+        raise CodesignError(f"{shown}: is a directory; expected a Hugging Face config.json") from None
+    except UnicodeDecodeError:
+        raise CodesignError(f"{shown}: not a UTF-8 text file (expected a Hugging Face config.json)") from None
     except OSError as exc:
-        raise CodesignError(f"{path}: cannot read: {exc.strerror}") from None
+        raise CodesignError(f"{shown}: cannot read: {exc.strerror}") from None
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -109,21 +149,27 @@ def _read_config(path: str | os.PathLike) -> tuple[dict, str]:
     return cfg, fname
 
 
-def import_entries(path: str | os.PathLike) -> _Entries:
-    """Read a HF config into ordered ``(key, value, source comment)`` entries (see module doc)."""
-    cfg, fname = _read_config(path)
-    e = _Entries(fname)
+def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _Entries:
+    """Read a HF config into ordered ``(key, value, source comment)`` entries (see module doc).
+
+    Args:
+        display: how error messages name the file (default: its base name); source comments
+            always use the base name.
+    """
+    cfg, fname = _read_config(path, display)
+    e = _Entries(Path(path).name)
     if not isinstance(cfg.get("model_type"), str):
         _fail(fname, "model_type", "missing (required)" if "model_type" not in cfg
               else f"expected a string (got {cfg['model_type']!r})")
     mt = cfg["model_type"]
+    generic = _check_priceable(cfg, fname, mt)
     mla = mt in MLA_TYPES or "kv_lora_rank" in cfg
     if mla and mt not in MLA_TYPES:
         _fail(fname, "kv_lora_rank", f"latent attention in model_type {mt!r} is not supported "
               f"(known MLA types: {', '.join(sorted(MLA_TYPES))})")
 
     e.add("name", Path(path).stem, "file name")
-    e.add("source", fname, "file name")
+    e.add("source", e.fname, "file name")
     e.add("architecture", mt, "model_type")
 
     hidden = _int(cfg, "hidden_size", fname)
@@ -217,19 +263,52 @@ def import_entries(path: str | os.PathLike) -> _Entries:
 
     # ---------------------------------------------------------------- notes
     if mla:
-        e.notes.append(f"{fname}: num_key_value_heads = {cfg.get('num_key_value_heads')} is "
+        e.notes.append(f"{e.fname}: num_key_value_heads = {cfg.get('num_key_value_heads')} is "
                        "irrelevant for MLA (the KV cache is kv_lora_rank + qk_rope_head_dim per token "
                        "per layer)")
     nextn = cfg.get("num_nextn_predict_layers")
     if nextn:
-        e.notes.append(f"{fname}: num_nextn_predict_layers = {nextn}: the multi-token-prediction "
+        e.notes.append(f"{e.fname}: num_nextn_predict_layers = {nextn}: the multi-token-prediction "
                        "module is not part of the served model and is not counted")
     if mt in ("qwen3", "qwen3_moe"):
-        e.notes.append(f"{fname}: {mt} per-head q_norm/k_norm (2 x head_dim per layer) is not "
+        e.notes.append(f"{e.fname}: {mt} per-head q_norm/k_norm (2 x head_dim per layer) is not "
                        "modelled")
     if mt in ("qwen2", "qwen2_moe"):
-        e.notes.append(f"{fname}: {mt} q/k/v biases (o_proj has none) are not modelled")
+        e.notes.append(f"{e.fname}: {mt} q/k/v biases (o_proj has none) are not modelled")
+    if generic:
+        e.notes.append(f"{e.fname}: model_type {mt!r} is not one of the importer's known families; "
+                       "imported from the generic keys as a decoder-only transformer with a gated "
+                       "(GLU) MLP: check the values against the model's code")
     return e
+
+
+def _check_priceable(cfg: dict, fname: str, mt: str) -> bool:
+    """Refuse a config the cost model cannot price as a decoder-only attention transformer.
+
+    Returns ``True`` when ``mt`` is not a known family and the config is accepted on its generic
+    keys (see :data:`DECODER_TYPES`, :data:`NOT_PRICEABLE`, :data:`GENERIC_KEYS`).
+    """
+    if mt in NOT_PRICEABLE:
+        _fail(fname, "model_type", f"{mt!r} is {NOT_PRICEABLE[mt]}; the cost model prices decoder-only "
+              "attention transformers only")
+    if mt in DECODER_TYPES:
+        return False
+    archs = cfg.get("architectures")
+    if isinstance(archs, list) and archs and not any(
+            isinstance(a, str) and a.endswith("ForCausalLM") for a in archs):
+        _fail(fname, "architectures", f"{archs} is not a causal language model (…ForCausalLM) and "
+              f"model_type {mt!r} is not a known decoder-only transformer "
+              f"(known: {', '.join(sorted(DECODER_TYPES))})")
+    missing = [k for k in GENERIC_KEYS if cfg.get(k) is None]
+    if not any(cfg.get(k) for k in ("intermediate_size", "n_routed_experts", "num_local_experts",
+                                     "num_experts")):
+        missing.append("intermediate_size")
+    if missing:
+        also = f" (also missing: {', '.join(missing[1:])})" if missing[1:] else ""
+        _fail(fname, missing[0], f"missing{also}: model_type {mt!r} is not a known decoder-only "
+              f"transformer ({', '.join(sorted(DECODER_TYPES))}), and another model type is imported "
+              f"only with every attention and FFN key: {', '.join(GENERIC_KEYS)}, intermediate_size")
+    return True
 
 
 def _layer_types(cfg: dict, fname: str, layers: int):
@@ -347,16 +426,20 @@ def _formats(cfg: dict, fname: str) -> tuple[str, str, str]:
           f"unknown quantization method {method!r} (known: fp8, mxfp4)")
 
 
-def hf_config_to_model_table(path: str | os.PathLike) -> dict:
+def hf_config_to_model_table(path: str | os.PathLike, *, display: str | None = None) -> dict:
     """The ``[model]`` table (keys are :class:`codesign.spec.Model` fields) of a HF config.
 
     The table is validated through :func:`codesign.spec.spec_from_dict` before it is returned.
 
+    Args:
+        display: how error messages name the file (default: its base name).
+
     Raises:
-        CodesignError: a key the importer cannot read; the message names the file and the key.
+        CodesignError: a key the importer cannot read, or a model it cannot price; the message
+            names the file and the key.
     """
-    table = import_entries(path).table()
-    _validate(table, Path(path).name)
+    table = import_entries(path, display=display).table()
+    _validate(table, display or Path(path).name)
     return table
 
 
@@ -397,16 +480,17 @@ def _wrap_array(key: str, v: tuple, comment: str, width: int = 96) -> str:
     return f"# {comment}\n{key} = [\n{body}\n]"
 
 
-def model_toml(path: str | os.PathLike, *, command: str | None = None) -> str:
+def model_toml(path: str | os.PathLike, *, command: str | None = None, display: str | None = None) -> str:
     """A complete spec fragment (a ``[model]`` table) with one source comment per value.
 
     Args:
         path: the HF ``config.json``.
         command: the command line to record in the header (default
             ``codesign model import PATH``).
+        display: how error messages name the file (default: its base name).
     """
-    entries = import_entries(path)
-    _validate(entries.table(), entries.fname)
+    entries = import_entries(path, display=display)
+    _validate(entries.table(), display or entries.fname)
     cmd = command or f"codesign model import {os.fspath(path)}"
     out = [f"# Generated by `{cmd}`.",
            f"# Every value names its source: {entries.fname} and the Hugging Face key it came from.",

@@ -33,6 +33,7 @@ import itertools
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,10 +41,11 @@ import attrs
 import numpy as np
 from attrs import field, frozen
 
+from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
 from .spec import PosInt, load_raw, load_spec, quantity_kind, spec_from_dict
-from .units import format_quantity, parse_quantity
+from .units import QuantityError, format_quantity, parse_quantity
 
 
 @frozen(kw_only=True)
@@ -80,6 +82,12 @@ class Step:
     measured: str | None = None
     measured_filter: dict[str, str] = field(factory=dict)
     labels: tuple[str, ...] = ()
+    #: Per spec of a curves step: a baseline whose calibrated knobs price it ("" for the spec's own).
+    efficiency_from: tuple[str, ...] = ()
+    #: Curves step: deployment choices (``{"deployment.tp" = [1, 2, 4, 8]}``); each spec is
+    #: evaluated at every combination and its throughput-interactivity Pareto frontier is drawn,
+    #: as InferenceMAX draws the frontier over parallel configurations.
+    envelope: dict[str, tuple[Any, ...]] = field(factory=dict)
 
 
 @frozen(kw_only=True)
@@ -94,8 +102,13 @@ class Study:
 def load_study(path: str | os.PathLike) -> Study:
     """Load and validate a study TOML (errors name the file and key path).
 
+    Everything that can be checked without running is checked here, so a long study fails before
+    it starts: spec files exist; a grid step's ``metric`` is known and each axis ``key`` is a numeric
+    spec key its cost model can vary, with a non-empty ``values`` list valid for that key.
+
     Raises:
-        SpecError: a malformed study, a missing spec file.
+        SpecError: a malformed study, a missing spec file, a bad grid step; each problem names the
+            study file and the key path (``steps.0.x.values.1``).
     """
     raw, origins = load_raw(path)
     st = spec_from_dict(raw, file=os.path.relpath(path), origins=origins, cls=Study)
@@ -113,9 +126,123 @@ def load_study(path: str | os.PathLike) -> Study:
             problems.append((str(path), f"steps.{i}", "a grid step needs spec, x and y"))
         if s.kind == "curves" and not s.specs:
             problems.append((str(path), f"steps.{i}", "a curves step needs specs"))
+        if s.kind == "grid":
+            problems += _grid_problems(s, f"steps.{i}", str(path), base)
     if problems:
         raise SpecError(problems)
     return st
+
+
+#: Metrics a grid step can draw: one value per design (summary metrics over the concurrency sweep,
+#: and design metrics).
+GRID_METRICS = (*SUMMARY_METRICS, *DESIGN_METRICS)
+
+
+#: Spec keys holding number-format names (not numbers): not a grid axis.
+FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
+
+
+def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str, str, str]]:
+    """What is wrong with a grid step's metric and axes, found before the study starts.
+
+    Every axis key must be a scalar numeric spec key (``memory.sram.capacity``, ``workload.isl``,
+    ``deployment.tp``) that the spec's cost model can vary; every value must be valid for that key
+    (a quantity of the key's kind such as ``"256 MiB"``, or a number; whole numbers >= 1 for counts);
+    ``values`` must not be empty.
+    """
+    problems = []
+    if s.metric not in GRID_METRICS:
+        problems.append((file, f"{where}.metric", f"unknown metric {s.metric!r}; expected one of "
+                                                  f"{', '.join(GRID_METRICS)}"))
+    variable = _variable_keys(base / s.spec) if s.spec and (base / s.spec).is_file() else None
+    for name in ("x", "y", "facet"):
+        axis = getattr(s, name)
+        if axis is None:
+            continue
+        at = f"{where}.{name}"
+        try:
+            kind = quantity_kind(axis.key)
+            hint = _key_type(axis.key)
+        except KeyError:
+            problems.append((file, f"{at}.key", f"no such spec key {axis.key!r}"))
+            continue
+        if FORMAT_KEY.match(axis.key) or hint not in (int, float, PosInt):
+            problems.append((file, f"{at}.key", f"{axis.key!r} is not a numeric spec key (a grid axis "
+                                                "varies a quantity or a number)"))
+            continue
+        if variable is not None and axis.key not in variable:
+            problems.append((file, f"{at}.key", f"the spec's cost model cannot vary {axis.key!r} in a grid; "
+                                                f"it can vary {', '.join(k for k in variable if _numeric_key(k))}"))
+            continue
+        if not axis.values:
+            problems.append((file, f"{at}.values", "list at least one value"))
+            continue
+        if axis.key.startswith("workload."):
+            kind = None  # workload lengths are plain token counts
+        for j, v in enumerate(axis.values):
+            msg = _value_problem(v, kind, hint)
+            if msg:
+                problems.append((file, f"{at}.values.{j}", msg))
+    return problems
+
+
+def _numeric_key(key: str) -> bool:
+    """A scalar, numeric spec key (what a grid axis can vary)."""
+    try:
+        quantity_kind(key)
+        return not FORMAT_KEY.match(key) and _key_type(key) in (int, float, PosInt)
+    except KeyError:
+        return False
+
+
+def _key_type(key: str):
+    """The declared type of a spec key (``PosInt``, ``float``, ``str``, ...); KeyError if none."""
+    import types
+    import typing
+
+    from .spec import Spec
+
+    tp: Any = Spec
+    for part in key.split("."):
+        if not attrs.has(tp):
+            raise KeyError(key)
+        hint = typing.get_type_hints(tp).get(part)
+        if hint is None:
+            raise KeyError(key)
+        args = [t for t in typing.get_args(hint) if t is not type(None)]
+        union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+        tp = args[0] if union and len(args) == 1 else hint
+    return tp
+
+
+def _value_problem(v, kind: str | None, hint) -> str:
+    """Why ``v`` is not a valid grid value for a key of unit ``kind`` and type ``hint`` ("" if it is)."""
+    if kind:
+        try:
+            parse_quantity(v, kind, allow_zero=True)
+        except QuantityError as exc:
+            return str(exc)
+        return ""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return f"expected a number (got {v!r})"
+    if hint is PosInt and not (v >= 1 and float(v).is_integer()):
+        return f"expected a whole number >= 1 (got {v!r})"
+    if v < 0:
+        return f"expected a number >= 0 (got {v!r})"
+    return ""
+
+
+def _variable_keys(spec_path: Path) -> list[str] | None:
+    """The keys the spec's cost model can vary (``None`` when that cannot be told here: the spec
+    or its cost model fails, which the step itself then reports)."""
+    from .pluginmanager import get_plugin_manager
+
+    try:
+        spec = load_spec(spec_path)
+        pm = get_plugin_manager()
+        return list(pm.cost_model(spec.deployment.cost_model, spec=spec).parameters())
+    except CodesignError:
+        return None
 
 
 def _axis_values(axis: Axis, quick: bool) -> list:
@@ -267,7 +394,7 @@ def _breakdown(design_path: Path) -> dict:
 def _breakdown_md(bd: dict) -> list[str]:
     if not bd:
         return []
-    lines = ["Where time goes (per decode step and per prefill, seconds; compute and memory overlap, "
+    lines = ["Where time goes (per decode step and per prefill, milliseconds; compute and memory overlap, "
              "network adds):", "",
              "| concurrency | decode compute | decode memory | decode network | TPOT | prefill compute | prefill memory | prefill network | TTFT |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -357,6 +484,10 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
 
 
 # --------------------------------------------------------------------------------- curves
+def _plain_num(v):
+    return int(v) if isinstance(v, (int, float, np.floating)) and float(v).is_integer() else v
+
+
 def _curves(step: Step, base: Path, out: Path, quick: bool):
     import matplotlib
 
@@ -367,19 +498,41 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     d: dict[str, Any] = {"series": {}, "measured": {}}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     missing = []
-    for i, f in enumerate(step.specs):
+    for i_spec, f in enumerate(step.specs):
         if not (base / f).is_file():
             missing.append(f)
             continue
         spec = load_spec(base / f)
-        ev = evaluate(spec)
-        ok = ev.feasible[0]
-        x = ev.points["interactivity_tok_s_user"][0][ok]
-        y = ev.points["mixed_tok_s_per_chip"][0][ok]
-        label = step.labels[i] if i < len(step.labels) else (spec.name or Path(f).stem)
-        ax.plot(x, y, "-o", ms=3, color=colors[i % len(colors)], label=f"{label} (model)")
-        d["series"][label] = {"concurrency": ev.concurrency[ok].tolist(), "interactivity_tok_s_user": x.tolist(),
-                              "mixed_tok_s_per_chip": y.tolist()}
+        eff_from = step.efficiency_from[i_spec] if i_spec < len(step.efficiency_from) else ""
+        if eff_from:
+            spec = attrs.evolve(spec, efficiency_from=eff_from)
+        keys = list(step.envelope)
+        combos = list(itertools.product(*[step.envelope[k] for k in keys])) or [()]
+        overrides = {k: np.asarray([c[i] for c in combos], dtype=np.float64) for i, k in enumerate(keys)}
+        ev = evaluate(spec, overrides or None)
+        ok = ev.feasible
+        x = ev.points["interactivity_tok_s_user"][ok]
+        y = ev.points["mixed_tok_s_per_chip"][ok]
+        cc = np.broadcast_to(ev.concurrency, ok.shape)[ok]
+        cfg = np.repeat(np.arange(len(combos)), ok.shape[1]).reshape(ok.shape)[ok]
+        # frontier: no other point has both more interactivity and more throughput
+        order = np.argsort(-x)
+        keep, best = [], -np.inf
+        for i in order:
+            if y[i] > best:
+                keep.append(i)
+                best = y[i]
+        keep = np.asarray(sorted(keep, key=lambda i: x[i]), dtype=int)
+        label = step.labels[i_spec] if i_spec < len(step.labels) else (spec.name or Path(f).stem)
+        kind = f"model, {eff_from} calibration" if eff_from else "model"
+        color = colors[i_spec % len(colors)]
+        if len(combos) > 1:
+            ax.scatter(x, y, s=6, color=color, alpha=0.25)
+        ax.plot(x[keep], y[keep], "-o", ms=3, color=color, label=f"{label} ({kind})")
+        x, y = x[keep], y[keep]
+        configs = [{k: _plain_num(combos[cfg[i]][j]) for j, k in enumerate(keys)} for i in keep]
+        d["series"][label] = {"concurrency": cc[keep].tolist(), "interactivity_tok_s_user": x.tolist(),
+                              "mixed_tok_s_per_chip": y.tolist(), "deployment": configs}
     if step.measured:
         mpath = base / step.measured
         if mpath.is_file():
@@ -407,7 +560,9 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     fig.savefig(out / f"{step.name}.png")
     plt.close(fig)
     lines = [f"## {step.title or step.name}", "",
-             "Throughput per chip against interactivity, one point per concurrency (model), with the "
-             "measured InferenceMAX points overlaid where the data has them.", "",
+             "Throughput per chip against interactivity (model: each spec's frontier over "
+             + (", ".join(f"{k} ∈ {list(v)}" for k, v in step.envelope.items()) or "its deployment")
+             + " and the concurrency sweep; faint dots are the dominated configurations), with the "
+             "measured InferenceMAX points overlaid as crosses.", "",
              f"![{step.name}]({step.name}.png)", ""]
     return lines, d

@@ -38,6 +38,11 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. Speculative decoding (``spec_method`` not
   ``none``) is not modelled: those rows get an ``unsupported`` status.
 
+A row whose ``conc`` (InferenceMAX) or ``isl``/``osl`` is not a whole number >= 1 is never priced
+at a default: it gets the status ``invalid: conc must be a whole number >= 1 (got -4)``, stays in
+``predictions.csv`` and is left out of the error tables. A file lacking a column its schema needs is
+refused with one line naming the file, the schema and the missing columns.
+
 Rows sharing a static configuration (model, mode, length jitter) are priced in ONE vectorised
 :func:`codesign.evaluation.evaluate` call: the group's distinct (system hardware, ISL/OSL, deployment,
 formats, efficiency knobs) become override arrays and its distinct concurrencies the workload sweep,
@@ -172,32 +177,114 @@ def _i(x, default=1) -> int:
     return int(round(v)) if math.isfinite(v) and v > 0 else default
 
 
+def _whole(x) -> int | None:
+    """``x`` as a whole number >= 1, or ``None`` (blank, non-numeric, fractional, zero, negative)."""
+    v = _f(x, math.nan)
+    return int(v) if math.isfinite(v) and v >= 1 and v == int(v) else None
+
+
+def _invalid(pt: Point, r: dict, col: str) -> int | None:
+    """The whole-number column ``col`` of row ``r``; an ``invalid`` status on ``pt`` when it is not
+    a whole number >= 1 (the row is then kept in predictions.csv and out of the error tables)."""
+    v = _whole(r.get(col))
+    if v is None and not pt.status.startswith("invalid"):
+        pt.status = f"invalid: {col} must be a whole number >= 1 (got {(r.get(col) or '').strip() or 'nothing'})"
+    return v
+
+
+#: Columns each schema needs: on every row, and on the rows of one mode only. The schema of a file
+#: is recognised by its ``MARKERS`` (the id and measured columns).
+MARKERS = {"aiconfigurator": ("id", "silicon_ttft_ms", "silicon_tpot_ms"),
+           "inferencemax": ("point_id", "conc", "tput_per_gpu_tok_s")}
+REQUIRED = {
+    "aiconfigurator": {
+        "": ("id", "system", "model_path", "backend", "mode", "isl", "osl", "gemm_quant_mode",
+             "moe_quant_mode", "silicon_ttft_ms", "silicon_tpot_ms"),
+        "agg": ("tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size", "batch_size"),
+        "disagg": ("prefill_num_workers", "prefill_tp_size", "prefill_pp_size", "prefill_attention_dp_size",
+                   "prefill_moe_ep_size", "decode_num_workers", "decode_tp_size", "decode_pp_size",
+                   "decode_attention_dp_size", "decode_moe_ep_size", "decode_batch_size"),
+    },
+    "inferencemax": {
+        "": ("point_id", "hardware", "model_key", "framework", "precision", "disagg", "isl", "osl", "conc",
+             "tput_per_gpu_tok_s"),
+        "False": ("tp", "ep", "dp_attention"),
+        "True": ("num_prefill_gpu", "num_decode_gpu", "prefill_num_workers", "prefill_tp", "prefill_ep",
+                 "prefill_dp_attention", "decode_num_workers", "decode_tp", "decode_ep",
+                 "decode_dp_attention"),
+    },
+}
+#: At least one column of each group (the model is compared with the mean, else the median).
+ONE_OF = {"aiconfigurator": (), "inferencemax": (("mean_ttft_s", "median_ttft_s"),
+                                                 ("mean_tpot_s", "median_tpot_s"))}
+_SCHEMA_NAMES = {"aiconfigurator": "aiconfigurator", "inferencemax": "InferenceMAX"}
+
+
+def _schema_of(path, cols: set, rows: list[dict]) -> str:
+    """The schema whose marker columns the file has most of; every required column checked."""
+    score = {name: len(cols & set(m)) for name, m in MARKERS.items()}
+    if not (cols & {"silicon_ttft_ms", "silicon_tpot_ms"}):
+        score["aiconfigurator"] = 0  # "id" alone says nothing
+    schema = max(score, key=lambda k: score[k])
+    if score[schema] == 0:
+        raise CodesignError(f"{path}: neither the aiconfigurator (id, silicon_ttft_ms, silicon_tpot_ms) "
+                            "nor the InferenceMAX (point_id, conc, tput_per_gpu_tok_s) schema")
+    req = REQUIRED[schema]
+    mode_col = "mode" if schema == "aiconfigurator" else "disagg"
+    need = list(req[""])
+    if mode_col in cols:
+        for mode in dict.fromkeys(r.get(mode_col) for r in rows):
+            need += req.get(mode, ())
+    missing = [c for c in dict.fromkeys(need) if c not in cols]
+    missing += [" or ".join(g) for g in ONE_OF[schema] if not cols & set(g)]
+    if missing:
+        present = [c for c in MARKERS[schema] if c in cols]
+        raise CodesignError(
+            f"{path}: looks like the {_SCHEMA_NAMES[schema]} schema (has {', '.join(present)}) but lacks "
+            f"required column{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+    return schema
+
+
 def read_measured(path) -> tuple[str, list[Point]]:
     """Read a measured CSV in either schema; returns ``(schema, points)`` with one point per row.
 
+    A row whose concurrency (InferenceMAX ``conc``) or ISL/OSL is not a whole number >= 1 gets the
+    status ``invalid: ...``: it stays in ``predictions.csv`` and out of the error tables.
+
     Raises:
-        CodesignError: the file is missing or in neither schema.
+        CodesignError: the file is missing, unreadable, in neither schema, or lacks a column its
+            schema requires (the message names the file, the schema and the missing columns).
     """
     p = Path(path)
     if not p.exists():
         raise CodesignError(f"{path}: no such file")
-    with open(p, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(f))
+    if p.is_dir():
+        raise CodesignError(f"{path}: is a directory; expected a measured CSV file")
+    try:
+        with open(p, newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except UnicodeDecodeError:
+        raise CodesignError(f"{path}: not a UTF-8 text file (expected a measured CSV)") from None
+    except csv.Error as exc:
+        raise CodesignError(f"{path}: not a readable CSV file ({exc})") from None
+    except OSError as exc:
+        raise CodesignError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not rows:
         raise CodesignError(f"{path}: no rows")
-    cols = set(rows[0])
-    if {"silicon_ttft_ms", "silicon_tpot_ms", "id"} <= cols:
-        return "aiconfigurator", [_aic(r) for r in rows]
-    if {"point_id", "tput_per_gpu_tok_s", "conc"} <= cols:
-        return "inferencemax", [_imx(r) for r in rows]
-    raise CodesignError(f"{path}: neither the aiconfigurator (id, silicon_ttft_ms, silicon_tpot_ms) "
-                        "nor the InferenceMAX (point_id, conc, tput_per_gpu_tok_s) schema")
+    cols = {c for c in header if c}
+    schema = _schema_of(path, cols, rows)
+    if schema == "aiconfigurator":
+        return schema, [_aic(r) for r in rows]
+    return schema, [_imx(r) for r in rows]
 
 
 def _model(pt: Point) -> None:
     m = MODELS.get(pt.model_name)
     if m is None:
-        pt.status = f"unsupported: no model config for {pt.model_name}"
+        if pt.status == "ok":  # an invalid row stays invalid
+            pt.status = f"unsupported: no model config for {pt.model_name}"
         return
     pt.model = m[0]
     if m[1]:
@@ -207,8 +294,8 @@ def _model(pt: Point) -> None:
 def _aic(r: dict) -> Point:
     pt = Point(id=r["id"], schema="aiconfigurator", system=r["system"], model_name=r["model_path"],
                framework=r["backend"], mode="disaggregated" if r["mode"] == "disagg" else "aggregated",
-               isl=_i(r["isl"]), osl=_i(r["osl"]),
                ttft_s=_f(r["silicon_ttft_ms"]) / 1e3, tpot_s=_f(r["silicon_tpot_ms"]) / 1e3)
+    pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
     if pt.system not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}"
@@ -286,9 +373,12 @@ def _imx(r: dict) -> Point:
     pt = Point(id=r["point_id"], schema="inferencemax", system=r["hardware"], model_name=r["model_key"],
                framework=r["framework"],
                mode="disaggregated" if r["disagg"] == "True" else "aggregated",
-               isl=_i(r["isl"]), osl=_i(r["osl"]), jitter=0.2, concurrency=_i(r["conc"]),
-               ttft_s=_f(r["mean_ttft_s"], _f(r.get("median_ttft_s"))),
-               tpot_s=_f(r["mean_tpot_s"], _f(r.get("median_tpot_s"))), tput=_f(r["tput_per_gpu_tok_s"]))
+               jitter=0.2,
+               ttft_s=_f(r.get("mean_ttft_s"), _f(r.get("median_ttft_s"))),
+               tpot_s=_f(r.get("mean_tpot_s"), _f(r.get("median_tpot_s"))), tput=_f(r["tput_per_gpu_tok_s"]))
+    # a bad count is never priced as 1: the row is kept, marked invalid, out of the error tables
+    pt.concurrency = _invalid(pt, r, "conc") or 0
+    pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
     if pt.system not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}"

@@ -95,14 +95,14 @@ def test_refusals_exit_2(capsys, tmp_path):
     missing.write_text(json.dumps({k: v for k, v in base.items() if k != "hidden_size"}))
     rc, out, err = run(capsys, "model", "import", str(missing))
     assert rc == 2 and out == ""
-    assert err.strip() == "error: missing.json: hidden_size: missing (required)"
+    assert err.strip() == f"error: {missing}: hidden_size: missing (required)"
 
     unknown = tmp_path / "unknown.json"
     unknown.write_text(json.dumps({**base, "layer_types": ["full_attention", "chunked_attention"]}))
     for cmd in ("import", "show"):
         rc, out, err = run(capsys, "model", cmd, str(unknown))
         assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1
-        assert err.startswith("error: unknown.json: layer_types[1]: unknown layer type 'chunked_attention'")
+        assert err.startswith(f"error: {unknown}: layer_types[1]: unknown layer type 'chunked_attention'")
 
     rc, _, err = run(capsys, "model", "show", str(tmp_path / "nope.json"))
     assert rc == 2 and "no such file" in err

@@ -30,6 +30,7 @@ def run(args) -> int:
 
     if not 0.0 <= args.holdout < 1.0:
         raise CodesignError(f"--holdout must be in [0, 1) (got {args.holdout})")
+    _check_out_file(args.out)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows,
@@ -44,3 +45,17 @@ def run(args) -> int:
         print(f"{part}: {line}")
     print(f"wrote {args.out}")
     return 0
+
+
+def _check_out_file(path: str) -> None:
+    """Refuse an ``--out`` that cannot become a file, before the (long) fit rather than after."""
+    from pathlib import Path
+
+    from ..errors import CodesignError
+
+    p = Path(path)
+    if p.is_dir():
+        raise CodesignError(f"--out {path}: is a directory; expected a TOML file path")
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise CodesignError(f"--out {path}: {parent} exists and is not a directory")

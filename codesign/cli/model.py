@@ -23,7 +23,14 @@ def register(sub) -> None:
     p = sub.add_parser("model", help="import a Hugging Face config; show a model's accounting")
     psub = p.add_subparsers(dest="model_command", metavar="ACTION")
 
-    ip = psub.add_parser("import", help="HF config.json -> [model] spec fragment (TOML)")
+    ip = psub.add_parser("import", help="HF config.json -> [model] spec fragment (TOML)",
+                         description="Write the [model] table of a Hugging Face config.json. Only "
+                                     "decoder-only attention transformers are imported: a known "
+                                     "model_type (llama, mistral, qwen2/3, mixtral, qwen2/3_moe, gpt_oss, "
+                                     "deepseek_v2/v3, kimi_k2), or another one whose architectures name "
+                                     "a ...ForCausalLM and that has hidden_size, num_hidden_layers, "
+                                     "vocab_size, num_attention_heads and intermediate_size; state-space, "
+                                     "hybrid, encoder-only and encoder-decoder models are refused.")
     ip.add_argument("config", help="a Hugging Face config.json")
     ip.add_argument("-o", "--output", help="write the TOML here (default: stdout)")
     ip.set_defaults(func=run_import)
@@ -45,7 +52,7 @@ def register(sub) -> None:
 def run_import(args) -> int:
     from ..model_import import model_toml
 
-    text = model_toml(args.config)
+    text = model_toml(args.config, display=args.config)  # errors name the path as typed
     if args.output:
         try:
             Path(args.output).write_text(text, encoding="utf-8")
@@ -68,8 +75,13 @@ def load_model(source: str | os.PathLike):
 
     p = Path(source)
     if p.suffix.lower() == ".json":
-        return spec_from_dict(hf_config_to_model_table(p), cls=Model, file=p.name)
-    raw, origins = load_raw(p)
+        shown = os.fspath(source)  # errors name the path as the user typed it
+        return spec_from_dict(hf_config_to_model_table(p, display=shown), cls=Model, file=shown)
+    try:
+        raw, origins = load_raw(p)
+    except UnicodeDecodeError:  # spec.load_raw reads text; a binary file is a user error
+        raise CodesignError(f"{os.fspath(source)}: not a UTF-8 text file (expected a TOML spec "
+                            "or a Hugging Face config.json)") from None
     display = os.path.relpath(p) if not p.is_absolute() else str(p)
     if not isinstance(raw.get("model"), dict):
         raise CodesignError(f"{display}: no [model] table")

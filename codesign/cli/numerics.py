@@ -43,7 +43,9 @@ def register(sub) -> None:
                      help="use random unit-scale blocks instead of a file")
     e.add_argument("--blocks", type=int, default=1024, help="synthetic blocks (default 1024)")
     e.add_argument("--seed", type=int, default=0, help="synthetic seed (default 0)")
-    e.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    e.add_argument("--json", action="store_true",
+                   help="one JSON document on stdout; a non-finite number (NaN, infinity: e.g. the SQNR "
+                        "of an exact quantisation) is written as null")
     e.set_defaults(func=run_error)
 
     f = psub.add_parser("formats", help="list registered number formats")
@@ -81,9 +83,20 @@ def _load(path: str, fmt):
     if not p.is_file():
         raise CodesignError(f"{path}: no such file")
     try:
+        with open(p, "rb") as fh:
+            magic = fh.read(6)
+    except OSError as exc:
+        raise CodesignError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if magic[:2] != b"PK" and magic != b"\x93NUMPY":
+        # np.load would blame pickled data for any file without the NumPy header
+        raise CodesignError(f"{path} is not a NumPy .npy array file (no NumPy header; not a "
+                            "readable .npy file)")
+    try:
         x = np.load(p, allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - any unreadable file is a user error
-        raise CodesignError(f"{path}: not a readable .npy file ({type(exc).__name__}: {exc})")
+        why = ("it holds Python objects (pickled), not numbers" if "pickle" in str(exc)
+               else f"{type(exc).__name__}: {exc}")
+        raise CodesignError(f"{path}: not a readable .npy file ({why})") from None
     if not isinstance(x, np.ndarray):
         raise CodesignError(f"{path}: expected one array in a .npy file, not an archive")
     if x.dtype != np.float32:
@@ -145,10 +158,11 @@ def _stats(fmt, x, args) -> dict:
 
 
 def _num(v: float):
-    """JSON-safe float (``Infinity`` is not JSON): inf/nan become strings."""
+    """JSON-safe float: ``NaN`` and ``Infinity`` are not JSON, so a non-finite value becomes
+    ``null`` (e.g. ``sqnr_db`` of an exact quantisation, ``mse`` of an all-NaN input)."""
     import math
 
-    return v if math.isfinite(v) else str(v)
+    return v if math.isfinite(v) else None
 
 
 def run_error(args) -> int:

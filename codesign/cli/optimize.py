@@ -36,14 +36,15 @@ def run(args) -> int:
     from ..report import print_table, write_outputs
     from ..search import run_search
     from ..spec import load_spec
+    from ._common import ensure_out_dir
 
     spec = load_spec(args.spec)
     if args.trials is not None and args.trials < 1:
         raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
     if args.workers < 1:
         raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
-    out = Path(args.out or Path("runs") / (spec.name or Path(args.spec).stem))
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem),
+                         "--out" if args.out else "output directory")
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=err, transient=False) as prog:

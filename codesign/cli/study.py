@@ -27,9 +27,11 @@ def run(args) -> int:
     from rich.console import Console
 
     from ..study import load_study, run_study
+    from ._common import ensure_out_dir
 
     st = load_study(args.study)
-    out = Path(args.out) if args.out else Path(args.study).parent / st.name
+    out = ensure_out_dir(Path(args.out) if args.out else Path(args.study).parent / st.name,
+                         "--out" if args.out else "output directory")
     err = Console(stderr=True)
     run_study(args.study, out, quick=args.quick, progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
     print(f"wrote {out / 'report.md'} and {out / 'data.json'}")

@@ -34,14 +34,15 @@ def run(args) -> int:
     from ..evaluation import jsonable
     from ..search import SEARCH_METRICS, run_sweep
     from ..spec import load_spec
+    from ._common import ensure_out_dir
 
     spec = load_spec(args.spec)
     if args.points < 1 or args.points > 10_000_000:
         raise CodesignError(f"--points must be between 1 and 10^7 (got {args.points})")
     if args.chunk < 1:
         raise CodesignError(f"--chunk must be >= 1 (got {args.chunk})")
-    out = Path(args.out or Path("runs") / (spec.name or Path(args.spec).stem))
-    out.mkdir(parents=True, exist_ok=True)
+    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem),
+                         "--out" if args.out else "output directory")
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=err) as prog:

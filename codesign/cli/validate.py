@@ -41,8 +41,11 @@ def _efficiency_for(uncalibrated: bool):
 def run(args) -> int:
     from ..evaluation import jsonable
     from ..validate import error_table_rows, predict, read_measured, write_predictions
+    from ._common import ensure_out_dir
 
     schema, points = read_measured(args.measured)
+    if args.out:  # checked before the (long) pricing, not when writing
+        ensure_out_dir(args.out)
     eff_for, domain = _efficiency_for(args.uncalibrated)
     if args.cost_model and args.cost_model != "analytical":
         eff_for = lambda p: {}  # noqa: E731 - knobs belong to the analytical model

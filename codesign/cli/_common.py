@@ -1,0 +1,36 @@
+"""Helpers shared by several ``codesign`` sub-commands."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import CodesignError
+
+
+def ensure_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
+    """Create the output directory ``path`` (and its parents) and return it.
+
+    Checked before any work starts, so a long run does not fail at its end.
+
+    Args:
+        option: how the message names the directory: the option the user gave (``"--out"``), or
+            e.g. ``"output directory"`` when ``path`` is a default.
+
+    Raises:
+        CodesignError: ``path`` (or one of its parents) exists and is not a directory, or it
+            cannot be created; one line: ``--out PATH: exists and is not a directory``.
+    """
+    p = Path(path)
+    shown = os.fspath(path)
+    if p.exists() and not p.is_dir():
+        raise CodesignError(f"{option} {shown}: exists and is not a directory")
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise CodesignError(f"{option} {shown}: {parent} exists and is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CodesignError(f"{option} {shown}: cannot create the directory: "
+                            f"{exc.strerror or exc}") from None
+    return p

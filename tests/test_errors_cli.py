@@ -1,0 +1,246 @@
+"""Bad input to the CLI: one clear line naming the file, key path and what was expected; exit 2."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from conftest import REPO, SPECS
+
+SEARCH_SPEC = SPECS / "jalapeno-gpt-oss-120b.toml"
+GRID_SPEC = SPECS / "kv-locality.toml"
+
+
+def _refused(res, *needles):
+    rc, out, err = res
+    assert rc == 2, (rc, out, err)
+    assert "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    for n in needles:
+        assert n in err, (n, err)
+    return err
+
+
+# ------------------------------------------------------------------ 1. --out is a regular file
+IMX_ROW = {  # imx-00018 of inferencemax_public.csv: DeepSeek-R1 FP8 on B200, TP4, conc 16
+    "point_id": "imx-00018", "hardware": "b200", "model_key": "dsr1", "framework": "trt",
+    "precision": "fp8", "spec_method": "none", "disagg": "False", "isl": "1024", "osl": "1024",
+    "conc": "16", "tp": "4", "ep": "1", "dp_attention": "False",
+    "tput_per_gpu_tok_s": "460.0413604760572", "mean_ttft_s": "0.21800891533116556",
+    "mean_tpot_s": "0.016923118889238524",
+}
+
+
+def _csv(path, rows, cols=None):
+    cols = cols or list(rows[0])
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, cols, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def _study(path, body):
+    path.write_text(f'name = "s"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{GRID_SPEC.as_posix()}"\n'
+                    + body)
+    return path
+
+
+GOOD_AXES = ('x = { key = "memory.sram.capacity", values = ["0 MiB", "256 MiB"] }\n'
+             'y = { key = "memory.hbm.bandwidth", values = ["2 TB/s", "4 TB/s"] }\n')
+
+
+@pytest.mark.parametrize("cmd", ["optimize", "sweep", "validate", "study"])
+def test_out_is_a_file(cli, tmp_path, cmd):
+    f = tmp_path / "x"
+    f.write_text("not a directory")
+    if cmd in ("optimize", "sweep"):
+        argv = [cmd, SEARCH_SPEC, "--out", f]
+    elif cmd == "validate":
+        argv = [cmd, _csv(tmp_path / "m.csv", [IMX_ROW]), "--out", f]
+    else:
+        argv = ["study", "run", _study(tmp_path / "s.toml", GOOD_AXES), "--out", f, "--quick"]
+    err = _refused(cli(*argv))
+    assert err.strip() == f"error: --out {f}: exists and is not a directory"
+    assert f.read_text() == "not a directory"
+
+
+def test_out_below_a_file(cli, tmp_path):
+    f = tmp_path / "x"
+    f.write_text("")
+    _refused(cli("sweep", SEARCH_SPEC, "--out", f / "sub"), f"--out {f / 'sub'}", "is not a directory")
+
+
+def test_calibrate_out_is_a_directory(cli, tmp_path):
+    _refused(cli("calibrate", _csv(tmp_path / "m.csv", [IMX_ROW]), "--out", tmp_path),
+             f"--out {tmp_path}: is a directory")
+
+
+# ------------------------------------------------------------------ 2. measured CSV columns, conc
+@pytest.mark.parametrize("cmd", ["validate", "calibrate"])
+@pytest.mark.parametrize("drop", [["tp"], ["hardware"], ["tp", "hardware"]])
+def test_inferencemax_missing_columns(cli, tmp_path, cmd, drop):
+    cols = [c for c in IMX_ROW if c not in drop]
+    m = _csv(tmp_path / "imx.csv", [IMX_ROW], cols)
+    err = _refused(cli(cmd, m, *(["--out", tmp_path / "c.toml"] if cmd == "calibrate" else [])),
+                   str(m), "InferenceMAX", "lacks required column")
+    assert err.rstrip().endswith(", ".join(sorted(drop))) and "KeyError" not in err
+
+
+def test_aiconfigurator_missing_system(cli, tmp_path):
+    row = {"id": "a_c8", "model_path": "openai/gpt-oss-120b", "backend": "trtllm", "mode": "agg",
+           "isl": "1024", "osl": "1024", "gemm_quant_mode": "", "moe_quant_mode": "",
+           "batch_size": "8", "tp_size": "8", "pp_size": "1", "attention_dp_size": "1",
+           "moe_tp_size": "1", "moe_ep_size": "8", "silicon_ttft_ms": "100", "silicon_tpot_ms": "5"}
+    m = _csv(tmp_path / "aic.csv", [row])
+    for cmd in ("validate", "calibrate"):
+        _refused(cli(cmd, m), str(m), "aiconfigurator", "lacks required column system")
+
+
+def test_measured_not_utf8(cli, tmp_path):
+    m = tmp_path / "m.csv"
+    m.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    _refused(cli("validate", m), f"{m}: not a UTF-8 text file")
+
+
+def test_bad_conc_is_invalid_not_concurrency_1(cli, tmp_path):
+    from codesign.validate import read_measured
+
+    rows = [IMX_ROW] + [dict(IMX_ROW, point_id=f"bad-{i}", conc=c) for i, c in enumerate(["-4", "0", "abc", "2.5"])]
+    m = _csv(tmp_path / "imx.csv", rows)
+    _, pts = read_measured(m)
+    by = {p.id: p for p in pts}
+    assert by["bad-0"].status == "invalid: conc must be a whole number >= 1 (got -4)"
+    assert by["bad-1"].status == "invalid: conc must be a whole number >= 1 (got 0)"
+    assert by["bad-2"].status == "invalid: conc must be a whole number >= 1 (got abc)"
+    assert by["bad-3"].status == "invalid: conc must be a whole number >= 1 (got 2.5)"
+    assert by["imx-00018"].status == "ok" and by["imx-00018"].concurrency == 16
+
+    rc, out, err = cli("validate", m, "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["rows"] == 5 and doc["status"] == {"ok": 1, "invalid": 4}
+    assert doc["errors"]["all"][0]["n"] == 1  # only the valid row is in the error tables
+    pred = {r["point_id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    assert list(pred) == [r["point_id"] for r in rows]  # no row dropped
+    assert pred["bad-0"]["status"] == "invalid: conc must be a whole number >= 1 (got -4)"
+    assert pred["bad-0"]["pred_tpot_ms"] == ""  # not priced
+    assert pred["imx-00018"]["pred_tpot_ms"] != ""
+
+
+# ------------------------------------------------------------------ 3. study load-time checks
+@pytest.mark.parametrize("body, where, what", [
+    (GOOD_AXES.replace("memory.sram.capacity", "memory.sram.capacty"), "steps.0.x.key",
+     "no such spec key 'memory.sram.capacty'"),
+    (GOOD_AXES + 'metric = "tok_per_kw"\n', "steps.0.metric", "unknown metric 'tok_per_kw'"),
+    (GOOD_AXES.replace('"256 MiB"', '"0 W"'), "steps.0.x.values.1", "expected a size in bytes"),
+    (GOOD_AXES.replace('["2 TB/s", "4 TB/s"]', "[]"), "steps.0.y.values", "list at least one value"),
+    (GOOD_AXES + 'facet = { key = "workload.isl", values = [] }\n', "steps.0.facet.values",
+     "list at least one value"),
+    (GOOD_AXES + 'facet = { key = "workload.isl", values = [8192, -1] }\n', "steps.0.facet.values.1",
+     "whole number >= 1"),
+    (GOOD_AXES.replace("memory.sram.capacity", "model.hidden_size"), "steps.0.x.key", "cannot vary"),
+    (GOOD_AXES.replace("memory.sram.capacity", "deployment.weights_format"), "steps.0.x.key",
+     "not a numeric spec key"),
+])
+def test_study_grid_checked_at_load(cli, tmp_path, body, where, what):
+    from codesign.errors import SpecError
+    from codesign.study import load_study
+
+    st = _study(tmp_path / "s.toml", body)
+    with pytest.raises(SpecError) as exc:
+        load_study(st)  # before any step runs
+    assert f"{st}: {where}: " in str(exc.value) and what in str(exc.value)
+    _refused(cli("study", "run", st, "--out", tmp_path / "o", "--quick"), f"{st}: {where}: ", what)
+    assert not (tmp_path / "o").exists()
+
+
+def test_study_breakdown_says_milliseconds():
+    from codesign.study import _breakdown_md
+
+    lines = _breakdown_md({"1": {"tpot_s": 0.002, "ttft_s": 0.05}})
+    assert "milliseconds" in lines[0] and "seconds;" not in lines[0].replace("milliseconds", "")
+    assert "2 ms" in lines[-1]
+
+
+# ------------------------------------------------------------------ 4. model import / show
+def test_model_not_utf8(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    png = tmp_path / "sub" / "x.json"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe")
+    for cmd in ("import", "show"):
+        err = _refused(cli("model", cmd, "sub/x.json"))
+        assert err.strip() == "error: sub/x.json: not a UTF-8 text file (expected a Hugging Face config.json)"
+    (tmp_path / "sub" / "x.toml").write_bytes(png.read_bytes())
+    _refused(cli("model", "show", "sub/x.toml"), "sub/x.toml: not a UTF-8 text file")
+
+
+def test_model_errors_name_the_typed_path(cli, tmp_path):
+    cfg = tmp_path / "m.json"
+    cfg.write_text(json.dumps({"model_type": "llama", "num_hidden_layers": 2, "vocab_size": 100,
+                               "num_attention_heads": 4, "intermediate_size": 512}))
+    for cmd in ("import", "show"):
+        err = _refused(cli("model", cmd, cfg))
+        assert err.strip() == f"error: {cfg}: hidden_size: missing (required)"
+
+
+GENERIC = {"hidden_size": 256, "num_hidden_layers": 2, "vocab_size": 100, "num_attention_heads": 4,
+           "intermediate_size": 512}
+
+
+@pytest.mark.parametrize("cfg, needles", [
+    ({"model_type": "mamba", "hidden_size": 768, "num_hidden_layers": 24, "vocab_size": 50280,
+      "intermediate_size": 1536}, ["model_type: 'mamba' is a state-space", "decoder-only attention"]),
+    ({**GENERIC, "model_type": "bert"}, ["model_type: 'bert' is an encoder-only model"]),
+    ({**GENERIC, "model_type": "jamba"}, ["'jamba' is a hybrid"]),
+    ({k: v for k, v in GENERIC.items() if k != "num_attention_heads"} | {"model_type": "newthing"},
+     ["num_attention_heads: missing", "'newthing' is not a known decoder-only transformer"]),
+    ({k: v for k, v in GENERIC.items() if k != "intermediate_size"} | {"model_type": "newthing"},
+     ["intermediate_size: missing"]),
+    ({**GENERIC, "model_type": "newthing", "architectures": ["NewThingForMaskedLM"]},
+     ["architectures: ['NewThingForMaskedLM'] is not a causal language model"]),
+])
+def test_model_not_a_priceable_transformer(cli, tmp_path, cfg, needles):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(cfg))
+    for cmd in ("import", "show"):
+        _refused(cli("model", cmd, p), f"{p}: ", *needles)
+
+
+def test_model_generic_transformer_is_imported_with_a_note(cli, tmp_path):
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps({**GENERIC, "model_type": "newthing", "architectures": ["NewThingForCausalLM"]}))
+    rc, out, err = cli("model", "import", p)
+    assert rc == 0, err
+    assert "not one of the importer's known families" in out and 'architecture = "newthing"' in out
+
+
+# ------------------------------------------------------------------ 5./6. numerics
+def test_numerics_error_json_nonfinite_is_null(cli, tmp_path):
+    src = tmp_path / "nan.npy"
+    np.save(src, np.full((1, 32), np.nan, np.float32))
+    rc, out, err = cli("numerics", "error", "--format", "mxfp4", src, "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["mse"] is None and doc["sqnr_db"] is None and doc["max_abs_error"] is None
+    assert '"nan"' not in out and "NaN" not in out
+
+
+def test_numerics_error_help_documents_null(cli):
+    from codesign.cli import build_parser
+
+    parser = build_parser()
+    sub = parser._subparsers._group_actions[0].choices["numerics"]
+    helptext = sub._subparsers._group_actions[0].choices["error"].format_help()
+    assert "null" in helptext
+
+
+def test_numerics_text_file_is_not_npy(cli, tmp_path):
+    src = tmp_path / "IN.npy"
+    src.write_text("1, 2, 3\n")
+    err = _refused(cli("numerics", "quantize", "--format", "mxfp4", src, tmp_path / "o.npy"))
+    assert f"{src} is not a NumPy .npy array file" in err and "pickled" not in err
