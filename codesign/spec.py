@@ -256,6 +256,11 @@ class Slo:
     tpot: float | None = q("s", default=None)
 
 
+def _seed_ok(value):
+    if not 0 <= value < 2**32:
+        raise ValueError(f"seed: must be a whole number in [0, 2**32) (got {value})")
+
+
 def _min_osl(value):
     if value < 2:
         raise ValueError(f"osl: must be at least 2 tokens (TPOT = (E2E - TTFT) / (OSL - 1)); got {value}")
@@ -355,7 +360,7 @@ class Constraint:
 class Search:
     trials: PosInt = 200
     sampler: str = "nsga2"
-    seed: int = 0
+    seed: int = field(default=0, validator=lambda i, a, v: _seed_ok(v))
     #: Trials asked, evaluated in one vectorised call, and told per batch.
     batch_size: PosInt = 32
     #: Random designs evaluated in one vectorised call before the search; the feasible Pareto
@@ -411,6 +416,10 @@ def _read_toml(path: Path, *, by: tuple[str, str] | None) -> dict:
         if by:
             raise SpecError([(by[0], by[1], f"included file {str(path)!r} does not exist")]) from None
         raise SpecError([(str(path), "", "no such file")]) from None
+    except IsADirectoryError:
+        raise SpecError([(str(path), "", "is a directory, not a spec file")]) from None
+    except UnicodeDecodeError:
+        raise SpecError([(str(path), "", "not a UTF-8 text file (expected a TOML spec)")]) from None
     except OSError as exc:
         raise SpecError([(str(path), "", f"cannot read: {exc.strerror}")]) from None
     try:

@@ -126,6 +126,14 @@ def load_study(path: str | os.PathLike) -> Study:
             problems.append((str(path), f"steps.{i}", "a grid step needs spec, x and y"))
         if s.kind == "curves" and not s.specs:
             problems.append((str(path), f"steps.{i}", "a curves step needs specs"))
+        for key, values in s.envelope.items():
+            where = f"steps.{i}.envelope.{key}"
+            if not key.startswith("deployment."):
+                problems.append((str(path), where, "the envelope takes deployment keys (deployment.tp, …)"))
+            elif not values:
+                problems.append((str(path), where, "list at least one value"))
+            elif not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+                problems.append((str(path), where, f"expected whole numbers >= 1 (got {list(values)})"))
         if s.kind == "grid":
             problems += _grid_problems(s, f"steps.{i}", str(path), base)
     if problems:

@@ -83,3 +83,18 @@ def test_design_file_reproduces_its_first_objective_and_one_deployment(cli, tmp_
         # deployment-dependent design metrics come from that same deployment
         assert ev["design"]["chips"] == r["metrics"]["chips"]
         assert ev["design"]["weights_bytes_per_chip"] == pytest.approx(r["metrics"]["weights_bytes_per_chip"], rel=1e-6)
+
+
+def test_binary_or_directory_spec_is_one_line(cli, tmp_path):
+    b = tmp_path / "b.toml"
+    b.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    rc, out, err = cli("evaluate", b)
+    assert rc == 2 and err.strip() == f"error: {b}: not a UTF-8 text file (expected a TOML spec)"
+    rc, out, err = cli("evaluate", tmp_path)
+    assert rc == 2 and "is a directory" in err and "Traceback" not in err
+
+
+def test_negative_seed_is_refused(cli, tmp_path):
+    spec = _spec(tmp_path, "[search]\nseed = -3\n", base=FLAGSHIP)
+    rc, out, err = cli("optimize", spec, "--out", tmp_path / "o")
+    assert rc == 2 and err.strip().splitlines() == [f"error: {spec}: search.seed: must be a whole number in [0, 2**32) (got -3)"]

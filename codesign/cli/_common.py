@@ -34,3 +34,16 @@ def ensure_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
         raise CodesignError(f"{option} {shown}: cannot create the directory: "
                             f"{exc.strerror or exc}") from None
     return p
+
+
+def seed_type(text: str) -> int:
+    """argparse type for ``--seed``: a whole number in [0, 2**32) (what Optuna and NumPy accept)."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be in [0, 2**32) (got {value})")
+    return value

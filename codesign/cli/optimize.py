@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._common import seed_type
+
 import json
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ def register(sub) -> None:
                     "the study stored in DIR (or in --storage).")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=int, help="total trials in the study (default: search.trials)")
-    p.add_argument("--seed", type=int, help="sampler seed (default: search.seed)")
+    p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
     p.add_argument("--out", default=None, help="output directory (default: runs/<spec name>)")
     p.add_argument("--storage", help="Optuna storage URL (postgresql://…, sqlite:///…) or a journal file path; "
                                      "default: DIR/study.journal. The password in a URL is never printed. "
@@ -45,16 +47,25 @@ def run(args) -> int:
         raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
     out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem),
                          "--out" if args.out else "output directory")
+    if args.seed is not None and not 0 <= args.seed < 2**32:
+        raise CodesignError(f"--seed must be a whole number in [0, 2**32) (got {args.seed})")
     err = Console(stderr=True)
-    with Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=err, transient=False) as prog:
-        task = prog.add_task(spec.name or args.spec, total=None)
+    prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err, transient=False)
+    task = prog.add_task(spec.name or args.spec, total=None)
 
-        def progress(done, total):
-            prog.update(task, completed=done, total=total)
+    def progress(done, total):
+        # the bar starts with the first trial count, so a spec error is one line with no bar above it
+        if not prog.live.is_started:
+            prog.start()
+        prog.update(task, completed=done, total=total)
 
+    try:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
                             storage=args.storage, progress=progress, workers=args.workers)
+    finally:
+        if prog.live.is_started:
+            prog.stop()
     if result.new_trials == 0:
         err.print(f"study already has {len(result.trials)} completed trials; nothing to run "
                   f"(raise --trials to continue)")

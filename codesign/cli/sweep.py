@@ -3,6 +3,8 @@ its feasible Pareto front."""
 
 from __future__ import annotations
 
+from ._common import seed_type
+
 import csv
 import json
 import sys
@@ -19,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--points", type=int, default=100_000, help="designs to evaluate (default 100000; up to ~10^6)")
     p.add_argument("--method", choices=("random", "sobol", "grid"), default="sobol", help="sampling (default sobol)")
-    p.add_argument("--seed", type=int, help="sampling seed (default: search.seed)")
+    p.add_argument("--seed", type=seed_type, help="sampling seed (default: search.seed)")
     p.add_argument("--chunk", type=int, default=50_000, help="designs per vectorised call (default 50000)")
     p.add_argument("--out", default=None, help="output directory (default: runs/<spec name>)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of a summary")
