@@ -7,7 +7,8 @@ Method (core, no CLI code):
   mode, ISL/OSL, formats, deployment; every concurrency of a configuration on the same side), with a
   seeded random permutation: the holdout error is that of configurations the fit never saw.
 * Knobs live in an unconstrained space: fractions (``compute_*``, ``memory_bandwidth``,
-  ``network_bandwidth``) as ``sigmoid(u)``, overheads (``*_overhead_s``) as ``exp(u)``.
+  ``network_bandwidth``, ``burst_fraction``) as ``sigmoid(u)``, overheads (``*_overhead_s``) as
+  ``exp(u)``.
 * Loss: mean over rows of the squared log error of TTFT and TPOT (and, for InferenceMAX rows, of
   per-GPU mixed throughput), plus a small L2 pull towards the starting point in the unconstrained
   space (few, physically meaningful knobs generalise; the pull keeps knobs the data cannot see at

@@ -21,9 +21,13 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
 * **Serving** (closed loop, C users; mean-value analysis): the unknown is the decode batch B
   (requests in decode, not C). Given B: decode throughput X = inst·B/((OSL−1)·t_step(B)); the
   prefill station (one request's pass T_1 for latency, a full CHUNK_TOKENS pass amortised per
-  request, T_a, for capacity) adds an M/D/1 wait ρ/(2(1−ρ))·T_a, ρ = X·T_a. Aggregated: chunked
-  prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated: KV transfer plus a
-  hand-off latency. Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
+  request, T_a, for capacity) adds a wait: a mix (``burst_fraction`` φ) of the M/D/1 wait
+  ρ/(2(1−ρ))·T_a, ρ = X·T_a, for desynchronised arrivals and the wait of a synchronised wave of C
+  users served FCFS, (C−1)/2·T_a.
+  Aggregated: chunked prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated:
+  KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
+  Fixed per-layer overheads scale with the kernels a layer launches by architecture
+  (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
   (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D.
 * **Power and area**: static + energy per FLOP, per byte per tier and per link byte; area from
   per-unit figures (see ``specs/technology/n4p.toml``).
@@ -62,7 +66,23 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # worker scheduling; Dynamo disaggregated runs show a 100-250 ms TTFT floor at concurrency 1-4
     # that aggregated runs of the same model on the same system do not (aiconfigurator silicon data)
     "handoff_overhead_s": 50e-3,
+    # share of a closed loop's users that arrive at the prefill station in one wave (see `sweep`,
+    # "burst wait"): 1 = every cycle is a synchronised wave of C requests, 0 = Poisson-like arrivals
+    "burst_fraction": 0.3,
 }
+
+#: Kernels launched per layer, by architecture (counted from the TensorRT-LLM / vLLM / SGLang
+#: modelling code of each block; norms and residual adds fused where the frameworks fuse them).
+#: Attention block: GQA = norm, QKV GEMM, RoPE(+KV write), attention, O GEMM, TP all-reduce (6);
+#: MLA (DeepSeek-V2/V3 modelling code) = norm, q_a GEMM, q_a norm, q_b GEMM, kv_a GEMM, kv_a norm,
+#: RoPE, K/V up-projection (absorbed) GEMMs ×2, FlashMLA, O GEMM, TP all-reduce (12).
+#: FFN block: dense = norm, gate/up GEMM, SiLU·mul, down GEMM, all-reduce (5); MoE = norm, router
+#: GEMM, top-k, permute/dispatch, grouped GEMM 1, activation, grouped GEMM 2, unpermute/combine,
+#: shared expert (gate/up, act, down), all-reduce (12). ``layer_overhead_s`` is the overhead of the
+#: reference dense GQA layer (11 kernels); another architecture's layer costs kernels/11 times that.
+KERNELS_ATTN = {"gqa": 6.0, "mla": 12.0}
+KERNELS_FFN = {"dense": 5.0, "moe": 12.0}
+KERNELS_REF = KERNELS_ATTN["gqa"] + KERNELS_FFN["dense"]
 
 #: Prefill token budget of one engine pass (TensorRT-LLM ``max_num_tokens`` and SGLang
 #: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
@@ -162,6 +182,8 @@ class Static:
     concurrency: tuple
     #: workload.length_jitter (needed when ISL/OSL come from the design pytree).
     jitter: float = 0.0
+    #: mean kernels per layer relative to a dense GQA layer (:data:`KERNELS_ATTN`, ``KERNELS_FFN``)
+    kernel_factor: float = 1.0
 
 
 def _knobs(p, eff):
@@ -307,7 +329,7 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat)
     t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
     link_bytes = (t_comm - jnp.where(tp > 1, 0, 0)) * bw  # bytes on links ≈ β-time × bandwidth
-    t_overhead = layers_stage * eff["layer_overhead_s"]
+    t_overhead = layers_stage * s.kernel_factor * eff["layer_overhead_s"]
     t = jnp.maximum(t_compute, t_mem) + t_comm + t_overhead
     return {
         "t": t, "t_compute": t_compute, "t_mem": t_mem, "t_comm": t_comm,
@@ -426,7 +448,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         if disagg:
             X = a
             tpot = t_step
-            S = T_p + T_kv
+            # prefill + KV hand-off, then the decode worker admits the request at its next
+            # iteration boundary (mean residual of a running step: half a step)
+            S = T_p + T_kv + 0.5 * t_step
         else:
             # chunked prefill rides in the decode iterations: the share u = X·T_a of engine time
             # goes to prefill tokens, stretching every iteration by 1/(1 − u) (X = a·(1 − u))
@@ -435,7 +459,21 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
             # own prefill: wait for the running iteration, then ISL/budget mixed iterations
             S = T_p + (0.5 + isl / CHUNK_TOKENS) * tpot
         rho = jnp.minimum(X * T_a, 0.999)
-        R = S + rho / (2.0 * (1.0 - rho)) * T_a  # M/D/1 wait at the pool's prefill rate 1/T_a
+        # wait at the prefill station (rate 1/T_a when it packs full token budgets), a mix of:
+        # * M/D/1 for desynchronised (Poisson-like) arrivals: rho/(2(1 - rho))·T_a;
+        # * burst wait: a closed loop of C users self-synchronises into waves (the benchmark
+        #   client starts all C users at once; prefill-priority schedulers stall decodes while a
+        #   wave is prefilled, so the wave's requests decode in lock step and return together).
+        #   A wave of C requests served FCFS at T_a each waits (C - 1)/2·T_a on average. This is
+        #   what makes measured TTFT grow ~linearly in C while the prefill pool is mostly idle
+        #   (aiconfigurator silicon data: DeepSeek-R1 8k/1k on 8×B200, SGLang, TTFT 0.5 s at C=4
+        #   to 8.7 s at C=256 with X·T_a ≈ 0.1). burst_fraction is the synchronised share.
+        #   (Spreading the wave by the length jitter's decode-time window, max((C−1)·T_a − w, 0)/2,
+        #   was tried and fitted worse: loss 1.27 vs 1.07; the schedulers re-synchronise waves.)
+        phi = jnp.clip(eff["burst_fraction"], 0.0, 1.0)
+        w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
+        w_burst = jnp.maximum(C - 1.0, 0.0) / 2.0 * T_a
+        R = S + (1.0 - phi) * w_md1 + phi * w_burst
         g = X * (R + (osl - 1.0) * tpot) - C
         return X, tpot, R, g
 
@@ -597,6 +635,11 @@ class AnalyticalModel:
             osl_max=float(w.osl),
             concurrency=tuple(int(c) for c in w.concurrency),
             jitter=float(j),
+            kernel_factor=float(
+                (KERNELS_ATTN["mla" if m.attention == "mla" else "gqa"]
+                 + (acc.n_moe_layers * KERNELS_FFN["moe"]
+                    + (m.num_layers - acc.n_moe_layers) * KERNELS_FFN["dense"]) / m.num_layers)
+                / KERNELS_REF),
         )
 
     def efficiency(self, spec) -> dict[str, float]:
