@@ -610,18 +610,21 @@ def _as_min(values, directions) -> np.ndarray:
     return v
 
 
+#: Up to this many rows, :func:`pareto_mask` with more than two objectives compares all pairs in
+#: NumPy (the local search's fronts); above it, blocks in JAX.
+_NUMPY_PARETO_ROWS = 1024
+
+
 def pareto_mask(values: np.ndarray, directions: list[str], block: int = 2048) -> np.ndarray:
     """Non-dominated rows of ``values`` (shape ``(n, k)``), each column maximised or minimised.
 
-    Vectorised in JAX on exact integer ranks: two objectives sort lexicographically and keep a row
-    when its second rank is below the running minimum of the rows before it (O(n log n)); more
-    objectives visit rows by increasing rank sum (a dominating row always comes first) in blocks,
+    On exact integer ranks: two objectives sort lexicographically and keep a row when its second
+    rank is below the running minimum of the rows before it (O(n log n), NumPy); more
+    objectives compare all pairs in NumPy up to :data:`_NUMPY_PARETO_ROWS` rows, else visit rows by
+    increasing rank sum (a dominating row always comes first) in JAX blocks,
     each compared with the front so far and with itself in one broadcast. Of identical rows one
     is kept.
     """
-    import jax.numpy as jnp
-    from jax import lax
-
     v = _as_min(values, directions)
     n, k = v.shape
     if n == 0:
@@ -629,15 +632,21 @@ def pareto_mask(values: np.ndarray, directions: list[str], block: int = 2048) ->
     ranks = np.stack([np.unique(v[:, j], return_inverse=True)[1].ravel() for j in range(k)], axis=1).astype(np.int32)
     if k == 1:
         return ranks[:, 0] == ranks[:, 0].min()
-    r = jnp.asarray(ranks)
-    if k == 2:
-        order = jnp.lexsort((r[:, 1], r[:, 0]))
-        y = r[order, 1]
-        prev = jnp.concatenate([jnp.asarray([np.iinfo(np.int32).max], dtype=jnp.int32), lax.cummin(y)[:-1]])
-        keep_sorted = np.asarray(y < prev)
+    if k == 2:  # NumPy: the same O(n log n) sweep without a JAX compile per array shape
+        order = np.lexsort((ranks[:, 1], ranks[:, 0]))
+        y = ranks[order, 1]
+        prev = np.concatenate([[np.iinfo(np.int32).max], np.minimum.accumulate(y)[:-1]])
         keep = np.zeros(n, dtype=bool)
-        keep[np.asarray(order)[keep_sorted]] = True
+        keep[order[y < prev]] = True
         return keep
+    if n <= _NUMPY_PARETO_ROWS:  # small sets: one NumPy broadcast, no JAX compile per shape
+        le = np.all(ranks[None, :, :] <= ranks[:, None, :], axis=2)
+        lt = np.any(ranks[None, :, :] < ranks[:, None, :], axis=2)
+        same = np.all(ranks[None, :, :] == ranks[:, None, :], axis=2) & np.tri(n, k=-1, dtype=bool)
+        return ~np.any(le & lt, axis=1) & ~np.any(same, axis=1)
+    import jax.numpy as jnp
+
+    r = jnp.asarray(ranks)
     order = np.argsort(ranks.sum(axis=1), kind="stable")
     front = jnp.zeros((0, k), dtype=jnp.int32)
     kept = []
@@ -717,24 +726,155 @@ def hypervolume_series(trials: list, space: SearchSpace, ref: np.ndarray | None 
 
 
 # ------------------------------------------------------------------------------- seeds
-def sweep_seeds(spec: Spec, space: SearchSpace, n: int, seed: int, evaluate, limit: int,
-                tpot_reference_s: float | None = None) -> list[dict]:
-    """Designs on the feasible Pareto front of a vectorised random sweep of ``n`` points.
+def _to_unit(p: Param, x) -> np.ndarray:
+    """Inverse of :func:`_from_unit`: parameter values -> ``u`` in [0, 1] (a categorical choice ->
+    the middle of its cell)."""
+    if p.type == "categorical":
+        pos = {c: i for i, c in enumerate(p.choices)}
+        return (np.asarray([pos[v] for v in np.asarray(x).tolist()], dtype=np.float64) + 0.5) / len(p.choices)
+    x = np.asarray(x, dtype=np.float64)
+    if p.log:
+        u = np.log(x / p.low) / np.log(p.high / p.low)
+    else:
+        u = (x - p.low) / (p.high - p.low)
+    return np.clip(u, 0.0, 1.0)
 
-    The whole sweep is one batched cost-model call; its best points enter the study as enqueued
-    trials (tagged ``seed_source = "sweep"``), so a short search starts from a good front.
+
+def _unit_columns(space: SearchSpace, u: np.ndarray) -> dict[str, np.ndarray]:
+    return {p.key: _from_unit(p, np.clip(u[:, j], 0.0, 1.0 - 1e-12)) for j, p in enumerate(space.params)}
+
+
+def _spread(vals: np.ndarray, dirs: list[str], limit: int) -> np.ndarray:
+    """Indices of at most ``limit`` rows of a non-dominated set ``vals`` that keep most of its
+    hypervolume: for two objectives, greedy by hypervolume contribution (the two extremes first;
+    reference point :func:`hv_reference_point` of the set); otherwise evenly along the first
+    objective."""
+    n = len(vals)
+    if n <= limit:
+        return np.arange(n)
+    v = _as_min(vals, dirs)
+    order = np.argsort(v[:, 0], kind="stable")
+    if v.shape[1] != 2 or limit < 2:
+        return order[np.linspace(0, n - 1, limit).round().astype(int)]
+    ref = hv_reference_point(v)
+    chosen = [int(order[0]), int(order[-1])]
+    while len(chosen) < limit:
+        # a point's gain against the chosen staircase: the part of its box no chosen point covers
+        c = v[chosen]
+        c = c[np.argsort(c[:, 0])]
+        # for each candidate, the chosen neighbours left (x below) and right of it
+        j = np.searchsorted(c[:, 0], v[:, 0], side="right")
+        left_y = np.where(j > 0, c[np.maximum(j - 1, 0), 1], ref[1])
+        right_x = np.where(j < len(c), c[np.minimum(j, len(c) - 1), 0], ref[0])
+        gain = np.maximum(right_x - v[:, 0], 0.0) * np.maximum(np.minimum(left_y, ref[1]) - v[:, 1], 0.0)
+        gain[chosen] = -1.0
+        best = int(np.argmax(gain))
+        if gain[best] <= 0:
+            break
+        chosen.append(best)
+    return np.asarray(sorted(chosen, key=lambda i: v[i, 0]))
+
+
+#: Local search (:func:`front_search`): log10 range of the step size (a fraction of each
+#: parameter's range), and the share of children of the front's two ends.
+_STEP_LOG10 = (-3.0, -0.5)
+_ENDS = 0.25
+
+
+def front_search(spec: Spec, space: SearchSpace, n: int, seed: int, evaluate, *, refine: int = 0,
+                 tpot_reference_s: float | None = None, rounds: int | None = None,
+                 start: list[dict] | None = None) -> dict[str, np.ndarray]:
+    """A vectorised sweep and local search for the feasible Pareto front, outside Optuna.
+
+    ``n`` scrambled Sobol' designs (or the designs ``start``), then ``refine`` more in ``rounds``
+    rounds (default: one per :data:`BLOCK_ROWS` call), each one
+    vectorised cost-model call over children of the current feasible front (a quarter of them
+    of its two ends, so that it grows outwards too): a Gaussian step in the unit cube (log-space
+    for log parameters; the step size log-uniform between 0.1% and 30% of the range, so both
+    coarse moves and fine moves along a constraint boundary happen), with a categorical choice
+    redrawn at random now and then, or a point between two neighbours on the front (filling its
+    gaps). Deterministic for a given ``seed``. Calls are padded to :data:`BLOCK_ROWS` rows, the
+    shape the search compiles anyway.
+
+    Returns:
+        ``{"u": (m, d), "values": (m, k), "ok": (m,)}`` for every evaluated design (``u`` in the
+        unit cube, :func:`_unit_columns` maps it back to parameter values).
     """
-    cols, n = sample_columns(space, n, seed)
-    metrics, _, _ = envelope_arrays(spec, cols, n, space, evaluate, tpot_reference_s, with_reasons=False)
-    vals, ok = feasible_objectives(metrics, space)
-    idx = np.flatnonzero(ok)
-    if not len(idx):
+    ps = space.params
+    dirs = [d for _, d in space.objectives]
+    if (n <= 0 and not start) or not ps:
+        return {"u": np.zeros((0, len(ps))), "values": np.zeros((0, len(dirs))), "ok": np.zeros(0, bool)}
+
+    def run(u):
+        met, _, _ = envelope_arrays(spec, _unit_columns(space, u), len(u), space, evaluate, tpot_reference_s,
+                                    with_reasons=False)
+        return feasible_objectives(met, space)
+
+    if start:
+        U = np.stack([_to_unit(p, [v[p.key] for v in start]) for p in ps], axis=1)
+    else:
+        cols, n = sample_columns(space, n, seed, "sobol")
+        U = np.stack([_to_unit(p, cols[p.key]) for p in ps], axis=1)
+    V, OK = run(U)
+    idx = np.flatnonzero(OK)
+    arch = idx[pareto_mask(V[idx], dirs)]  # the feasible front so far
+    cat = np.asarray([p.type == "categorical" for p in ps])
+    ncat = np.asarray([len(p.choices) if p.type == "categorical" else 1 for p in ps])
+    rng = np.random.default_rng([seed & 0xFFFFFFFF, 0x5eed])
+    per_design = max(1, BLOCK_ROWS // len(space.combos()))
+    rounds = (rounds or max(1, refine // per_design)) if refine > 0 else 0
+    for r in range(rounds):
+        m = refine // rounds + (1 if r < refine % rounds else 0)
+        if not len(arch):
+            break
+        front = arch[_spread(V[arch], dirs, max(2, per_design // 8))]
+        front = front[np.argsort(_as_min(V[front], dirs)[:, 0], kind="stable")]
+        k = len(front)
+        par = rng.integers(0, k, m)
+        # a quarter of the children go to the front's two ends, so that it also grows outwards
+        end = rng.random(m) < _ENDS
+        par = np.where(end, np.where(rng.random(m) < 0.5, 0, k - 1), par)
+        base = U[front[par]].copy()
+        sigma = 10.0 ** rng.uniform(*_STEP_LOG10, (m, 1))
+        step = rng.standard_normal((m, len(ps))) * sigma
+        step *= rng.random((m, len(ps))) < max(0.5, 1.0 / len(ps))
+        child = base + np.where(cat, 0.0, step)
+        # a point between the parent and its neighbour on the front (gap filling)
+        gap = (rng.random(m) < 0.3) & (k > 1)
+        nb = np.clip(par + np.where(rng.random(m) < 0.5, -1, 1), 0, k - 1)
+        t = rng.random((m, 1))
+        child = np.where(gap[:, None], base + t * (U[front[nb]] - base) + 0.1 * step, child)
+        # categorical choices: mostly the parent's (or its neighbour's when filling a gap), sometimes redrawn
+        redraw = cat & (rng.random((m, len(ps))) < 0.1)
+        pick = np.where(gap[:, None] & (rng.random((m, len(ps))) < 0.5), U[front[nb]], base)
+        fresh = (rng.integers(0, 1 << 30, (m, len(ps))) % ncat + 0.5) / ncat
+        child = np.where(cat, np.where(redraw, fresh, pick), child)
+        child = np.clip(child, 0.0, 1.0)
+        v, ok = run(child)
+        cand = np.concatenate([arch, len(U) + np.flatnonzero(ok)])
+        U, V, OK = np.concatenate([U, child]), np.concatenate([V, v]), np.concatenate([OK, ok])
+        arch = cand[pareto_mask(V[cand], dirs)]
+    return {"u": U, "values": V, "ok": OK}
+
+
+def sweep_seeds(spec: Spec, space: SearchSpace, n: int, seed: int, evaluate, limit: int,
+                tpot_reference_s: float | None = None, *, refine: int = 0) -> list[dict]:
+    """Designs on the feasible Pareto front of a vectorised sweep of ``n`` points, refined by a
+    vectorised local search of ``refine`` more (:func:`front_search`).
+
+    At most ``limit`` designs, chosen to keep most of the front's hypervolume (:func:`_spread`);
+    they enter the study as enqueued trials (tagged ``seed_source = "sweep"``), so a short search
+    starts from a good front.
+    """
+    got = front_search(spec, space, n, seed, evaluate, refine=refine, tpot_reference_s=tpot_reference_s)
+    idx = np.flatnonzero(got["ok"])
+    if not len(idx) or limit <= 0:
         return []
-    front = idx[pareto_mask(vals[idx], [d for _, d in space.objectives])]
-    if len(front) > limit:  # spread along the first objective
-        order = front[np.argsort(vals[front, 0])]
-        front = order[np.linspace(0, len(order) - 1, limit).round().astype(int)]
-    return _rows(cols, n, front)
+    dirs = [d for _, d in space.objectives]
+    front = idx[pareto_mask(got["values"][idx], dirs)]
+    front = front[_spread(got["values"][front], dirs, limit)]
+    cols = _unit_columns(space, got["u"][front])
+    return _rows(cols, len(front))
 
 
 # ------------------------------------------------------------------------------- samplers
@@ -1247,24 +1387,87 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
     if done or not todo or s.sampler.lower() == "grid" or any("seed_source" in t.user_attrs for t in trials):
         return
     tpot_ref = ctx.reference["metrics"].get("min_tpot_s") if ctx.reference else None
-    seeds = []
     if s.seed_sweep > 0:
         seeds = sweep_seeds(ctx.spec, space, s.seed_sweep, ctx.seed, ctx.evaluate,
-                            limit=max(1, min(todo // 4, 25)), tpot_reference_s=tpot_ref)
+                            limit=max(1, min(todo // 4, 25)), tpot_reference_s=tpot_ref,
+                            refine=REFINE_PER_SWEEP * s.seed_sweep)
         for v in seeds:
             study.enqueue_trial(v, user_attrs={"seed_source": "sweep"}, skip_if_exists=True)
-    if seeds and s.gradient_seeds > 0 and todo > len(seeds):
-        pick = seeds
-        if len(pick) > s.gradient_seeds:
-            pick = [pick[i] for i in np.linspace(0, len(pick) - 1, s.gradient_seeds).round().astype(int)]
-        pick = pick[: max(0, todo - len(seeds))]
+
+
+#: Designs the seed stage's local search evaluates per design of the seed sweep (``seed_sweep``):
+#: the default 4096-point sweep is followed by 20480 designs around its front (1-2 s on 2 cores),
+#: and finds a front well beyond that of a 10^6-point sweep (benchmarks/bench_search.py).
+REFINE_PER_SWEEP = 5
+#: Designs the local search evaluates around the study's front between batches (:func:`_refill`).
+REFILL_DESIGNS = 2048
+
+
+def _feasible_front(ctx: _Context) -> tuple[list, np.ndarray]:
+    """The study's complete feasible trials on the Pareto front and their objective values."""
+    import optuna
+
+    dirs = [d for _, d in ctx.space.objectives]
+    ts = [t for t in ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+          if t.user_attrs.get("feasible") and satisfied(t) and t.values is not None
+          and all(p.key in t.params for p in ctx.space.params)]
+    if not ts:
+        return [], np.zeros((0, len(dirs)))
+    vals = np.asarray([t.values for t in ts], dtype=np.float64)
+    keep = np.flatnonzero(pareto_mask(vals, dirs))
+    return [ts[i] for i in keep], vals[keep]
+
+
+def _refill(ctx: _Context, step: int, room: int) -> int:
+    """Between batches (single-process runs): refine the study's feasible front and enqueue up to
+    ``room`` designs for the next batch. After the first batch: JAX-gradient refinement of
+    ``search.gradient_seeds`` front designs (``seed_source = "gradient"``; its compile is shared
+    with the report's sensitivities); after every batch: a vectorised local search of
+    :data:`REFILL_DESIGNS` designs around the front (:func:`front_search`), whose new
+    non-dominated designs that add most hypervolume are enqueued (``seed_source = "refill"``).
+    Deterministic for a given study and seed. Returns the number of designs enqueued."""
+    s, space = ctx.spec.search, ctx.space
+    if room <= 0 or s.seed_sweep <= 0 or s.sampler.lower() == "grid":
+        return 0
+    front, vals = _feasible_front(ctx)
+    if not front:
+        return 0
+    dirs = [d for _, d in space.objectives]
+    known = {tuple(sorted((k, _plain(v)) for k, v in t.params.items())) for t in front}
+    out = 0
+    start = [{p.key: t.params[p.key] for p in space.params} for t in front]
+    if step == 1 and s.gradient_seeds > 0 and any(p.type == "float" for p in space.params):
+        pick = [start[i] for i in _spread(vals, dirs, min(s.gradient_seeds, room))]
         for v in gradient_seeds(ctx.spec, space, pick, seed=ctx.seed):
-            study.enqueue_trial(v, user_attrs={"seed_source": "gradient"}, skip_if_exists=True)
+            ctx.study.enqueue_trial(v, user_attrs={"seed_source": "gradient"}, skip_if_exists=True)
+            out += 1
+    room -= out
+    if room <= 0:
+        return out
+    tpot_ref = ctx.reference["metrics"].get("min_tpot_s") if ctx.reference else None
+    got = front_search(ctx.spec, space, 0, ctx.seed + 7919 * step, ctx.evaluate, refine=REFILL_DESIGNS,
+                       tpot_reference_s=tpot_ref, start=start)
+    idx = np.flatnonzero(got["ok"])
+    if not len(idx):
+        return out
+    f = idx[pareto_mask(got["values"][idx], dirs)]
+    f = f[_spread(got["values"][f], dirs, len(front) + room)]
+    cols = _unit_columns(space, got["u"][f])
+    for v in _rows(cols, len(f)):
+        if out >= room:
+            break
+        key = tuple(sorted(v.items()))
+        if key in known:
+            continue
+        ctx.study.enqueue_trial(v, user_attrs={"seed_source": "refill"}, skip_if_exists=True)
+        out += 1
+    return out
 
 
-def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) -> int:
+def _work(ctx: _Context, quota: int | None, total: int | None, progress=None, refill: bool = False) -> int:
     """Ask a batch, evaluate it in one vectorised call, tell; until ``quota`` new trials (or, with
-    ``quota=None``, until the study holds ``total`` complete plus running trials). Returns the
+    ``quota=None``, until the study holds ``total`` complete plus running trials). With
+    ``refill``, :func:`_refill` enqueues refined front designs between batches. Returns the
     number of trials this process told."""
     import optuna
 
@@ -1298,6 +1501,8 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         new += batch
         if progress:
             progress(new)
+        if refill and quota is not None and quota - new > 0:
+            _refill(ctx, new // max(1, s.batch_size), min(quota - new, s.batch_size) // 2)
     return new
 
 
@@ -1342,7 +1547,8 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     if progress:
         progress(done, total)
     if workers <= 1 or todo == 0:
-        new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None)
+        new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None,
+                    refill=True)
         return _result(ctx, new)
     new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                          poll=(lambda k: progress(done + k, total)) if progress else None)
@@ -1419,7 +1625,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
 def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | None = None,
               chunk: int = 50_000, evaluate=None, progress=None) -> dict[str, Any]:
     """Evaluate ``points`` designs of the ``[search]`` space in vectorised chunks and keep the
-    feasible Pareto front (:func:`pareto_mask`, in JAX).
+    feasible Pareto front (:func:`pareto_mask`).
 
     Args:
         points: designs to evaluate (up to ~10^6; ``grid`` may give fewer, see :func:`sample_columns`).

@@ -363,8 +363,10 @@ class Search:
     seed: int = field(default=0, validator=lambda i, a, v: _seed_ok(v))
     #: Trials asked, evaluated in one vectorised call, and told per batch.
     batch_size: PosInt = 32
-    #: Random designs evaluated in one vectorised call before the search; the feasible Pareto
-    #: front of that sweep enters the study as enqueued trials (0 turns it off).
+    #: Sobol' designs evaluated in vectorised calls before the search, followed by a local search of
+    #: 5x as many around their feasible front; the designs that add most hypervolume enter the study
+    #: as enqueued trials, and more are enqueued around the study's front between batches (0 turns
+    #: all of this off).
     seed_sweep: int = 4096
     params: dict[str, SearchParam] = field(factory=dict)
     objectives: tuple[Objective, ...] = ()

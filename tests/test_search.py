@@ -24,14 +24,16 @@ def _brute_pareto(v, dirs):
     return np.asarray(keep)
 
 
-@pytest.mark.parametrize("k", [2, 3])
-def test_pareto_mask_matches_definition(k):
-    from codesign.search import pareto_mask
+@pytest.mark.parametrize("k,numpy_rows", [(2, 1024), (3, 1024), (3, 0)])
+def test_pareto_mask_matches_definition(k, numpy_rows, monkeypatch):
+    import codesign.search as S
 
+    monkeypatch.setattr(S, "_NUMPY_PARETO_ROWS", numpy_rows)  # 0: the JAX block path
     rng = np.random.default_rng(k)
     v = rng.random((400, k))
+    v[7] = v[3]  # identical rows: the first is kept
     dirs = ["maximize", "minimize", "minimize"][:k]
-    np.testing.assert_array_equal(pareto_mask(v, dirs, block=64), _brute_pareto(v, dirs))
+    np.testing.assert_array_equal(S.pareto_mask(v, dirs, block=64), _brute_pareto(v, dirs) & (np.arange(400) != 7))
 
 
 def test_hypervolume_hand_computed():
@@ -209,3 +211,52 @@ def test_sweep_cli_writes_front(cli, tmp_path):
         assert not (a[0] >= b[0] and a[1] <= b[1] and a != b)
     for r in doc["front"]:
         assert r["metrics"]["peak_power_w"] <= 700 + 1e-6
+
+
+def test_spread_keeps_extremes_and_most_hypervolume():
+    from codesign.search import _as_min, _spread, hv_reference_point, hypervolume
+
+    # a convex two-objective front (maximise x, minimise y), dense in the middle
+    x = np.sort(np.concatenate([np.linspace(0, 1, 30), np.linspace(0.4, 0.6, 200)]))
+    vals = np.stack([x, x ** 2], axis=1)
+    dirs = ["maximize", "minimize"]
+    pick = _spread(vals, dirs, 8)
+    assert len(pick) == 8 and len(set(pick.tolist())) == 8
+    assert {int(np.argmax(x)), int(np.argmin(x))} <= set(pick.tolist())
+    ref = hv_reference_point(_as_min(vals, dirs))
+    full = hypervolume(_as_min(vals, dirs), ref)
+    even = np.linspace(0, len(x) - 1, 8).round().astype(int)
+    assert hypervolume(_as_min(vals[pick], dirs), ref) >= hypervolume(_as_min(vals[even], dirs), ref)
+    assert hypervolume(_as_min(vals[pick], dirs), ref) > 0.9 * full
+    assert _spread(vals[:5], dirs, 8).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_front_search_refines_the_sweep_front(tmp_path):
+    """The vectorised local search after the sweep: deterministic for a seed, its designs are in
+    range, and its feasible front dominates more hypervolume than the sweep's alone."""
+    from codesign.evaluation import evaluate
+    from codesign.search import _as_min, front_search, hv_reference_point, hypervolume, pareto_mask, sweep_seeds
+
+    spec, space = _space(BASE, tmp_path)
+    dirs = [d for _, d in space.objectives]
+    plain = front_search(spec, space, 512, 3, evaluate)
+    refined = front_search(spec, space, 512, 3, evaluate, refine=1536)
+    again = front_search(spec, space, 512, 3, evaluate, refine=1536)
+    assert len(plain["u"]) == 512 and len(refined["u"]) == 2048
+    np.testing.assert_array_equal(refined["u"], again["u"])
+    assert np.all((refined["u"] >= 0) & (refined["u"] <= 1))
+
+    def front(g):
+        v = g["values"][g["ok"]]
+        return _as_min(v[pareto_mask(v, dirs)], dirs)
+
+    ref = hv_reference_point(np.concatenate([front(plain), front(refined)]))
+    assert hypervolume(front(refined), ref) > hypervolume(front(plain), ref)
+    seeds = sweep_seeds(spec, space, 512, 3, evaluate, limit=6, refine=1536)
+    assert 1 <= len(seeds) <= 6
+    for v in seeds:
+        for p in space.params:
+            if p.type == "categorical":
+                assert v[p.key] in p.choices
+            else:
+                assert p.low <= v[p.key] <= p.high
