@@ -377,8 +377,8 @@ class Search:
     #: then takes its best value over them, as published comparisons report each metric at its
     #: best configuration. Keys are ``deployment.*`` spec keys, values lists of choices.
     envelope: dict[str, tuple[Any, ...]] = field(factory=dict)
-    #: Designs on the seed sweep's front refined by JAX gradients (log-space parameters, penalty
-    #: for constraints) and enqueued with ``seed_source = "gradient"`` (0 turns it off).
+    #: Designs of the study's front, after the first batch, refined by JAX gradients (log-space
+    #: parameters, penalty for constraints) and enqueued with ``seed_source = "gradient"`` (0: off).
     gradient_seeds: int = 8
     #: Levels per continuous parameter when ``sampler = "grid"`` (categoricals: every choice).
     grid_points: int = 5
