@@ -56,7 +56,8 @@ watt = joule / second = W
 hertz = 1 / second = Hz
 bit = [information] = b
 byte = 8 * bit = B
-FLOP = [compute] = flop = FLOPS_unit
+FLOP = [compute] = flop
+FLOPS = FLOP / second = flops
 OP = FLOP = op
 dollar = [currency] = USD
 """

@@ -21,6 +21,7 @@ GOOD = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
     ("192 GiB", "B", 192 * 2**30),           # binary prefix: 206,158,430,208 B
     ("700 W", "W", 700.0),
     ("2.5 PFLOP/s", "FLOP/s", 2.5e15),
+    ("10 PFLOPS", "FLOP/s", 10e15),         # the datasheet spelling of PFLOP/s
     ("800 Gb/s", "B/s", 100e9),              # 800 gigabit = 100 gigabyte (not gilbert)
     ("3.9 pJ/bit", "J/B", 3.9e-12 * 8),      # per byte = 8 bits
     ("2 us", "s", 2e-6),
