@@ -992,6 +992,25 @@ def _check_fingerprint(study, spec: Spec, name: str, where: str) -> None:
             f"restore the spec to resume.")
 
 
+def scrub(text: str, url: str) -> str:
+    """``text`` with every fragment of ``url``'s password replaced by ``***``.
+
+    A driver may split a malformed URL elsewhere than we do (at the first ``@``, say) and echo a
+    piece of the password inside its own message; so every ``@``/``:``-separated piece of the
+    user-info after the user name is scrubbed, whatever the message's layout.
+    """
+    netloc = url.split("://", 1)[-1].split("/", 1)[0]
+    if "@" not in netloc:
+        return text
+    info = netloc[:netloc.rfind("@")]
+    pieces = [info.split(":", 1)[1]] if ":" in info else []
+    pieces += [t for t in re.split(r"[:@]", info)[1:] if len(t) >= 2]
+    for piece in sorted(set(pieces), key=len, reverse=True):
+        if piece:
+            text = text.replace(piece, "***")
+    return text
+
+
 def redact(url: str) -> str:
     """A storage URL (or any text holding one) with passwords replaced by ``***``.
 
@@ -1061,10 +1080,10 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
         return optuna.storages.RDBStorage(_driver_url(url), heartbeat_interval=None), redact(url)
     except Exception as exc:  # noqa: BLE001 - sqlalchemy/driver errors carry the URL
-        msg = redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        pw = re.search(r"://[^:/@\s]+:([^@\s]+)@", url)
-        if pw:
-            msg = msg.replace(pw.group(1), "***")
+        msg = scrub(redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), url)
+        netloc = url.split("://", 1)[-1].split("/", 1)[0]
+        if netloc.count("@") > 1:
+            msg += " (an '@' inside the password must be written %40)"
         raise CodesignError(f"cannot open storage {redact(url)}: {msg}") from None
 
 
@@ -1344,7 +1363,8 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
         study = optuna.create_study(study_name=name, storage=store, directions=directions,
                                     sampler=sampler, load_if_exists=True)
     except Exception as exc:  # noqa: BLE001 - driver errors may carry the URL
-        raise CodesignError(f"cannot open study {name!r} in {where}: {redact(str(exc).splitlines()[0])}") from None
+        raise CodesignError(f"cannot open study {name!r} in {where}: "
+                            f"{scrub(redact(str(exc).splitlines()[0]), storage or '')}") from None
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")

@@ -98,3 +98,13 @@ def test_negative_seed_is_refused(cli, tmp_path):
     spec = _spec(tmp_path, "[search]\nseed = -3\n", base=FLAGSHIP)
     rc, out, err = cli("optimize", spec, "--out", tmp_path / "o")
     assert rc == 2 and err.strip().splitlines() == [f"error: {spec}: search.seed: must be a whole number in [0, 2**32) (got -3)"]
+
+
+def test_a_driver_splitting_the_url_elsewhere_leaks_no_password_piece(cli, tmp_path):
+    # an unencoded '@' in the password: the driver takes 'pw@127.0.0.1:1' as the port and echoes it
+    url = "postgresql://u:sec@ret:pw@127.0.0.1:1/db"
+    rc, out, err = cli("optimize", FLAGSHIP, "--storage", url, "--out", tmp_path / "o", "--trials", "1")
+    assert rc == 2 and "Traceback" not in err
+    for piece in ("sec", "ret", "pw@"):
+        assert piece not in (out + err).replace("postgresql", "").replace("storage", ""), err
+    assert "%40" in err

@@ -82,6 +82,6 @@ def run(args) -> int:
             n = sum(1 for r in doc["pareto"] if r["beats_reference"])
             con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
                       f"(reference: each metric at its best over {ref.get('choices') or 'its deployment'}).")
-        con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png and {len(doc['pareto'])} design(s) in {out}/designs/")
+        con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png, hypervolume.png and {len(doc['pareto'])} design(s) in {out}/designs/")
         con.print(f"storage: {doc['storage']}")
     return ExitCode.OK if doc["pareto"] else ExitCode.NO_RESULT

@@ -60,7 +60,7 @@ def run(args) -> int:
         k = p.status.split(":")[0]
         status[k] = status.get(k, 0) + 1
     if args.json:
-        json.dump(jsonable({"schema": schema, "file": args.measured, "rows": len(points), "status": status,
+        json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points), "status": status,
                             "calibrated": domain is not None, "errors": tables}), sys.stdout, indent=2)
         print()
         return 0
