@@ -45,10 +45,23 @@ SHORT = {
 }
 
 
+#: Axis names in the field's terms (units and the better direction are added by :func:`_label`).
+AXIS_NAMES = {
+    "peak_mixed_tok_s_per_kw": "peak mixed tok/s per kW (TDP)",
+    "min_e2e_latency_s": "min E2E latency",
+    "min_tpot_s": "min TPOT",
+    "min_ttft_s": "min TTFT",
+    "peak_mixed_tok_s_per_chip": "peak mixed tok/s per chip",
+    "mixed_tok_s_per_kw_at_tpot": "mixed tok/s per kW at the reference's min TPOT",
+    "area_mm2": "area",
+    "peak_power_w": "peak power",
+}
+
+
 def _label(metric: str) -> str:
     unit, better = SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or metric_unit(metric)
     arrow = {"max": "↑", "min": "↓"}.get(better or "", "")
-    name = metric.replace("_", " ")
+    name = AXIS_NAMES.get(metric) or metric.replace("_", " ")
     for suffix in (" s", " w", " mm2"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
