@@ -243,11 +243,6 @@ def suggest(trial, prm: Param):
     return trial.suggest_float(prm.key, prm.low, prm.high, log=prm.log, step=prm.step)
 
 
-def overrides_from(values: list[dict], space: SearchSpace) -> dict[str, np.ndarray]:
-    """Trial parameter dicts → cost-model overrides, arrays of shape ``(n,)``."""
-    return columns(values, [p.key for p in space.params])
-
-
 def columns(values: list[dict], keys) -> dict[str, np.ndarray]:
     """Parameter dicts → columns ``key -> array (n,)`` (object arrays for number-format names)."""
     return {k: np.asarray([v[k] for v in values], dtype=object if FORMAT_KEY.match(k) else np.float64)

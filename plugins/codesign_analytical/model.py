@@ -61,13 +61,16 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "layer_overhead_s": 10e-6,
     "step_overhead_s": 100e-6,
     "prefill_overhead_s": 5e-3,
+    # per-sequence CPU work per decode step (scheduling, sampling, detokenising): assumption of a
+    # few us per sequence, refitted by `codesign calibrate` (plugins/codesign_baseline/calibration.toml)
     "seq_overhead_s": 2e-6,
     # disaggregated hand-off per request: router → prefill worker → KV transfer (NIXL/UCX) → decode
     # worker scheduling; Dynamo disaggregated runs show a 100-250 ms TTFT floor at concurrency 1-4
     # that aggregated runs of the same model on the same system do not (aiconfigurator silicon data)
     "handoff_overhead_s": 50e-3,
     # share of a closed loop's users that arrive at the prefill station in one wave (see `sweep`,
-    # "burst wait"): 1 = every cycle is a synchronised wave of C requests, 0 = Poisson-like arrivals
+    # "burst wait"): 1 = every cycle is a synchronised wave of C requests, 0 = Poisson-like arrivals;
+    # assumption between the two, refitted by `codesign calibrate` (0.51 on the public data)
     "burst_fraction": 0.3,
 }
 
@@ -84,16 +87,16 @@ KERNELS_ATTN = {"gqa": 6.0, "mla": 12.0}
 KERNELS_FFN = {"dense": 5.0, "moe": 12.0}
 KERNELS_REF = KERNELS_ATTN["gqa"] + KERNELS_FFN["dense"]
 
-#: Prefill token budget of one engine pass (TensorRT-LLM ``max_num_tokens`` and SGLang
-#: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
-#: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
-#: this budget; prefill workers pack up to this many tokens of several requests into one pass.
 #: Bisection steps for the closed-loop decode batch before the Newton polish (log-space bracket
 #: [1e-3·C, C]: 5 steps leave a relative width of ~24%; two Newton steps follow, the second one
 #: carrying the gradient. Over 3,000 random flagship and DeepSeek designs the result agrees with an
 #: 11-step bracket to 2.5e-4 relative on TTFT and 2e-5 on TPOT).
 BISECT_STEPS = 5
 
+#: Prefill token budget of one engine pass (TensorRT-LLM ``max_num_tokens`` and SGLang
+#: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
+#: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
+#: this budget; prefill workers pack up to this many tokens of several requests into one pass.
 CHUNK_TOKENS = 8192.0
 
 #: Spec key path -> parameter name of the design pytree. These are the keys a search may vary.
@@ -262,10 +265,7 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     moe_layers_stage = s.n_moe_layers / pp
     # --- bytes read from memory, per chip
     w_dense = (s.attn_params / tp + s.dense_params / tp) * p["w_bytes"] / pp
-    if prefill:
-        touched = _expected_touched(s.experts, s.k, tokens) if s.experts else 0.0
-    else:
-        touched = _expected_touched(s.experts, s.k, tokens) if s.experts else 0.0
+    touched = _expected_touched(s.experts, s.k, tokens) if s.experts else 0.0
     experts_shard = touched / ep
     w_expert = (moe_layers_stage * experts_shard * s.per_expert / moe_tp
                 + s.shared_params / n / pp) * p["mw_bytes"]
@@ -289,12 +289,11 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     flops = attn_fl + lin_attn + lin_rest
     # each GEMM runs at the tensor-core rate of its slower operand (weights or activations): a
     # BF16 attention projection does not run at the FP4 rate of the experts beside it; attention
-    # scores (FlashAttention/FlashMLA) run BF16 MMA. Fall back to the activation class when the
-    # per-operand peaks are absent (older design pytrees).
+    # scores (FlashAttention/FlashMLA) run BF16 MMA (peaks set per design by `AnalyticalModel.arrays`)
     frac = eff["compute_prefill"] if prefill else eff["compute_decode"]
-    pk_w = p.get("peak_w", p["peak"])
-    pk_rest = p.get("peak_mw", p["peak"]) if s.experts else pk_w
-    pk_attn = p.get("peak_attn", p["peak"])
+    pk_w = p["peak_w"]
+    pk_rest = p["peak_mw"] if s.experts else pk_w
+    pk_attn = p["peak_attn"]
     t_compute = (attn_fl / pk_attn + lin_attn / pk_w + lin_rest / pk_rest) / frac
     # --- memory tiers: weights in HBM (a share in spare SRAM), KV fills SRAM, HBM, host
     w_resident = p["w_resident"]
@@ -330,7 +329,7 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + a2a_bytes / bw), 0.0) * moe_layers_stage
     t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat)
     t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
-    link_bytes = (t_comm - jnp.where(tp > 1, 0, 0)) * bw  # bytes on links ≈ β-time × bandwidth
+    link_bytes = t_comm * bw  # bytes on links ≈ collective time × bandwidth (α time included: an upper bound)
     t_overhead = layers_stage * s.kernel_factor * eff["layer_overhead_s"]
     t = jnp.maximum(t_compute, t_mem) + t_comm + t_overhead
     return {
@@ -511,7 +510,6 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     E2E = TTFT + D
     t_step, dec, t_p2p_dec = decode_step(B)
     busy_pre = jnp.minimum(X * T_a, 1.0)  # share of the prefill pool (agg: the engine) busy
-    T_p = T_1
     X_req = C / E2E
     mixed = X_req * (isl + osl) / chips
     output = X_req * osl / chips
@@ -530,10 +528,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
              + p["e_link"] * pre["link_bytes"]) * pp
     if disagg:
         dyn_total = (p["d_chips"] * e_step / t_step
-                     + p["p_chips"] * busy_pre * e_pre / T_p)
+                     + p["p_chips"] * busy_pre * e_pre / T_1)  # prefill energy over its pass time
         power = static_w + dyn_total / chips
     else:
-        power = static_w + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_p
+        power = static_w + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_1
     tdp_kw = p["tdp_w"] / 1000.0
     energy_per_tok = power * chips / (X_req * (isl + osl))
 
