@@ -107,6 +107,8 @@ def test_llama_parameters(name, d):
 
 @needs_data
 def test_llama_exact_counts():
+    # the per-module products in total(LLAMA_8B) / total(LLAMA_70B) above; Hugging Face's model
+    # pages list 8.03B and 70.55B
     assert acc("llama-3.1-8b").total_params == 8_030_261_248
     assert acc("llama-3.1-70b").total_params == 70_553_706_496
 
@@ -148,7 +150,8 @@ def test_mla_moe_parameters(name, d, E):
 
 @needs_data
 def test_mla_exact_counts():
-    # DeepSeek-V3's 671B main model (the 685B checkpoint adds the MTP module).
+    # DeepSeek-V3's 671B main model (the 685B checkpoint adds the MTP module); the values are the
+    # per-module products of total(DEEPSEEK) and total(KIMI) above, written out there.
     assert acc("deepseek-r1").total_params == 671_026_419_200
     assert acc("deepseek-r1").n_moe_layers == 61 - 3
     assert acc("kimi-k2-instruct").total_params == 1_026_408_232_448

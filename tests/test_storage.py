@@ -109,7 +109,8 @@ def test_postgres_workers_share_one_study(tmp_path):
     for p, (o, e) in zip(procs, outs):
         assert p.returncode == 0, e
         pw = url.split("://", 1)[1].split("@")[0].split(":")[-1]
-        assert pw not in o + e or pw in ("", "codesign")
+        if len(pw) >= 6:  # a distinctive password (.ci/run uses one) must never be printed
+            assert pw not in o + e
     store, _ = open_storage(url, None)
     st = optuna.load_study(study_name=name, storage=store)
     ts = st.get_trials(deepcopy=False)

@@ -47,14 +47,14 @@ def test_aiconfigurator_mapping(shared_data):
 
 def test_inferencemax_mapping(shared_data):
     schema, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
-    assert schema == "inferencemax" and len(pts) == 1418
+    assert schema == "inferencemax" and len(pts) == 1418  # rows in the file (shared data README: 1,418 points)
     by = {p.id: p for p in pts}
     # imx-00152: dynamo-trt GB200, prefill 4 GPUs (1 worker, DP attention), decode 4 workers x TP8
     p = by["imx-00152"]
     assert p.mode == "disaggregated" and p.concurrency == 24 and p.jitter == 0.2
     assert p.deploy["p_chips"] == 4 and p.deploy["d_chips"] == 32 and p.deploy["d_tp"] == 8
     assert p.deploy["p_tp"] == 1 and p.deploy["p_dp"] == 4
-    assert p.tput == pytest.approx(169.07090612277543)
+    assert p.tput == pytest.approx(169.07090612277543)  # imx-00152's tput_per_gpu_tok_s in the CSV
     # imx-00017 uses MTP speculative decoding: not modelled, said so
     assert by["imx-00017"].status.startswith("unsupported: speculative decoding")
 
