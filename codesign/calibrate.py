@@ -37,9 +37,13 @@ import numpy as np
 from .validate import (Point, build_spec, error_stats, file_sha256, group_points, hardware_paths,
                        read_measured)
 
-__all__ = ["split_holdout", "Fitter", "calibrate", "write_calibration", "domain_of", "CALIBRATION_VERSION"]
+__all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES", "write_calibration", "domain_of", "CALIBRATION_VERSION"]
 
 CALIBRATION_VERSION = 1
+#: Loss weights of TTFT, TPOT and (InferenceMAX rows) per-GPU mixed tok/s.
+LOSS_WEIGHTS = (1.0, 1.0, 0.5)
+#: Loss kinds (see :meth:`Fitter.loss_fn`).
+LOSSES = {"ape": "mean smoothed absolute percentage error", "log": "mean squared log error (least squares on log error)"}
 FRACTIONS = ("compute_prefill", "compute_decode", "memory_bandwidth", "network_bandwidth",
              "burst_fraction")
 
@@ -72,14 +76,39 @@ def split_holdout(points: list[Point], fraction: float, seed: int) -> tuple[list
     return [p for p in ok if p.config_key() not in hold], [p for p in ok if p.config_key() in hold]
 
 
+#: Serving-framework families: a Dynamo disaggregated deployment runs the same engine as the
+#: aggregated one (``dynamo-trt`` is TensorRT-LLM, ``dynamo-sglang`` SGLang); InferenceMAX calls
+#: TensorRT-LLM ``trt``, aiconfigurator ``trtllm``.
+FRAMEWORK_FAMILIES = {"trtllm": "trtllm", "trt": "trtllm", "tensorrt-llm": "trtllm", "dynamo-trt": "trtllm",
+                      "sglang": "sglang", "dynamo-sglang": "sglang", "vllm": "vllm", "dynamo-vllm": "vllm"}
+
+
+def framework_family(framework: str | None) -> str | None:
+    """The engine family of a framework name (``dynamo-trt`` -> ``trtllm``), ``None`` if unknown."""
+    return FRAMEWORK_FAMILIES.get((framework or "").strip().lower())
+
+
+def compose(shared_u: dict, *offsets: dict | None) -> dict:
+    """Knobs from unconstrained shared values plus offsets (system, framework), all in ``u`` space."""
+    u = dict(shared_u)
+    for off in offsets:
+        for k, v in (off or {}).items():
+            if k in u:
+                u[k] = u[k] + v
+    return {k: float(v) for k, v in _from_u(u).items()}
+
+
 class Fitter:
     """Compiled, differentiable predictions for a fixed set of points.
 
-    ``predict(knobs) -> (ttft, tpot, tput)`` arrays aligned with ``points`` (NaN where infeasible);
-    ``loss(u)`` the objective in the unconstrained space.
+    Every row gets its own knobs: ``u = shared + δ_system + δ_framework`` in the unconstrained
+    space (see :func:`_to_u`), so one joint fit learns what is common to all systems, what a system
+    adds and what a serving-framework family adds. ``predict(params)`` returns ``(n, 3)`` TTFT [s],
+    TPOT [s] and mixed tok/s per chip aligned with ``points`` (NaN where infeasible).
     """
 
-    def __init__(self, points: list[Point], pm=None):
+    def __init__(self, points: list[Point], pm=None, systems: list[str] | None = None,
+                 families: list[str] | None = None):
         import jax
         import jax.numpy as jnp
 
@@ -90,6 +119,9 @@ class Fitter:
         pm = pm or get_plugin_manager()
         hardware = hardware_paths(pm)
         self.points = [p for p in points if p.status == "ok" and p.system_key in hardware]
+        self.knobs = list(DEFAULT_EFFICIENCY)
+        self.systems = list(systems or [])
+        self.families = list(families or [])
         model = AnalyticalModel()
         self.groups = []
         cache: dict = {}
@@ -107,57 +139,101 @@ class Fitter:
                 r = sweep(dict(p, **{EFF_PREFIX + k: v for k, v in eff.items()}), s, DEFAULT_EFFICIENCY)
                 return r["ttft_s"][0], r["tpot_s"][0], r["mixed_tok_s_per_chip"][0]
 
-            fn = jax.vmap(f, in_axes=(0, None))
+            fn = jax.vmap(f, in_axes=(0, 0))
             meas = np.array([[q.ttft_s, q.tpot_s, q.tput] for q in pts], dtype=np.float64)
-            self.groups.append((fn, p, np.array([pos[id(q)] for q in pts]), meas))
+            si = np.array([self.systems.index(q.system_key) if q.system_key in self.systems else -1
+                           for q in pts])
+            fam = [framework_family(q.framework) for q in pts]
+            fi = np.array([self.families.index(f_) if f_ in self.families else -1 for f_ in fam])
+            self.groups.append((fn, p, np.array([pos[id(q)] for q in pts]), meas, si, fi))
         self._pred = jax.jit(self._predict_all)
 
-    def _predict_all(self, eff):
+    # parameters: {"shared": (K,), "systems": (S, K), "frameworks": (F, K)} in u space
+    def params0(self, shared: dict) -> dict:
         import jax.numpy as jnp
 
-        return [jnp.stack(fn(p, eff), axis=-1) for fn, p, _, _ in self.groups]
+        u = _to_u(shared)
+        return {"shared": jnp.asarray([u[k] for k in self.knobs], dtype=jnp.float32),
+                "systems": jnp.zeros((max(len(self.systems), 1), len(self.knobs)), dtype=jnp.float32),
+                "frameworks": jnp.zeros((max(len(self.families), 1), len(self.knobs)), dtype=jnp.float32)}
 
-    def predict(self, knobs: dict) -> np.ndarray:
-        """``(n, 3)`` TTFT, TPOT, mixed tok/s per chip for every point."""
+    def _eff_rows(self, P, si, fi):
         import jax.numpy as jnp
 
+        u = (P["shared"][None, :]
+             + jnp.where(si[:, None] >= 0, P["systems"][np.maximum(si, 0)], 0.0)
+             + jnp.where(fi[:, None] >= 0, P["frameworks"][np.maximum(fi, 0)], 0.0))
+        return _from_u({k: u[:, j] for j, k in enumerate(self.knobs)})
+
+    def _predict_all(self, P):
+        import jax.numpy as jnp
+
+        return [jnp.stack(fn(p, self._eff_rows(P, si, fi)), axis=-1) for fn, p, _, _, si, fi in self.groups]
+
+    def predict(self, P: dict) -> np.ndarray:
+        """``(n, 3)`` TTFT, TPOT, mixed tok/s per chip for every point.
+
+        ``P`` is a parameter dict (:meth:`params0`) or a plain dict of knobs (the same for every row).
+        """
+        import jax.numpy as jnp
+
+        if "shared" not in P:
+            P = self.params0({k: P.get(k, v) for k, v in zip(self.knobs, self._defaults())})
         out = np.full((len(self.points), 3), np.nan)
-        res = self._pred({k: jnp.asarray(v, dtype=jnp.float32) for k, v in knobs.items()})
-        for (fn, p, idx, _), r in zip(self.groups, res):
+        res = self._pred({k: jnp.asarray(v, dtype=jnp.float32) for k, v in P.items()})
+        for (fn, p, idx, *_), r in zip(self.groups, res):
             out[idx] = np.asarray(r, dtype=np.float64)
         return out
 
-    def loss_fn(self, u0: dict, pull: float):
+    @staticmethod
+    def _defaults():
+        from codesign_analytical.model import DEFAULT_EFFICIENCY
+
+        return list(DEFAULT_EFFICIENCY.values())
+
+    def loss_fn(self, P0: dict, pull: float, pull_offsets: float, weights=LOSS_WEIGHTS, kind: str = "ape"):
+        """Mean over rows and metrics of the error, plus L2 pulls.
+
+        Per row and metric with r = pred/meas: ``kind="log"`` least squares on log error, (ln r)²;
+        ``kind="ape"`` the absolute percentage error smoothed at zero so its gradient exists,
+        sqrt((r − 1)² + ε²), ε = 0.01 (what MAPE scores: it weighs an over-prediction by 2× more
+        than the under-prediction by 1/2×, which least squares on log error treats alike).
+        Weights TTFT, TPOT, InferenceMAX tok/s/GPU (:data:`LOSS_WEIGHTS`). Pulls: ``pull``·|shared − start|² keeps knobs the data cannot see at
+        their documented defaults; ``pull_offsets``·|δ|² keeps system and framework offsets small
+        (a system's knobs are then the framework average).
+        """
         import jax.numpy as jnp
 
-        groups = [(fn, p, jnp.asarray(np.log(np.where(np.isfinite(m) & (m > 0), m, 1.0))),
-                   jnp.asarray(np.isfinite(m) & (m > 0)))
-                  for fn, p, _, m in self.groups]
-        total = sum(int(np.asarray(w).any(axis=1).sum()) for *_, w in groups) or 1
+        groups = [(fn, p, jnp.asarray(np.where(np.isfinite(m) & (m > 0), m, 1.0)),
+                   jnp.asarray(np.isfinite(m) & (m > 0)), si, fi)
+                  for fn, p, _, m, si, fi in self.groups]
+        total = sum(int(np.asarray(w).any(axis=1).sum()) for fn, p, m, w, si, fi in groups) or 1
+        wts = jnp.asarray(weights, dtype=jnp.float32)
 
-        def loss(u):
-            eff = _from_u(u)
+        def loss(P):
             acc = 0.0
-            for fn, p, logm, w in groups:
-                pred = jnp.stack(fn(p, eff), axis=-1)
+            for fn, p, m, w, si, fi in groups:
+                pred = jnp.stack(fn(p, self._eff_rows(P, si, fi)), axis=-1)
                 ok = w & jnp.isfinite(pred) & (pred > 0)
-                e = jnp.where(ok, jnp.log(jnp.where(ok, pred, 1.0)) - logm, 0.0)
-                acc = acc + jnp.sum(e * e)
-            reg = sum((u[k] - u0[k]) ** 2 for k in u)
-            return acc / total + pull * reg
+                r = jnp.where(ok, pred, 1.0) / m
+                e = jnp.log(r) ** 2 if kind == "log" else jnp.sqrt((r - 1.0) ** 2 + 1e-4)
+                acc = acc + jnp.sum(jnp.where(ok, e, 0.0) * wts)
+            reg = (pull * jnp.sum((P["shared"] - P0["shared"]) ** 2)
+                   + pull_offsets * (jnp.sum(P["systems"] ** 2) + jnp.sum(P["frameworks"] ** 2)))
+            return acc / total + reg
 
         return loss
 
 
 def adam(loss, u: dict, steps: int = 300, lr: float = 0.05, log: Callable | None = None) -> dict:
-    """Minimise ``loss(u)`` over a dict of scalars with Adam (β1 0.9, β2 0.999)."""
+    """Minimise ``loss(u)`` over a dict of arrays with Adam (β1 0.9, β2 0.999); the best iterate."""
     import jax
     import jax.numpy as jnp
 
     vg = jax.jit(jax.value_and_grad(loss))
     u = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in u.items()}
-    m = {k: jnp.zeros(()) for k in u}
-    v = {k: jnp.zeros(()) for k in u}
+    m = {k: jnp.zeros_like(u[k]) for k in u}
+    v = {k: jnp.zeros_like(u[k]) for k in u}
     b1, b2, eps = 0.9, 0.999, 1e-8
     best, best_u = math.inf, u
     for t in range(1, steps + 1):
@@ -171,7 +247,7 @@ def adam(loss, u: dict, steps: int = 300, lr: float = 0.05, log: Callable | None
         u = {k: u[k] - lr * (m[k] / (1 - b1 ** t)) / (jnp.sqrt(v[k] / (1 - b2 ** t)) + eps) for k in u}
         if log and (t % 50 == 0 or t == 1):
             log(f"  step {t:4d}  loss {val:.4f}")
-    return {k: float(x) for k, x in best_u.items()}
+    return {k: np.asarray(x) for k, x in best_u.items()}
 
 
 def _errors(pred: np.ndarray, pts: list[Point]) -> dict:
@@ -198,13 +274,18 @@ def domain_of(points: list[Point]) -> dict:
 
 
 def calibrate(files: list, *, systems: list[str] | None = None, holdout: float = 0.3, seed: int = 0,
-              steps: int = 300, lr: float = 0.05, pull: float = 1e-3, log: Callable | None = None,
-              max_rows: int | None = None, pm=None) -> dict:
-    """Fit shared and per-system knobs; returns the calibration document (see module docstring).
+              steps: int = 300, lr: float = 0.05, pull: float = 1e-3, pull_offsets: float = 1e-2,
+              frameworks: bool = True, loss: str = "ape", log: Callable | None = None, max_rows: int | None = None,
+              pm=None) -> dict:
+    """Fit shared, per-system and per-framework knobs; returns the calibration document.
+
+    One joint fit (see :class:`Fitter`): every training row's knobs are ``shared + δ_system +
+    δ_framework`` in the unconstrained space. ``shared`` is what a system outside the data gets.
 
     Args:
         files: measured CSVs (either schema).
-        systems: systems (baseline names) that get their own refinement; ``None``: none.
+        systems: systems (baseline names) that get their own offsets; ``None``: none.
+        frameworks: fit an offset per serving-framework family (:data:`FRAMEWORK_FAMILIES`).
         max_rows: use at most this many ``ok`` rows per file (seeded sample; for tests).
     """
     from codesign_analytical.model import DEFAULT_EFFICIENCY
@@ -223,36 +304,29 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         data.append({"file": Path(f).name, "schema": schema, "sha256": file_sha256(f), "rows": len(pts)})
     train, hold = split_holdout(points, holdout, seed)
     log(f"{len(train)} training rows, {len(hold)} held out ({len(points)} read)")
-    f_train, f_hold = Fitter(train, pm), Fitter(hold, pm) if hold else None
+    systems = [s for s in (systems or []) if sum(p.system_key == s for p in train) >= 10]
+    families = (sorted({framework_family(p.framework) for p in train} - {None}) if frameworks else [])
+    f_train = Fitter(train, pm, systems, families)
+    f_hold = Fitter(hold, pm, systems, families) if hold else None
     train, hold = f_train.points, (f_hold.points if f_hold else [])
-    # drop rows the model calls infeasible whatever the knobs (capacity/TP limits do not depend on them)
-    u0 = _to_u(DEFAULT_EFFICIENCY)
-    log("fitting shared knobs")
-    u_shared = adam(f_train.loss_fn(u0, pull), u0, steps=steps, lr=lr, log=log)
-    shared = {k: float(v) for k, v in _from_u(u_shared).items()}
-    per_system: dict[str, dict] = {}
-    for sysname in systems or []:
-        sub = [p for p in train if p.system_key == sysname]
-        if len(sub) < 10:
-            log(f"{sysname}: {len(sub)} training rows, keeping the shared knobs")
-            continue
-        log(f"refining {sysname} on {len(sub)} rows")
-        fs = Fitter(sub, pm)
-        u = adam(fs.loss_fn(u_shared, 10 * pull), u_shared, steps=steps, lr=lr, log=log)
-        per_system[sysname] = {k: float(v) for k, v in _from_u(u).items()}
-
-    def knobs_for(p):
-        return per_system.get(p.system_key, shared)
+    P0 = f_train.params0(DEFAULT_EFFICIENCY)
+    log(f"fitting shared knobs, offsets for systems {systems or '-'} and frameworks {families or '-'}")
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)} (got {loss!r})")
+    P = adam(f_train.loss_fn(P0, pull, pull_offsets, kind=loss), P0, steps=steps, lr=lr, log=log)
+    knobs = f_train.knobs
+    shared_u = {k: float(P["shared"][j]) for j, k in enumerate(knobs)}
+    shared = compose(shared_u)
+    per_system = {name: compose(shared_u, {k: float(P["systems"][i, j]) for j, k in enumerate(knobs)})
+                  for i, name in enumerate(systems)}
+    per_framework = {name: {k: float(P["frameworks"][i, j]) for j, k in enumerate(knobs)}
+                     for i, name in enumerate(families)}
 
     def eval_set(fitter, pts):
         if fitter is None or not pts:
             return {}
-        before = fitter.predict(DEFAULT_EFFICIENCY)
-        # after: per system knobs
-        after = np.full_like(before, np.nan)
-        for name in {p.system_key for p in pts}:
-            idx = np.array([i for i, p in enumerate(pts) if p.system_key == name])
-            after[idx] = fitter.predict(per_system.get(name, shared))[idx]
+        before = fitter.predict(dict(DEFAULT_EFFICIENCY))
+        after = fitter.predict(P)
         res = {"before": _errors(before, pts), "after": _errors(after, pts), "by_system": {}}
         for name in sorted({p.system_key for p in pts}):
             idx = [i for i, p in enumerate(pts) if p.system_key == name]
@@ -267,6 +341,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         "cost_model": "analytical",
         "shared": shared,
         "systems": per_system,
+        "frameworks": per_framework,
         "domain": domain_of(train),
         "provenance": {
             "data": data,
@@ -279,7 +354,11 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             "steps": steps,
             "learning_rate": lr,
             "pull": pull,
-            "loss": "mean squared log error of TTFT, TPOT (and InferenceMAX per-GPU mixed tok/s)",
+            "pull_offsets": pull_offsets,
+            "loss": f"{LOSSES[loss]} of TTFT, TPOT and InferenceMAX per-GPU mixed tok/s, weights {list(LOSS_WEIGHTS)}",
+            "knobs": ("systems.<name>: shared + the system's offset, physical units; frameworks.<family>: "
+                      "offsets in the fit's unconstrained space (logit for fractions, log for overheads), "
+                      "added to a system's knobs by codesign_baseline.efficiency_for"),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         },
         "errors": {"train": eval_set(f_train, train), "holdout": eval_set(f_hold, hold)},

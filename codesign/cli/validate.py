@@ -2,8 +2,10 @@
 
 Maps every measured row to a spec (see :mod:`codesign.validate` for the column mapping), predicts
 TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrated baselines'
-knobs, prints error tables (MAPE, median APE, share within 10% / 25%) by system, model and mode, and
-writes ``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``).
+knobs, prints error tables (MAPE, median APE, share within 10% / 25%) by system, model and mode over
+the ``ok`` rows, one more by system over the ``ambiguous`` rows (priced with an inferred mapping, e.g.
+pools inferred from an InferenceMAX recipe; ``errors_ambiguous`` in ``--json``), and writes
+``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def _efficiency_for(uncalibrated: bool):
     cal = load_calibration()
     if not cal:
         return (lambda p: {}), None
-    return (lambda p: efficiency_for(cal, p.system_key)[0]), cal.get("domain")
+    return (lambda p: efficiency_for(cal, p.system_key, p.framework)[0]), cal.get("domain")
 
 
 def run(args) -> int:
@@ -51,6 +53,7 @@ def run(args) -> int:
         eff_for = lambda p: {}  # noqa: E731 - knobs belong to the analytical model
     predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain)
     tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
+    ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
         from pathlib import Path
 
@@ -61,10 +64,11 @@ def run(args) -> int:
         status[k] = status.get(k, 0) + 1
     if args.json:
         json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points), "status": status,
-                            "calibrated": domain is not None, "errors": tables}), sys.stdout, indent=2)
+                            "calibrated": domain is not None, "errors": tables,
+                            "errors_ambiguous": ambiguous}), sys.stdout, indent=2)
         print()
         return 0
-    _print(schema, points, tables, status, domain is not None)
+    _print(schema, points, tables, ambiguous["system"], status, domain is not None)
     if args.out:
         print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
     return 0
@@ -76,14 +80,19 @@ def _pct(x):
     return "—" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
-def _print(schema, points, tables, status, calibrated):
+def _print(schema, points, tables, ambiguous, status, calibrated):
     from rich.console import Console
     from rich.table import Table
 
     con = Console()
     metrics = [("ttft", "TTFT"), ("tpot", "TPOT")] + ([("tput", "tok/s/GPU")] if schema == "inferencemax" else [])
-    for by, rows in tables.items():
-        t = Table(title=f"{schema}: error by {by} ({'calibrated' if calibrated else 'default'} knobs)")
+    knobs = "calibrated" if calibrated else "default"
+    titled = [(by, f"{schema}: error by {by} ({knobs} knobs)", rows) for by, rows in tables.items()]
+    if ambiguous:
+        titled.append(("system", f"{schema}: ambiguous rows (priced with an inferred mapping, not in the "
+                                 f"tables above), error by system ({knobs} knobs)", ambiguous))
+    for by, title, rows in titled:
+        t = Table(title=title)
         for col, just in ((by, "left"), ("metric", "left"), ("rows", "right"), ("MAPE", "right"),
                           ("median APE", "right"), ("≤10%", "right"), ("≤25%", "right"), ("extrap.", "right")):
             t.add_column(col, justify=just)

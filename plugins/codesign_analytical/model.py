@@ -474,7 +474,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         phi = jnp.clip(eff["burst_fraction"], 0.0, 1.0)
         w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
         w_burst = jnp.maximum(C - 1.0, 0.0) / 2.0 * T_a
-        R = S + (1.0 - phi) * w_md1 + phi * w_burst
+        R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
         return X, tpot, R, g
 
@@ -507,6 +507,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
     # batch is capped by KV capacity the excess users wait before their prefill
     TTFT = jnp.maximum(C / X - D, R_p)
+    # start-up wave (transient, outside the steady state): the first C requests arrive together
+    phi = jnp.clip(eff["burst_fraction"], 0.0, 1.0)
+    TTFT = TTFT + phi * jnp.maximum(jnp.maximum(C - 1.0, 0.0) / 2.0 * T_a - (TTFT - T_p), 0.0)
     E2E = TTFT + D
     t_step, dec, t_p2p_dec = decode_step(B)
     busy_pre = jnp.minimum(X * T_a, 1.0)  # share of the prefill pool (agg: the engine) busy

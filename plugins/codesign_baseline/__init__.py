@@ -43,22 +43,26 @@ def load_calibration(path: Path = CALIBRATION) -> dict:
 
 
 def efficiency_for(cal: dict, system: str, framework: str | None = None) -> tuple[dict, str]:
-    """Knobs for ``system`` (and ``framework``): shared knobs, then the system's, then the pair's.
+    """Knobs for ``system`` (and serving ``framework``): the system's fitted knobs, else the shared
+    ones, plus the framework family's offset (``[frameworks.<family>]``, in the fit's unconstrained
+    space: logit for fractions, log for overheads; see :func:`codesign.calibrate.compose`).
 
     Returns:
         ``(knobs, basis)`` where ``basis`` says which tables applied.
     """
+    from codesign.calibrate import _to_u, compose, framework_family
+
     knobs = dict(cal.get("shared", {}))
     basis = ["shared"]
     sysk = cal.get("systems", {}).get(system)
     if sysk:
         knobs.update(sysk)
         basis.append(f"systems.{system}")
-    if framework:
-        fk = cal.get("frameworks", {}).get(framework)
-        if fk:
-            knobs.update(fk)
-            basis.append(f"frameworks.{framework}")
+    fam = framework_family(framework)
+    off = cal.get("frameworks", {}).get(fam) if fam else None
+    if off and knobs:
+        knobs = compose(_to_u(knobs), off)
+        basis.append(f"frameworks.{fam}")
     return knobs, "+".join(basis)
 
 
