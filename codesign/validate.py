@@ -26,6 +26,13 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
     attention; hf_configs/gpt-oss-120b.json). The KV cache format is not in the data: assumed
     ``fp8_e4m3`` for FP8/FP4 deployments, ``bf16`` otherwise.
   - measured ``silicon_ttft_ms``, ``silicon_tpot_ms``; fixed lengths (``length_jitter = 0``).
+  - rows converted from InferenceMAX result files (``silicon_data_source`` ``source_file=2026-...``)
+    record no worker counts: disaggregated rows log only InferenceMAX's per-worker prefill TP/EP and
+    decode TP, and GB200/GB300 "agg" rows with ``tp_size`` > 8 and EP 1 (and disaggregated ones with
+    prefill TP == decode TP > 8) log the run's total GPU count. Their pools are inferred from the
+    nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`) and
+    the status says so (``ambiguous: pools inferred from InferenceMAX recipe imx-00320 (28 prefill +
+    8 decode GPUs)``): priced, in ``predictions.csv``, and reported in a separate error table.
 
 * **InferenceMAX** (``inferencemax_public.csv``, id column ``point_id``): ``conc`` users in a closed
   loop, lengths drawn from [0.8·L, L] (``length_jitter = 0.2``). Aggregated rows run on ``tp`` GPUs
@@ -52,6 +59,7 @@ so the cost model compiles once per group.
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import math
 import os
@@ -314,6 +322,7 @@ def _aic(r: dict) -> Point:
         pt.status = f"unsupported: number format {g or mo} has no registered equivalent"
     if pt.mode == "aggregated":
         tp, pp, dp = _i(r["tp_size"]), _i(r["pp_size"]), _i(r["attention_dp_size"])
+        total = 0
         ep = _i(r["moe_ep_size"])
         mtp = _i(r["moe_tp_size"], 0)
         bs = _i(r["batch_size"], 0)
@@ -327,13 +336,11 @@ def _aic(r: dict) -> Point:
                                f"read as {mtp} GPUs, EP {ep}")
             tp, dp = (1, mtp) if dp > 1 else (mtp, 1)
             mtp, ep = 1, ep
-        elif (pt.system_key in RACK_SYSTEMS and tp * dp > 8 and ep == 1 and dp == 1
-              and pt.status == "ok"):
-            # e.g. 2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11 is InferenceMAX
-            # imx-02190 (disaggregated, 4 prefill + 32 decode GPUs, same TTFT/TPOT): tp_size is the
-            # run's total GPU count, the pools are unknown.
-            pt.status = ("ambiguous: aggregated row with tp_size = total GPUs of a multi-node "
-                         "disaggregated run (pools not recorded)")
+        elif pt.system_key in RACK_SYSTEMS and tp * dp > 8 and ep == 1 and dp == 1:
+            # e.g. 2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11 is like InferenceMAX
+            # imx-02190 (disaggregated, 4 prefill + 32 decode GPUs, TTFT 232 vs 237 ms): tp_size is the
+            # run's total GPU count; the pools are inferred below (infer_pools).
+            total = tp
         if conc is None:
             conc = bs * dp0 if bs else None
         if conc is None:
@@ -346,6 +353,10 @@ def _aic(r: dict) -> Point:
         if mtp and ep and mtp * ep != tp * dp:
             pt.warnings.append(f"moe_tp×moe_ep = {mtp * ep} ≠ tp×dp = {tp * dp}")
         pt.deploy = {"tp": tp, "pp": pp, "ep": min(ep, tp * dp), "dp": dp}
+        if total and pt.status == "ok":
+            pt.warnings.append(f"tp_size {total} read as the total GPUs of a disaggregated run")
+            pt.concurrency = conc
+            infer_pools(pt, r.get("precision", ""), total=total)
     else:
         pw, dw = _i(r["prefill_num_workers"]), _i(r["decode_num_workers"])
         ptp, pdp, pep = _i(r["prefill_tp_size"]), _i(r["prefill_attention_dp_size"]), _i(r["prefill_moe_ep_size"])
@@ -353,19 +364,24 @@ def _aic(r: dict) -> Point:
         ppp, dpp = _i(r["prefill_pp_size"]), _i(r["decode_pp_size"])
         if ppp != 1 or dpp != 1:
             pt.status = pt.status if pt.status != "ok" else "unsupported: pipeline parallelism in a disaggregated pool"
-        if (not r["prefill_num_workers"] or not r["decode_num_workers"]) and pt.status == "ok":
-            # rows converted from InferenceMAX result files (source_file=2026-03-25/2026-04-06.csv)
-            # carry per-worker parallelism but no worker counts and no batch sizes: the prefill and
-            # decode pool sizes (which set TTFT queueing and the decode batch) are unknown.
-            # E.g. ..._gb300_trtllm_..._c2151_tp4_ep4_1198 matches imx rows with 28 prefill / 8 decode
-            # GPUs. Priced with one worker per pool, reported apart from the error tables.
-            pt.status = "ambiguous: disaggregated row without prefill/decode worker counts"
         if conc is None:
             conc = _i(r["decode_batch_size"]) * dw * ddp
         pt.concurrency = conc
         pt.deploy = {"p_chips": pw * ptp * pdp, "p_tp": ptp, "p_ep": min(pep, ptp * pdp), "p_dp": pdp,
                      "d_chips": dw * dtp * ddp, "d_tp": dtp, "d_ep": min(dep, dtp * ddp), "d_dp": ddp,
                      "pp": 1}
+        if (not r["prefill_num_workers"] or not r["decode_num_workers"]) and pt.status == "ok":
+            # rows converted from InferenceMAX result files (source_file=2026-03-25/2026-04-06.csv) log
+            # InferenceMAX's prefill_tp, prefill_ep (as both moe_ep sizes) and decode_tp, but no worker
+            # counts, batch sizes or attention DP: e.g. ..._gb300_trtllm_fp8_..._c2151_tp4_ep4_1198 is
+            # imx-00320 (7 prefill workers of 4 GPUs, 1 decode worker of 8, DP attention). On a rack,
+            # prefill tp == decode tp > 8 (..._gb200_trtllm_fp4_disagg_8192x1024_c102_tp28_ep1_1122 =
+            # imx-00158) is the run's total GPU count.
+            if pt.system_key in RACK_SYSTEMS and ptp == dtp > 8:
+                pt.warnings.append(f"prefill/decode tp_size {ptp} read as the total GPUs of the run")
+                infer_pools(pt, r.get("precision", ""), total=ptp)
+            else:
+                infer_pools(pt, r.get("precision", ""), logged=(ptp, pep, dtp))
     return pt
 
 
@@ -426,6 +442,113 @@ def _imx(r: dict) -> Point:
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
+
+
+# ------------------------------------------------------------------------------ pool inference
+#: InferenceMAX framework → aiconfigurator backend (the "framework family" of a recipe).
+FAMILY = {"dynamo-trt": "trtllm", "trt": "trtllm", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm"}
+#: Fallback rule when no recipe has the row's system, model, family and precision: decode workers
+#: (of the logged decode TP) holding at most FALLBACK_BATCH requests each, and one prefill worker
+#: (of the logged prefill TP) per FALLBACK_DECODE_PER_PREFILL decode GPUs (rounded up): the medians of
+#: conc / decode_num_workers and num_decode_gpu / prefill_num_workers over the disaggregated rows of
+#: inferencemax_public.csv with worker counts (dynamo-trt 64 and 16, dynamo-sglang 128 and 12,
+#: all rows 102 and 12; key "" for other frameworks).
+FALLBACK_BATCH = {"trtllm": 64, "sglang": 128, "": 102}
+FALLBACK_DECODE_PER_PREFILL = {"trtllm": 16, "sglang": 12, "": 12}
+#: The fallback's decode pool is at most one NVL72 rack (the largest decode pool in that file: 72).
+FALLBACK_MAX_DECODE_GPUS = 72
+
+
+@attrs.define
+class Recipe:
+    """A disaggregated InferenceMAX row with worker counts, as a pool recipe."""
+
+    id: str
+    key: tuple  # (system, model, framework family, precision)
+    isl: int
+    osl: int
+    conc: int
+    logged: tuple  # InferenceMAX's (prefill_tp, prefill_ep, decode_tp): what converted rows log
+    deploy: dict  # the pools as _imx maps the row
+    spec: str = "none"  # speculative decoding of the run (spec_method)
+
+    @property
+    def gpus(self) -> int:
+        return self.deploy["p_chips"] + self.deploy["d_chips"]
+
+
+def pool_recipes(path=None) -> tuple[Recipe, ...]:
+    """The pool recipes of ``path`` (default ``<shared>/measured/inferencemax_public.csv``); empty
+    when the file is absent (then only the fallback rule infers pools). Read once per path."""
+    return _recipes(str(path or shared_data_dir() / "measured" / "inferencemax_public.csv"))
+
+
+@functools.lru_cache(maxsize=4)
+def _recipes(path: str) -> tuple[Recipe, ...]:
+    if not os.path.isfile(path):
+        return ()
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r.get("disagg") == "True"
+                and _whole(r.get("prefill_num_workers")) and _whole(r.get("decode_num_workers"))]
+    out = []
+    for r in rows:
+        pt = _imx(r)  # MTP rows are kept: the converted aiconfigurator rows include MTP runs
+        if pt.model and pt.system in SYSTEMS and not pt.status.startswith("invalid"):
+            out.append(Recipe(pt.id, (pt.system_key, pt.model, FAMILY.get(pt.framework, pt.framework),
+                                      r["precision"]), pt.isl, pt.osl, pt.concurrency,
+                              (_i(r["prefill_tp"]), _i(r["prefill_ep"]), _i(r["decode_tp"])), pt.deploy,
+                              r.get("spec_method") or "none"))
+    return tuple(out)
+
+
+def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total: int = 0,
+                recipes: Iterable[Recipe] | None = None) -> None:
+    """Prefill/decode pools of a disaggregated row that does not record its worker counts.
+
+    The row says its system, framework, precision, ISL/OSL, concurrency and either the per-worker
+    parallelism InferenceMAX logs (``logged`` = prefill TP, prefill EP, decode TP) or only the
+    run's total GPU count (``total``). The nearest recipe of :func:`pool_recipes` with the same
+    system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈ ``dynamo-sglang``)
+    and precision is taken whole (GPUs, per-worker TP/EP and attention DP of both pools): nearest
+    means same ISL/OSL first, then the same logged TP/EP (or the closest total GPU count), then
+    the closest concurrency in log space, then a run without speculative decoding. Without such a
+    recipe, the fallback rule (:data:`FALLBACK_BATCH`, :data:`FALLBACK_DECODE_PER_PREFILL`) sizes
+    the pools from the logged per-worker TP; a total-only row is then left unpriced. Sets
+    ``pt.mode``, ``pt.deploy`` and an ``ambiguous: pools inferred ...`` status (priced, kept out of
+    the default error tables).
+    """
+    recipes = pool_recipes() if recipes is None else recipes
+    fam = FAMILY.get(pt.framework, pt.framework)
+    conc = max(pt.concurrency, 1)
+
+    def distance(rc: Recipe) -> tuple:
+        shape = (abs(math.log(rc.gpus / total)) if total
+                 else sum(a != b for a, b in zip(rc.logged, logged or ())))
+        return (rc.isl, rc.osl) != (pt.isl, pt.osl), shape, abs(math.log(rc.conc / conc)), rc.spec != "none"
+
+    near = [rc for rc in recipes if rc.key == (pt.system_key, pt.model, fam, precision)]
+    if near:
+        rc = min(near, key=distance)
+        pt.deploy, how = dict(rc.deploy), f"InferenceMAX recipe {rc.id}"
+        pt.warnings.append(f"pools of {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, logged "
+                           "prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
+                           + (f"; a {rc.spec} run (speculative decoding is not modelled; the row may be "
+                              "one too)" if rc.spec != "none" else ""))
+    elif logged:
+        ptp, pep, dtp = logged
+        dw = min(math.ceil(conc / FALLBACK_BATCH.get(fam, FALLBACK_BATCH[""])),
+                 max(FALLBACK_MAX_DECODE_GPUS // dtp, 1))
+        pw = math.ceil(dw * dtp / FALLBACK_DECODE_PER_PREFILL.get(fam, FALLBACK_DECODE_PER_PREFILL[""]))
+        pt.deploy = {"p_chips": pw * ptp, "p_tp": ptp, "p_ep": min(pep, ptp), "p_dp": 1,
+                     "d_chips": dw * dtp, "d_tp": dtp, "d_ep": min(pep, dtp), "d_dp": 1, "pp": 1}
+        how = "the fallback rule (no InferenceMAX recipe)"
+    else:
+        pt.status = (f"unsupported: {total} GPUs of a disaggregated run without pool sizes and no "
+                     f"InferenceMAX recipe for {pt.system_key} {pt.model} {fam} {precision}")
+        return
+    pt.mode = "disaggregated"
+    pt.status = (f"ambiguous: pools inferred from {how} ({pt.deploy['p_chips']} prefill + "
+                 f"{pt.deploy['d_chips']} decode GPUs)")
 
 
 # ------------------------------------------------------------------------------ prediction

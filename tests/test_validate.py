@@ -96,3 +96,94 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     rows = list(csv.DictReader(open(tmp_path / "o" / "predictions.csv")))
     assert [r["point_id"] for r in rows] == ["imx-00017", "imx-00018", "imx-00152"]
     assert "pred_tput_per_gpu_tok_s" in rows[0] and "extrapolated" in rows[0]
+
+
+# --- pool inference for rows converted from InferenceMAX result files (no worker counts) ---------
+POOL_IDS = {
+    # logs prefill TP 4 / EP 4, decode TP 8, conc 2151; InferenceMAX imx-00320 (same TTFT, 5392.82 ms)
+    # ran 7 prefill workers of 4 GPUs and 1 decode worker of 8 GPUs, attention DP in both
+    "2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198",
+    # dynamo-sglang logging TP 1 (attention DP); no InferenceMAX row has its TTFT (293.7908 ms)
+    "2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990",
+    # "agg" row whose tp_size 36 is the total GPU count of a disaggregated run
+    "2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11",
+    # Kimi-K2.5: no InferenceMAX recipe for the model; logs prefill TP 4, decode TP 8, conc 360
+    "2026_03_25_kimi_k2_5_gb200_trtllm_fp4_disagg_1024x1024_c360_tp8_0_ep_177",
+}
+
+
+def _pool_points(shared_data, tmp_path):
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    return {p.id: p for p in read_measured(_subset(src, tmp_path / "pool.csv", POOL_IDS, "id"))[1]}
+
+
+def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
+    by = _pool_points(shared_data, tmp_path)
+    p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
+    assert p.status == ("ambiguous: pools inferred from InferenceMAX recipe imx-00320 "
+                        "(28 prefill + 8 decode GPUs)")
+    assert p.deploy == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4,
+                        "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1}
+    # gb200 dynamo-sglang fp4 1024/1024 recipes logging TP 1 run at conc 4 (imx-00176 and others:
+    # 1 prefill worker of 4 GPUs, 2 decode workers of 4, attention DP), 32, 64 and >= 512 (4 prefill
+    # workers and 48 decode GPUs); conc 8 is nearest to 4 in log space
+    p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
+    assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
+    assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["d_chips"], p.deploy["d_dp"]) == (4, 4, 8, 4)
+    # gb200 dynamo-trt fp4 1024/1024 runs of 36 GPUs at conc 32 (imx-02190, imx-02186): 1 prefill
+    # worker of 4 GPUs, 4 decode workers of TP 8
+    p = by["2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11"]
+    assert p.mode == "disaggregated" and p.concurrency == 32
+    assert (p.deploy["p_chips"], p.deploy["d_chips"], p.deploy["d_tp"], p.deploy["d_dp"]) == (4, 32, 8, 1)
+    assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-02190")  # no MTP
+    # fallback: ceil(360 / 64) = 6 decode workers of TP 8 = 48 GPUs; ceil(48 / 16) = 3 prefill
+    # workers of TP 4 = 12 GPUs
+    p = by["2026_03_25_kimi_k2_5_gb200_trtllm_fp4_disagg_1024x1024_c360_tp8_0_ep_177"]
+    assert p.status == ("ambiguous: pools inferred from the fallback rule (no InferenceMAX recipe) "
+                        "(12 prefill + 48 decode GPUs)")
+    assert (p.deploy["p_chips"], p.deploy["p_tp"], p.deploy["d_chips"], p.deploy["d_tp"]) == (12, 4, 48, 8)
+
+
+def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
+    from codesign.validate import pool_recipes
+
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "nowhere"))
+    assert pool_recipes() == ()
+    by = _pool_points(shared_data, tmp_path)
+    # fallback: ceil(2151 / 64) = 34 decode workers of TP 8, capped at 72 GPUs (9 workers);
+    # ceil(72 / 16) = 5 prefill workers of TP 4 = 20 GPUs
+    p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
+    assert p.status.endswith("fallback rule (no InferenceMAX recipe) (20 prefill + 72 decode GPUs)")
+    # a total GPU count alone cannot be split without a recipe: not priced
+    p = by["2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11"]
+    assert p.status.startswith("unsupported: 36 GPUs of a disaggregated run")
+
+
+def test_fallback_constants_are_the_inferencemax_medians(shared_data):
+    import statistics
+
+    from codesign.validate import FALLBACK_BATCH, FALLBACK_DECODE_PER_PREFILL
+
+    rows = [r for r in csv.DictReader(open(shared_data / "measured" / "inferencemax_public.csv"))
+            if r["disagg"] == "True" and float(r["prefill_num_workers"] or 0) >= 1
+            and float(r["decode_num_workers"] or 0) >= 1]
+    for fw, fam in (("dynamo-trt", "trtllm"), ("dynamo-sglang", "sglang")):
+        sel = [r for r in rows if r["framework"] == fw]
+        batch = statistics.median(float(r["conc"]) / float(r["decode_num_workers"]) for r in sel)
+        ratio = statistics.median(float(r["num_decode_gpu"]) / float(r["prefill_num_workers"]) for r in sel)
+        assert (FALLBACK_BATCH[fam], FALLBACK_DECODE_PER_PREFILL[fam]) == (round(batch), round(ratio))
+
+
+def test_cli_reports_ambiguous_rows_apart(shared_data, tmp_path, capsys):
+    import json
+
+    from codesign.cli import main
+
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    sub = _subset(src, tmp_path / "aic.csv",
+                  {"2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"}, "id")
+    assert main(["validate", str(sub), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["errors"]["all"] == [] and doc["status"] == {"ambiguous": 1}
+    assert doc["errors_ambiguous"]["all"][0]["n"] == 1
+    assert doc["errors_ambiguous"]["system"][0]["group"] == "gb300"
