@@ -9,15 +9,22 @@ Method (core, no CLI code):
 * Knobs live in an unconstrained space: fractions (``compute_*``, ``memory_bandwidth``,
   ``network_bandwidth``, ``burst_fraction``) as ``sigmoid(u)``, overheads (``*_overhead_s``) as
   ``exp(u)``.
-* Loss: mean over rows of the squared log error of TTFT and TPOT (and, for InferenceMAX rows, of
-  per-GPU mixed throughput), plus a small L2 pull towards the starting point in the unconstrained
-  space (few, physically meaningful knobs generalise; the pull keeps knobs the data cannot see at
-  their documented defaults).
+* Loss (``loss="ape"``, the default): mean over rows of the absolute percentage error of TTFT and
+  TPOT (and, for InferenceMAX rows, of per-GPU mixed throughput), smoothed at zero; ``loss="log"``
+  is least squares on log error. The issue's targets are MAPE, and MAPE weighs a 2× over-prediction
+  (100%) twice as much as a 2× under-prediction (50%), which least squares on log error treats
+  alike; on the public data the APE loss lowers holdout MAPE of every system (see
+  docs/baselines.md). L2 pulls keep the shared knobs near their documented defaults and the
+  offsets near zero (few, physically meaningful knobs generalise).
+* Structure: one joint fit. A row's knobs are ``shared + δ_system + δ_framework`` in the
+  unconstrained space, ``δ_framework`` per engine family (TensorRT-LLM, SGLang, vLLM; Dynamo's
+  disaggregated runs use the same engines). ``shared`` is what a system outside the data gets; a
+  system's knobs are ``shared + δ_system`` (the framework average); the framework offsets apply on
+  top of either (:func:`compose`).
 * Optimiser: Adam written here (optax is not a dependency), on ``jax.grad`` of the loss through
-  ``codesign_analytical.model.sweep`` under ``jax.vmap`` (one design per measured row, each with its
-  own concurrency, ISL/OSL and hardware), one compiled function per (model, mode, jitter) group.
-* Fit order: ``shared`` knobs on every system's training rows (what an unseen system gets), then
-  for each system of ``systems`` a refinement started from, and pulled towards, the shared knobs.
+  ``codesign_analytical.model.sweep`` under ``jax.vmap`` (one design and one set of knobs per
+  measured row, each with its own concurrency, ISL/OSL and hardware), one compiled function per
+  (model, mode, jitter) group.
 
 The output TOML (:func:`write_calibration`) carries provenance: data files and their SHA-256, rows
 used and held out, MAPE before and after on train and holdout, and the training domain (systems,
@@ -45,7 +52,7 @@ LOSS_WEIGHTS = (1.0, 1.0, 0.5)
 #: Loss kinds (see :meth:`Fitter.loss_fn`).
 LOSSES = {"ape": "mean smoothed absolute percentage error", "log": "mean squared log error (least squares on log error)"}
 FRACTIONS = ("compute_prefill", "compute_decode", "memory_bandwidth", "network_bandwidth",
-             "burst_fraction")
+             "burst_fraction", "spec_acceptance")
 
 
 def _to_u(knobs: dict) -> dict:
@@ -135,9 +142,15 @@ class Fitter:
             p = {k: jnp.asarray(v, dtype=jnp.float32) for k, v in arrs.items() if not k.startswith(EFF_PREFIX)}
             p["concurrency"] = jnp.asarray([q.concurrency for q in pts], dtype=jnp.float32)
 
+            # rows that measured a median TTFT are compared with the steady state (no start-up wave)
+            p["_median"] = jnp.asarray([q.ttft_stat == "median" for q in pts], dtype=jnp.float32)
+
             def f(p, eff, s=s):
+                p = dict(p)
+                med = p.pop("_median")
                 r = sweep(dict(p, **{EFF_PREFIX + k: v for k, v in eff.items()}), s, DEFAULT_EFFICIENCY)
-                return r["ttft_s"][0], r["tpot_s"][0], r["mixed_tok_s_per_chip"][0]
+                ttft = jnp.where(med > 0.5, r["ttft_steady_s"][0], r["ttft_s"][0])
+                return ttft, r["tpot_s"][0], r["mixed_tok_s_per_chip"][0]
 
             fn = jax.vmap(f, in_axes=(0, 0))
             meas = np.array([[q.ttft_s, q.tpot_s, q.tput] for q in pts], dtype=np.float64)

@@ -33,6 +33,13 @@ POINT_METRICS: dict[str, tuple[str, str | None]] = {
     "energy_j_per_token": ("J/tok", "min"),
 }
 
+#: Point metrics a cost model may add (consumers fall back to the metric named after the comma).
+#: ``ttft_steady_s``: mean TTFT in steady state, without a benchmark's start-up wave (all users
+#: starting at once); what a median over a long run measures. Falls back to ``ttft_s``.
+OPTIONAL_POINT_METRICS: dict[str, tuple[str, str | None]] = {
+    "ttft_steady_s": ("s", "min"),
+}
+
 #: Metrics of a whole design (independent of concurrency).
 DESIGN_METRICS: dict[str, tuple[str, str | None]] = {
     "chips": ("chips", None),

@@ -327,6 +327,21 @@ class Deployment:
     activations_format: str = "bf16"
     prefill: Pool | None = None
     decode: Pool | None = None
+    #: Speculative decoding (MTP heads, EAGLE): draft tokens proposed per decode step; 0 = off.
+    speculative_tokens: int = field(default=0)
+    #: Chance that a draft token is accepted when the one before it was (each step then yields
+    #: 1 + a + a² + … + a^d tokens); ``None``: the cost model's calibrated default.
+    acceptance_rate: float | None = field(default=None)
+
+    @speculative_tokens.validator
+    def _spec_tokens(self, att, value):
+        if not 0 <= value <= 16:
+            raise ValueError(f"speculative_tokens: must be a whole number in [0, 16] (got {value})")
+
+    @acceptance_rate.validator
+    def _acceptance(self, att, value):
+        if value is not None and not 0.0 <= value < 1.0:
+            raise ValueError(f"acceptance_rate: must be in [0, 1) (got {value})")
 
 
 # ------------------------------------------------------------------------------------- search

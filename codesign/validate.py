@@ -148,6 +148,9 @@ class Point:
     isl: int = 0
     osl: int = 0
     jitter: float = 0.0
+    #: which statistic ``ttft_s`` is: ``mean`` (includes the benchmark's start-up wave) or
+    #: ``median`` (InferenceMAX rows without a mean: the steady state, no wave)
+    ttft_stat: str = "mean"
     concurrency: int = 1
     formats: dict = attrs.field(factory=dict)
     deploy: dict = attrs.field(factory=dict)
@@ -170,6 +173,21 @@ class Point:
         """Identifies a served configuration (everything but the concurrency): the holdout unit."""
         return (self.system_key, self.model_name, self.framework, self.mode, self.isl, self.osl,
                 tuple(sorted(self.formats.items())), tuple(sorted(self.deploy.items())))
+
+
+def _gpt_oss_formats(pt: Point) -> dict:
+    """gpt-oss-120b's MXFP4 experts: MXFP8 activations on Blackwell, BF16 on Hopper (no FP4/MX
+    tensor cores). Source: TensorRT-LLM's GPT-OSS deployment guide, MoE backend support matrix
+    (B200/GB200/B300/GB300: MXFP8 activations x MXFP4 weights, TRTLLM backend; H200: BF16 x MXFP4,
+    TRITON backend); vLLM's Hopper path is likewise W4A16."""
+    act = "bf16" if pt.system_key in ("h100", "h200") else "fp8_e4m3"
+    return dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act=act)
+
+
+#: Draft tokens per step assumed for InferenceMAX ``spec_method = mtp`` rows (not recorded in the
+#: data): TensorRT-LLM's DeepSeek-R1 recipe sets ``num_nextn_predict_layers: 3``, SGLang's
+#: ``--speculative-num-steps 3``.
+MTP_DRAFT_TOKENS = 3
 
 
 # ------------------------------------------------------------------------------ reading
@@ -313,7 +331,7 @@ def _aic(r: dict) -> Point:
     # formats
     g, mo = r["gemm_quant_mode"], r["moe_quant_mode"]
     if pt.model == "gpt-oss-120b":
-        pt.formats = dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act="fp8_e4m3")
+        pt.formats = _gpt_oss_formats(pt)
     elif g in _QUANT and mo in _QUANT:
         low = g not in ("", "bf16", "fp16")
         pt.formats = dict(weights=_QUANT[g], moe=_QUANT[mo], kv="fp8_e4m3" if low else "bf16",
@@ -391,6 +409,7 @@ def _imx(r: dict) -> Point:
                mode="disaggregated" if r["disagg"] == "True" else "aggregated",
                jitter=0.2,
                ttft_s=_f(r.get("mean_ttft_s"), _f(r.get("median_ttft_s"))),
+               ttft_stat="mean" if math.isfinite(_f(r.get("mean_ttft_s"))) else "median",
                tpot_s=_f(r.get("mean_tpot_s"), _f(r.get("median_tpot_s"))), tput=_f(r["tput_per_gpu_tok_s"]))
     # a bad count is never priced as 1: the row is kept, marked invalid, out of the error tables
     pt.concurrency = _invalid(pt, r, "conc") or 0
@@ -398,12 +417,23 @@ def _imx(r: dict) -> Point:
     _model(pt)
     if pt.system not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}"
-    if r.get("spec_method", "none") not in ("none", ""):
+    spec_method = r.get("spec_method", "none") or "none"
+    if spec_method == "mtp":
+        # DeepSeek's multi-token-prediction heads: 3 draft tokens per step, the TensorRT-LLM
+        # DeepSeek-R1 recipe (speculative_config: decoding_type MTP, num_nextn_predict_layers 3) and
+        # SGLang's (--speculative-num-steps 3); acceptance is the calibrated `spec_acceptance`
+        spec_tokens = MTP_DRAFT_TOKENS
+        pt.warnings.append(f"MTP speculative decoding: {MTP_DRAFT_TOKENS} draft tokens per step assumed "
+                           "(not recorded); acceptance from the calibration")
+    elif spec_method != "none":
+        spec_tokens = 0
         if pt.status == "ok":
-            pt.status = f"unsupported: speculative decoding ({r['spec_method']}) is not modelled"
+            pt.status = f"unsupported: speculative decoding ({spec_method}) is not modelled"
+    else:
+        spec_tokens = 0
     prec = r["precision"]
     if pt.model == "gpt-oss-120b":
-        pt.formats = dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act="fp8_e4m3")
+        pt.formats = _gpt_oss_formats(pt)
     elif prec == "fp8":
         pt.formats = dict(weights="fp8_e4m3", moe="fp8_e4m3", kv="fp8_e4m3", act="fp8_e4m3")
     elif prec == "fp4":  # NVIDIA's DeepSeek-R1 FP4 checkpoint: experts in NVFP4, the rest FP8
@@ -439,6 +469,8 @@ def _imx(r: dict) -> Point:
         dtp, dep, ddp, _ = pool("decode_", dg, dw)
         pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
                      "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
+    if spec_tokens:
+        pt.deploy["spec"] = spec_tokens
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
@@ -532,8 +564,8 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         pt.deploy, how = dict(rc.deploy), f"InferenceMAX recipe {rc.id}"
         pt.warnings.append(f"pools of {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, logged "
                            "prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
-                           + (f"; a {rc.spec} run (speculative decoding is not modelled; the row may be "
-                              "one too)" if rc.spec != "none" else ""))
+                           + (f"; a {rc.spec} run, priced with its speculative decoding (the row "
+                              "does not say whether it used it)" if rc.spec != "none" else ""))
     elif logged:
         ptp, pep, dtp = logged
         dw = min(math.ceil(conc / FALLBACK_BATCH.get(fam, FALLBACK_BATCH[""])),
@@ -685,6 +717,9 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
     for name, path in _DKEYS.items():
         if name in p0.deploy:
             overrides[path] = np.array([dict(k[3])[name] for k in keys], dtype=np.float64)
+    # speculative decoding (draft tokens per step; 0 = off) for every point of the group
+    overrides["deployment.speculative_tokens"] = np.array([dict(k[3]).get("spec", 0) for k in keys],
+                                                          dtype=np.float64)
     for name, path in _FKEYS.items():
         overrides[path] = np.array([dict(k[4])[name] for k in keys], dtype=object)
     knobs = sorted({n for k in keys for n, _ in k[5]})
@@ -724,7 +759,10 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             if not ev.feasible[i, j]:
                 p.status = "infeasible: " + str(ev.point_reasons[i, j] if ev.point_reasons is not None else "")
                 continue
-            p.pred_ttft_s = float(ev.points["ttft_s"][i, j])
+            # a median TTFT is the steady state: the start-up wave sits in the tail
+            ttft_key = ("ttft_steady_s" if p.ttft_stat == "median" and "ttft_steady_s" in ev.points
+                        else "ttft_s")
+            p.pred_ttft_s = float(ev.points[ttft_key][i, j])
             p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
             if p.schema == "inferencemax":
                 p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])

@@ -55,8 +55,9 @@ def test_inferencemax_mapping(shared_data):
     assert p.deploy["p_chips"] == 4 and p.deploy["d_chips"] == 32 and p.deploy["d_tp"] == 8
     assert p.deploy["p_tp"] == 1 and p.deploy["p_dp"] == 4
     assert p.tput == pytest.approx(169.07090612277543)  # imx-00152's tput_per_gpu_tok_s in the CSV
-    # imx-00017 uses MTP speculative decoding: not modelled, said so
-    assert by["imx-00017"].status.startswith("unsupported: speculative decoding")
+    # imx-00017 uses MTP speculative decoding (spec_method mtp): priced with 3 draft tokens, said so
+    assert by["imx-00017"].status == "ok" and by["imx-00017"].deploy["spec"] == 3
+    assert any("MTP" in w for w in by["imx-00017"].warnings)
 
 
 def test_predict_and_csv(shared_data, tmp_path):

@@ -1,7 +1,8 @@
 """``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--holdout 0.3] [--seed S]``.
 
-Fits the analytical cost model's efficiency knobs by gradient-based least squares on log error
-(:mod:`codesign.calibrate`) and writes a versioned TOML with provenance.
+Fits the analytical cost model's efficiency knobs (shared, per system, per serving-framework family)
+by gradient descent on the absolute percentage error, or least squares on log error with
+``--loss log`` (:mod:`codesign.calibrate`), and writes a versioned TOML with provenance.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import sys
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
-                       description="Fit shared and per-system efficiency knobs (Adam on jax.grad of the "
-                                   "squared log error), holding out configurations for an honest error.")
+                       description="Fit shared, per-system and per-framework efficiency knobs (Adam on "
+                                   "jax.grad of the absolute percentage error, or of the squared log "
+                                   "error with --loss log), holding out configurations for an honest error.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
     p.add_argument("--out", default="calibration.toml", help="output TOML (default: calibration.toml)")
     p.add_argument("--systems", default="gb200,gb300",
@@ -21,6 +23,11 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
     p.add_argument("--max-rows", type=int, default=None, help="use at most this many usable rows per file")
+    p.add_argument("--loss", choices=("ape", "log"), default="ape",
+                   help="ape: absolute percentage error, what MAPE scores (default); "
+                        "log: least squares on log error")
+    p.add_argument("--no-frameworks", action="store_true",
+                   help="no per-framework offsets (one set of knobs per system)")
     p.set_defaults(func=run)
 
 
@@ -33,7 +40,8 @@ def run(args) -> int:
     _check_out_file(args.out)
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
-                    steps=args.steps, max_rows=args.max_rows,
+                    steps=args.steps, max_rows=args.max_rows, loss=args.loss,
+                    frameworks=not args.no_frameworks,
                     log=lambda m: print(m, file=sys.stderr))
     write_calibration(doc, args.out)
     for part in ("train", "holdout"):

@@ -19,11 +19,13 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   TP all-reduces, EP all-to-all and PP sends (α + size/β) + per-layer and per-step overheads.
 * **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL).
 * **Serving** (closed loop, C users; mean-value analysis): the unknown is the decode batch B
-  (requests in decode, not C). Given B: decode throughput X = inst·B/((OSL−1)·t_step(B)); the
-  prefill station (one request's pass T_1 for latency, a full CHUNK_TOKENS pass amortised per
-  request, T_a, for capacity) adds a wait: a mix (``burst_fraction`` φ) of the M/D/1 wait
-  ρ/(2(1−ρ))·T_a, ρ = X·T_a, for desynchronised arrivals and the wait of a synchronised wave of C
-  users served FCFS, (C−1)/2·T_a.
+  (requests in decode, not C). Given B: decode throughput X = inst·B·k/((OSL−1)·t_step(B)) (k
+  tokens per step: 1 without speculative decoding, 1 + a + … + a^d with d draft tokens verified
+  per step at acceptance a); the prefill station (one request's pass T_1 for latency, a full
+  CHUNK_TOKENS pass amortised per request, T_a, for capacity) adds the M/D/1 wait
+  ρ/(2(1−ρ))·T_a, ρ = X·T_a. The start-up wave (all C users start at once; the first C requests
+  wait (C−1)/2·T_a) is a transient added to the mean TTFT with weight ``burst_fraction`` φ = C/N
+  for a run of N requests (InferenceMAX: N = 10·C).
   Aggregated: chunked prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated:
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
@@ -68,11 +70,27 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # worker scheduling; Dynamo disaggregated runs show a 100-250 ms TTFT floor at concurrency 1-4
     # that aggregated runs of the same model on the same system do not (aiconfigurator silicon data)
     "handoff_overhead_s": 50e-3,
-    # share of a closed loop's users that arrive at the prefill station in one wave (see `sweep`,
-    # "burst wait"): 1 = every cycle is a synchronised wave of C requests, 0 = Poisson-like arrivals;
-    # assumption between the two, refitted by `codesign calibrate` (0.51 on the public data)
-    "burst_fraction": 0.3,
+    # weight of the start-up wave in the mean TTFT (see `sweep`): C/N for a benchmark run of N
+    # requests that starts all C users at once; InferenceMAX sends N = 10·C (../shared/data/
+    # README.md), hence 0.1; refitted per framework by `codesign calibrate`
+    "burst_fraction": 0.1,
+    # speculative decoding: chance a draft token is accepted when the previous one was, used when
+    # the deployment gives no acceptance_rate. DeepSeek-V3 technical report (arXiv:2412.19437,
+    # section 5.4.3): 85-90% for the second token of MTP on natural text; assumption 0.7 for
+    # benchmark prompts, refitted by `codesign calibrate` on InferenceMAX MTP rows
+    "spec_acceptance": 0.7,
+    # GEMM rate of a weight format relative to its compute class's peak x compute_* (MX/NV block
+    # scales, dequantisation, kernel maturity differ by format): 1 = no difference, refitted
+    "compute_scale_bf16": 1.0,
+    "compute_scale_fp8": 1.0,
+    "compute_scale_mxfp4": 1.0,
+    "compute_scale_nvfp4": 1.0,
 }
+
+#: Weight-format families with a ``compute_scale_<family>`` knob (format name -> family).
+SCALED_FORMATS = {"bf16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "mxfp8_e4m3": "fp8",
+                  "mxfp8_e5m2": "fp8", "mxfp4": "mxfp4", "nvfp4": "nvfp4"}
+SCALE_FAMILIES = ("bf16", "fp8", "mxfp4", "nvfp4")
 
 #: Kernels launched per layer, by architecture (counted from the TensorRT-LLM / vLLM / SGLang
 #: modelling code of each block; norms and residual adds fused where the frameworks fuse them).
@@ -130,6 +148,8 @@ KEYMAP: dict[str, str] = {
     "deployment.decode.tp": "d_tp",
     "deployment.decode.ep": "d_ep",
     "deployment.decode.dp_attention": "d_dp",
+    "deployment.speculative_tokens": "spec_d",
+    "deployment.acceptance_rate": "spec_a",
     # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
     # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
     "workload.isl": "isl_tokens",
@@ -243,7 +263,7 @@ def _allreduce(n, size, bw, lat):
     return jnp.where(n > 1.0, t, 0.0)
 
 
-def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.0):
+def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.0, q=1.0):
     """Time and traffic of one forward pass through ONE pipeline stage, per chip.
 
     Args:
@@ -252,6 +272,9 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
         ctx: attended context per token (decode) or the ISL (prefill).
         reqs: prefill only: requests per attention replica batched in this pass (a prefill engine
             packs requests up to its token budget; the weights are then read once for all).
+        q: decode only: query tokens per sequence in this step (1 + draft tokens when speculative
+            decoding verifies drafts: FLOPs, routed tokens and activations scale by q, the KV cache
+            is read once per sequence).
 
     Returns:
         dict of per-chip times [s] and byte/FLOP counts for this stage.
@@ -265,7 +288,7 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     moe_layers_stage = s.n_moe_layers / pp
     # --- bytes read from memory, per chip
     w_dense = (s.attn_params / tp + s.dense_params / tp) * p["w_bytes"] / pp
-    touched = _expected_touched(s.experts, s.k, tokens) if s.experts else 0.0
+    touched = _expected_touched(s.experts, s.k, tokens * q) if s.experts else 0.0
     experts_shard = touched / ep
     w_expert = (moe_layers_stage * experts_shard * s.per_expert / moe_tp
                 + s.shared_params / n / pp) * p["mw_bytes"]
@@ -283,9 +306,9 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
         lin_attn = tokens * s.linear_flops_attn / tp / pp
         lin_rest = dp * tokens * s.linear_flops_rest / n / pp
     else:
-        attn_fl = reqs_per_replica * _attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx) / tp / pp
-        lin_attn = tokens * s.linear_flops_attn / n / pp
-        lin_rest = tokens * s.linear_flops_rest / n / pp
+        attn_fl = q * reqs_per_replica * _attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx) / tp / pp
+        lin_attn = q * tokens * s.linear_flops_attn / n / pp
+        lin_rest = q * tokens * s.linear_flops_rest / n / pp
     flops = attn_fl + lin_attn + lin_rest
     # each GEMM runs at the tensor-core rate of its slower operand (weights or activations): a
     # BF16 attention projection does not run at the FP4 rate of the experts beside it; attention
@@ -294,7 +317,14 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     pk_w = p["peak_w"]
     pk_rest = p["peak_mw"] if s.experts else pk_w
     pk_attn = p["peak_attn"]
-    t_compute = (attn_fl / pk_attn + lin_attn / pk_w + lin_rest / pk_rest) / frac
+    # per weight-format GEMM rate (p["w_is_<family>"] one-hot, see AnalyticalModel.arrays)
+    sc_w = 1.0 + sum(p[f"w_is_{f}"] * (eff[f"compute_scale_{f}"] - 1.0) for f in SCALE_FAMILIES)
+    sc_mw = 1.0 + sum(p[f"mw_is_{f}"] * (eff[f"compute_scale_{f}"] - 1.0) for f in SCALE_FAMILIES)
+    if not s.experts:
+        sc_mw = sc_w
+    # an achievable fraction never exceeds the peak: frac·scale is capped at 1
+    t_compute = (attn_fl / (pk_attn * frac) + lin_attn / (pk_w * jnp.minimum(frac * sc_w, 1.0))
+                 + lin_rest / (pk_rest * jnp.minimum(frac * sc_mw, 1.0)))
     # --- memory tiers: weights in HBM (a share in spare SRAM), KV fills SRAM, HBM, host
     w_resident = p["w_resident"]
     kv_res = p["kv_resident"]  # KV resident per chip at this batch (set by caller)
@@ -318,13 +348,13 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     out_of_domain = n > p["su_domain"]
     bw = jnp.where(out_of_domain, p["so_bw"], p["su_bw"]) * eff["network_bandwidth"]
     lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"])
-    tokens_replica = tokens / dp if not prefill else tokens
+    tokens_replica = q * tokens / dp if not prefill else tokens
     act = tokens_replica * s.hidden * p["a_bytes"]
     dense_ffn_layers = layers_stage - moe_layers_stage
     t_ar_attn = layers_stage * _allreduce(tp, act, bw, lat)
     t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw, lat)
     # MoE: all-to-all dispatch + combine across EP shards; all-reduce across MoE-TP ranks
-    tokens_chip = tokens / n if not prefill else tokens / tp
+    tokens_chip = q * tokens / n if not prefill else tokens / tp
     a2a_bytes = tokens_chip * s.k * s.hidden * p["a_bytes"] * (ep - 1.0) / ep
     t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + a2a_bytes / bw), 0.0) * moe_layers_stage
     t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat)
@@ -405,13 +435,24 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     max_conc = jnp.floor(kv_cap_chip / jnp.maximum(kv_req_d, _TINY)) * dp_d * inst_d
     weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
 
+    # speculative decoding: d draft tokens per step (one MTP/EAGLE layer each), verified in one pass
+    # of q = 1 + d tokens per sequence; a step yields 1 + a + … + a^d tokens (a: acceptance)
+    spec_d = p["spec_d"] if "spec_d" in p else 0.0
+    spec_a = p["spec_a"] if "spec_a" in p else jnp.nan
+    alpha = jnp.clip(jnp.where(jnp.isnan(spec_a), eff["spec_acceptance"], spec_a), 0.0, 0.999)
+    tok_step = (1.0 - alpha ** (spec_d + 1.0)) / (1.0 - alpha)
+
     def decode_step(B):
         """Decode step of an instance holding ``B`` requests (microbatch B/pp through pp stages)."""
         pd = dict(p, w_resident=w_res_d, kv_resident=kv_req_d * B / dp_d)
-        dec = _phase(pd, s, B / pp, ctx_dec, prefill=False, tp=tp_d, ep=ep_d, dp=dp_d, eff=eff)
+        dec = _phase(pd, s, B / pp, ctx_dec, prefill=False, tp=tp_d, ep=ep_d, dp=dp_d, eff=eff,
+                     q=1.0 + spec_d)
         t_p2p = (pp - 1.0) * (p["su_lat"] + B / pp * s.hidden * p["a_bytes"] / bw_pp)
+        # drafting: one layer-equivalent pass per draft token (DeepSeek-V3's MTP module is one
+        # transformer block; EAGLE heads likewise)
+        t_draft = spec_d * pp * dec["t"] / s.layers
         # per-step CPU work (scheduling, sampling, detokenising) grows with the sequences of a rank
-        t = (pp * dec["t"] + t_p2p + eff["step_overhead_s"]
+        t = (pp * dec["t"] + t_p2p + t_draft + eff["step_overhead_s"]
              + eff["seq_overhead_s"] * B / dp_d)
         return t, dec, t_p2p
 
@@ -424,7 +465,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     t_p2p_pre = (pp - 1.0) * (p["su_lat"] + isl * s.hidden * p["a_bytes"] / bw_pp)
     T_1 = pp * pre["t"] + t_p2p_pre  # one request alone through all stages
     T_b = pp * pre_b["t"] + (pp - 1.0) * (p["su_lat"] + b_max * isl * s.hidden * p["a_bytes"] / bw_pp)
-    # prefill time the serving pool spends per request at full batching (1 / capacity)
+    # prefill time the serving pool spends per request at full batching (1 / capacity). (Charging
+    # the pass's fixed prefill_overhead_s to capacity too was tried: holdout MAPE rose on every
+    # system, e.g. GB200 TTFT 51.6% -> 56.0%, 3 seeds; it is latency only.)
     T_a = T_b / (b_max * dp_p * inst_p)
     T_p = T_1 + eff["prefill_overhead_s"]
 
@@ -444,36 +487,28 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         Returns throughput X [req/s], TPOT, prefill residence R (queue + own prefill) and the
         residual g = X·(R + D) − C of Little's law over the whole loop (zero at the solution).
         """
-        t_step, _, _ = decode_step(B)
-        a = inst_d * B / ((osl - 1.0) * t_step)  # decode-side throughput at this batch
+        t_iter, _, _ = decode_step(B)
+        # decode-side throughput at this batch: each iteration yields tok_step tokens per sequence
+        a = inst_d * B * tok_step / ((osl - 1.0) * t_iter)
         if disagg:
             X = a
-            tpot = t_step
+            tpot = t_iter / tok_step
             # prefill + KV hand-off, then the decode worker admits the request at its next
-            # iteration boundary (mean residual of a running step: half a step)
-            S = T_p + T_kv + 0.5 * t_step
+            # iteration boundary (mean residual of a running iteration: half of one)
+            S = T_p + T_kv + 0.5 * t_iter
         else:
             # chunked prefill rides in the decode iterations: the share u = X·T_a of engine time
             # goes to prefill tokens, stretching every iteration by 1/(1 − u) (X = a·(1 − u))
             X = a / (1.0 + a * T_a)
-            tpot = t_step / jnp.maximum(1.0 - X * T_a, 1e-3)
+            t_mixed = t_iter / jnp.maximum(1.0 - X * T_a, 1e-3)
+            tpot = t_mixed / tok_step
             # own prefill: wait for the running iteration, then ISL/budget mixed iterations
-            S = T_p + (0.5 + isl / CHUNK_TOKENS) * tpot
+            S = T_p + (0.5 + isl / CHUNK_TOKENS) * t_mixed
         rho = jnp.minimum(X * T_a, 0.999)
-        # wait at the prefill station (rate 1/T_a when it packs full token budgets), a mix of:
-        # * M/D/1 for desynchronised (Poisson-like) arrivals: rho/(2(1 - rho))·T_a;
-        # * burst wait: a closed loop of C users self-synchronises into waves (the benchmark
-        #   client starts all C users at once; prefill-priority schedulers stall decodes while a
-        #   wave is prefilled, so the wave's requests decode in lock step and return together).
-        #   A wave of C requests served FCFS at T_a each waits (C - 1)/2·T_a on average. This is
-        #   what makes measured TTFT grow ~linearly in C while the prefill pool is mostly idle
-        #   (aiconfigurator silicon data: DeepSeek-R1 8k/1k on 8×B200, SGLang, TTFT 0.5 s at C=4
-        #   to 8.7 s at C=256 with X·T_a ≈ 0.1). burst_fraction is the synchronised share.
-        #   (Spreading the wave by the length jitter's decode-time window, max((C−1)·T_a − w, 0)/2,
-        #   was tried and fitted worse: loss 1.27 vs 1.07; the schedulers re-synchronise waves.)
-        phi = jnp.clip(eff["burst_fraction"], 0.0, 1.0)
+        # steady-state wait at the prefill station (rate 1/T_a when it packs full token budgets):
+        # M/D/1 for desynchronised arrivals, rho/(2(1 - rho))·T_a. The start-up wave is a transient
+        # added after the solve (below), not part of the steady state.
         w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
-        w_burst = jnp.maximum(C - 1.0, 0.0) / 2.0 * T_a
         R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
         return X, tpot, R, g
@@ -507,9 +542,18 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
     # batch is capped by KV capacity the excess users wait before their prefill
     TTFT = jnp.maximum(C / X - D, R_p)
-    # start-up wave (transient, outside the steady state): the first C requests arrive together
+    # start-up wave, a transient outside the steady state: the benchmark client starts all C users
+    # at once, so the first C requests queue together at the prefill station and wait
+    # (C − 1)/2·T_a on average (FCFS at T_a each) instead of the steady wait. Mean TTFT over a run
+    # of N requests mixes the two with weight φ = C/N on the wave: InferenceMAX sends N = 10·C
+    # (../shared/data/README.md: "10×conc requests per run"), so φ = 0.1 there; φ is
+    # `burst_fraction`, refitted per framework by `codesign calibrate`. Measured InferenceMAX rows
+    # show it: gpt-oss-120b 1k/1k on GB200 (1 prefill GPU), C = 1024: median TTFT 0.12 s, p99
+    # 8.2 s (the wave's tail, ~C·T_a), mean 0.74 s ≈ 0.9·steady + 0.1·wave.
     phi = jnp.clip(eff["burst_fraction"], 0.0, 1.0)
-    TTFT = TTFT + phi * jnp.maximum(jnp.maximum(C - 1.0, 0.0) / 2.0 * T_a - (TTFT - T_p), 0.0)
+    w_wave = jnp.maximum(C - 1.0, 0.0) / 2.0 * T_a
+    TTFT_steady = TTFT
+    TTFT = TTFT + phi * jnp.maximum(w_wave - (TTFT - T_p), 0.0)
     E2E = TTFT + D
     t_step, dec, t_p2p_dec = decode_step(B)
     busy_pre = jnp.minimum(X * T_a, 1.0)  # share of the prefill pool (agg: the engine) busy
@@ -559,6 +603,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     return {
         "ttft_s": mask(TTFT),
+        "ttft_steady_s": mask(TTFT_steady),
         "tpot_s": mask(TPOT),
         "itl_s": mask(TPOT),
         "e2e_latency_s": mask(E2E),
@@ -675,6 +720,8 @@ class AnalyticalModel:
             "so_bw": net.scaleout_bandwidth or net.scaleup_bandwidth / 8.0,
             "so_lat": net.scaleout_latency if net.scaleout_latency is not None else 10 * net.scaleup_latency,
             "tp": d.tp, "pp": d.pp, "ep": d.ep, "dp": d.dp_attention,
+            "spec_d": float(d.speculative_tokens),
+            "spec_a": np.nan if d.acceptance_rate is None else d.acceptance_rate,
         }
         for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
             p[f"peak_{cls}"] = getattr(pf, cls)
@@ -776,6 +823,11 @@ class AnalyticalModel:
                 v[i] = min(rank[formats[fw].compute_class][i], rank[formats[fa].compute_class][i])
             out[key] = v
         out["peak_attn"] = np.minimum(out["peak_bf16"], peak)
+        # one-hot weight-format family of the dense and the expert GEMMs (compute_scale_* knobs)
+        for key, name in (("w_is", "w_bytes"), ("mw_is", "mw_bytes")):
+            fam = [SCALED_FORMATS.get(f) for f in fmt_names[name]]
+            for f in SCALE_FAMILIES:
+                out[f"{key}_{f}"] = np.asarray([1.0 if x == f else 0.0 for x in fam])
         # area scales with tensor-core capability in FP4-equivalent FLOP/s
         out["peak_fp4eq"] = np.maximum.reduce([out["peak_fp4"], 2 * out["peak_fp8"], 4 * out["peak_bf16"]])
         out["_formats"] = fmt_names  # type: ignore[assignment]

@@ -1,0 +1,142 @@
+"""Serving physics added for issue 4: the benchmark start-up wave, speculative decoding, and the
+calibration's framework offsets.
+
+Expected values are derived here by hand: tokens per speculative step from the acceptance series,
+the wave's weight from the InferenceMAX run length, knob composition from the logit/log maps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from codesign.evaluation import evaluate
+from codesign.spec import load_spec
+from conftest import SPECS
+
+SPEC = load_spec(SPECS / "examples" / "gb200-gpt-oss-120b.toml")
+
+
+def _ev(**over):
+    return evaluate(SPEC, {k: np.asarray([v], dtype=float) for k, v in over.items()})
+
+
+# --------------------------------------------------------------------- start-up wave
+def test_wave_is_a_transient_on_top_of_the_steady_state():
+    # burst_fraction 0: the mean TTFT is the steady state's
+    ev0 = _ev(**{"efficiency.burst_fraction": 0.0})
+    ok = ev0.feasible[0]
+    np.testing.assert_allclose(ev0.points["ttft_s"][0][ok], ev0.points["ttft_steady_s"][0][ok], rtol=1e-6)
+    # a wave never changes the steady state, TPOT or throughput; it only adds to the mean TTFT
+    ev = _ev(**{"efficiency.burst_fraction": 0.1})
+    np.testing.assert_allclose(ev.points["ttft_steady_s"][0][ok], ev0.points["ttft_steady_s"][0][ok], rtol=1e-6)
+    np.testing.assert_allclose(ev.points["tpot_s"][0][ok], ev0.points["tpot_s"][0][ok], rtol=1e-6)
+    assert np.all(ev.points["ttft_s"][0][ok] >= ev.points["ttft_steady_s"][0][ok] * (1 - 1e-6))
+    # one user has no wave: the first request is alone
+    c = list(SPEC.workload.concurrency)
+    assert c[0] == 1
+    assert ev.points["ttft_s"][0][0] == pytest.approx(ev.points["ttft_steady_s"][0][0], rel=1e-6)
+
+
+def test_wave_weight_is_linear():
+    # mean = (1 − φ)·steady + φ·wave: doubling φ doubles the excess over the steady state
+    e1, e2 = _ev(**{"efficiency.burst_fraction": 0.1}), _ev(**{"efficiency.burst_fraction": 0.2})
+    ok = e1.feasible[0] & (np.asarray(SPEC.workload.concurrency) >= 64)
+    x1 = e1.points["ttft_s"][0][ok] - e1.points["ttft_steady_s"][0][ok]
+    x2 = e2.points["ttft_s"][0][ok] - e2.points["ttft_steady_s"][0][ok]
+    assert np.all(x1 > 0)
+    np.testing.assert_allclose(x2, 2 * x1, rtol=1e-4)
+
+
+# ------------------------------------------------------------------ speculative decoding
+def _tokens_per_step(a, d):
+    # each draft is accepted only if all before it were: 1 + a + a² + … + a^d
+    return sum(a ** i for i in range(d + 1))
+
+
+def test_tokens_per_step_series():
+    assert _tokens_per_step(0.5, 3) == pytest.approx(1.875)
+    assert _tokens_per_step(0.9, 3) == pytest.approx(3.439)
+
+
+def test_speculation_speeds_up_memory_bound_decode_within_its_bound():
+    base = _ev()
+    spec = _ev(**{"deployment.speculative_tokens": 3, "deployment.acceptance_rate": 0.9})
+    t0, t1 = base.points["tpot_s"][0][0], spec.points["tpot_s"][0][0]  # concurrency 1
+    # a step verifies 4 tokens and drafts 3: it costs at least a plain step, so the speed-up is at
+    # most the 3.439 tokens a step yields; at batch 1 the step is memory-bound (the weights are
+    # read once for all 4 query tokens), so most of that is kept
+    assert 1.5 < t0 / t1 <= _tokens_per_step(0.9, 3) + 1e-6
+
+
+def test_speculation_with_nothing_accepted_only_costs():
+    base = _ev()
+    spec = _ev(**{"deployment.speculative_tokens": 3, "deployment.acceptance_rate": 0.0})
+    ok = base.feasible[0] & spec.feasible[0]
+    assert np.all(spec.points["tpot_s"][0][ok] >= base.points["tpot_s"][0][ok] * (1 - 1e-6))
+
+
+def test_speculative_tokens_zero_is_the_plain_model():
+    base = _ev()
+    spec = _ev(**{"deployment.speculative_tokens": 0, "deployment.acceptance_rate": 0.9})
+    ok = base.feasible[0]
+    np.testing.assert_allclose(spec.points["tpot_s"][0][ok], base.points["tpot_s"][0][ok], rtol=1e-6)
+
+
+@pytest.mark.parametrize("key,value,msg", [
+    ("speculative_tokens", -1, "speculative_tokens"),
+    ("acceptance_rate", 1.0, "acceptance_rate"),
+])
+def test_bad_speculation_keys_are_named(tmp_path, cli, key, value, msg):
+    f = tmp_path / "s.toml"
+    f.write_text(f'include = ["{SPECS / "examples" / "gb200-gpt-oss-120b.toml"}"]\n'
+                 f"[deployment]\n{key} = {value}\n")
+    rc, out, err = cli("evaluate", f)
+    assert rc == 2
+    assert msg in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------- calibration offsets
+def test_framework_families():
+    from codesign.calibrate import framework_family
+
+    assert framework_family("dynamo-trt") == framework_family("trt") == framework_family("trtllm") == "trtllm"
+    assert framework_family("dynamo-sglang") == framework_family("sglang") == "sglang"
+    assert framework_family("vllm") == "vllm"
+    assert framework_family("llama.cpp") is None
+
+
+def test_framework_offsets_compose_in_logit_and_log_space():
+    from codesign_baseline import efficiency_for
+
+    cal = {"shared": {"compute_decode": 0.5, "step_overhead_s": 1e-4},
+           "systems": {"gb200": {"compute_decode": 0.5, "step_overhead_s": 2e-4}},
+           "frameworks": {"trtllm": {"compute_decode": math.log(3.0), "step_overhead_s": math.log(0.5)}}}
+    k, basis = efficiency_for(cal, "gb200", "dynamo-trt")
+    # logit(0.5) = 0; + ln 3 -> sigmoid(ln 3) = 3/4. log(2e-4) + ln 0.5 -> 1e-4
+    assert k["compute_decode"] == pytest.approx(0.75, rel=1e-6)
+    assert k["step_overhead_s"] == pytest.approx(1e-4, rel=1e-6)
+    assert basis == "shared+systems.gb200+frameworks.trtllm"
+    # no framework, or one without offsets: the system's own knobs
+    assert efficiency_for(cal, "gb200")[0]["compute_decode"] == pytest.approx(0.5)
+    assert efficiency_for(cal, "gb200", "vllm")[0]["step_overhead_s"] == pytest.approx(2e-4)
+    # a system outside the calibration: shared knobs plus the framework offset
+    assert efficiency_for(cal, "mi355x", "trt")[0]["compute_decode"] == pytest.approx(0.75, rel=1e-6)
+
+
+# ------------------------------------------------------------------------- measured rows
+def test_inferencemax_rows_statistic_and_mtp(shared_data):
+    from codesign.validate import MTP_DRAFT_TOKENS, read_measured
+
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    by_id = {p.id: p for p in pts}
+    # imx-00017: mean_ttft_s 0.3083 given, spec_method mtp (see the CSV row)
+    p = by_id["imx-00017"]
+    assert p.ttft_stat == "mean" and p.ttft_s == pytest.approx(0.3083057676791213)
+    assert p.deploy.get("spec") == MTP_DRAFT_TOKENS == 3
+    assert not p.status.startswith("unsupported")
+    # rows without a mean TTFT are compared as medians (the steady state)
+    med = [q for q in pts if q.ttft_stat == "median"]
+    assert med and all(math.isfinite(q.ttft_s) for q in med)
