@@ -41,6 +41,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .errors import CodesignError
 from .validate import (Point, build_spec, error_stats, file_sha256, group_points, hardware_paths,
                        read_measured)
 
@@ -306,7 +307,13 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     log = log or (lambda *_: None)
     points: list[Point] = []
     data = []
+    seen: dict[str, str] = {}
     for f in files:
+        digest = file_sha256(f)
+        if digest in seen:  # the same data twice would double its weight silently
+            log(f"{f}: same content as {seen[digest]}, skipped")
+            continue
+        seen[digest] = str(f)
         schema, pts = read_measured(f)
         ok = [p for p in pts if p.status == "ok"]
         if max_rows is not None and len(ok) > max_rows:
@@ -317,7 +324,17 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         data.append({"file": Path(f).name, "schema": schema, "sha256": file_sha256(f), "rows": len(pts)})
     train, hold = split_holdout(points, holdout, seed)
     log(f"{len(train)} training rows, {len(hold)} held out ({len(points)} read)")
-    systems = [s for s in (systems or []) if sum(p.system_key == s for p in train) >= 10]
+    if not train:
+        from collections import Counter
+
+        why = Counter(p.status.split(":")[0] for p in points).most_common()
+        first = next((p.status for p in points if p.status != "ok"), "")
+        raise CodesignError(f"no usable rows to fit ({', '.join(f'{n} {k}' for k, n in why) or 'no rows'}"
+                            + (f"; e.g. {first}" if first else "") + ")")
+    few = [s for s in (systems or []) if sum(p.system_key == s for p in train) < 10]
+    if few:
+        log(f"systems with fewer than 10 training rows keep the shared knobs: {', '.join(few)}")
+    systems = [s for s in (systems or []) if s not in few]
     families = (sorted({framework_family(p.framework) for p in train} - {None}) if frameworks else [])
     f_train = Fitter(train, pm, systems, families)
     f_hold = Fitter(hold, pm, systems, families) if hold else None

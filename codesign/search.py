@@ -126,7 +126,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     """
     s = spec.search
     if s is None:
-        raise _err(spec, "search", "missing: `codesign optimize` needs a [search] table")
+        raise _err(spec, "search", "missing: `codesign optimize`, `sweep` and `worker` need a [search] table")
     problems = []
     params = []
     for key, p in s.params.items():

@@ -287,7 +287,7 @@ def read_measured(path) -> tuple[str, list[Point]]:
     if p.is_dir():
         raise CodesignError(f"{path}: is a directory; expected a measured CSV file")
     try:
-        with open(p, newline="", encoding="utf-8") as f:
+        with open(p, newline="", encoding="utf-8-sig") as f:  # -sig: a spreadsheet's BOM is not a column name
             reader = csv.DictReader(f)
             rows = list(reader)
             header = reader.fieldnames or []

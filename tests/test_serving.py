@@ -140,3 +140,33 @@ def test_inferencemax_rows_statistic_and_mtp(shared_data):
     # rows without a mean TTFT are compared as medians (the steady state)
     med = [q for q in pts if q.ttft_stat == "median"]
     assert med and all(math.isfinite(q.ttft_s) for q in med)
+
+
+# ------------------------------------------------------------------ CLI input checks
+def test_calibrate_and_validate_refuse_unusable_input(tmp_path, cli, shared_data):
+    import csv
+
+    with open(shared_data / "measured" / "inferencemax_public.csv", newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        rows = [dict(r, conc="abc") for _, r in zip(range(3), reader)]
+    bad = tmp_path / "bad.csv"
+    with open(bad, "w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    rc, out, err = cli("validate", bad)
+    assert rc == 2 and "no row could be priced" in err and "conc" in err
+    rc, out, err = cli("calibrate", bad, "--out", tmp_path / "c.toml")
+    assert rc == 2 and "no usable rows" in err and not (tmp_path / "c.toml").exists()
+    for args, msg in ((["--seed", "-1"], "--seed"), (["--max-rows", "0"], "--max-rows"),
+                      (["--steps", "0"], "--steps"), (["--systems", "gb200,nosuch"], "nosuch")):
+        rc, out, err = cli("calibrate", bad, "--out", tmp_path / "c.toml", *args)
+        assert rc == 2 and msg in err and "Traceback" not in err
+
+
+def test_validate_reads_a_csv_with_a_byte_order_mark(tmp_path, cli, shared_data):
+    src = (shared_data / "measured" / "inferencemax_public.csv").read_text(encoding="utf-8").splitlines()
+    f = tmp_path / "bom.csv"
+    f.write_text("\ufeff" + "\n".join(src[:12]) + "\n", encoding="utf-8")
+    rc, out, err = cli("validate", f)
+    assert rc == 0, err

@@ -37,8 +37,20 @@ def run(args) -> int:
 
     if not 0.0 <= args.holdout < 1.0:
         raise CodesignError(f"--holdout must be in [0, 1) (got {args.holdout})")
+    if args.steps < 1:
+        raise CodesignError(f"--steps must be at least 1 (got {args.steps})")
+    if args.seed < 0:
+        raise CodesignError(f"--seed must be a whole number >= 0 (got {args.seed})")
+    if args.max_rows is not None and args.max_rows < 1:
+        raise CodesignError(f"--max-rows must be at least 1 (got {args.max_rows})")
     _check_out_file(args.out)
+    from ..validate import SYSTEMS
+
+    known = sorted(set(SYSTEMS.values()))
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    bad = [s for s in systems if s not in known]
+    if bad:
+        raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows, loss=args.loss,
                     frameworks=not args.no_frameworks,

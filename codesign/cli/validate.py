@@ -42,7 +42,7 @@ def _efficiency_for(uncalibrated: bool):
 
 def run(args) -> int:
     from ..evaluation import jsonable
-    from ..validate import error_table_rows, predict, read_measured, write_predictions
+    from ..validate import error_table_rows, predict, priced, read_measured, write_predictions
     from ._common import ensure_out_dir
 
     schema, points = read_measured(args.measured)
@@ -62,6 +62,13 @@ def run(args) -> int:
     for p in points:
         k = p.status.split(":")[0]
         status[k] = status.get(k, 0) + 1
+    if not any(priced(p.status) for p in points):
+        from ..errors import CodesignError
+
+        first = next((p.status for p in points if p.status != "ok"), "")
+        raise CodesignError(f"{args.measured}: no row could be priced ("
+                            + ", ".join(f"{v} {k}" for k, v in sorted(status.items()))
+                            + (f"; e.g. {first}" if first else "") + ")")
     if args.json:
         json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points), "status": status,
                             "calibrated": domain is not None, "errors": tables,
@@ -84,13 +91,16 @@ def _print(schema, points, tables, ambiguous, status, calibrated):
     from rich.console import Console
     from rich.table import Table
 
-    con = Console()
+    # piped or redirected output gets a readable width instead of rich's 80-column fallback
+    con = Console() if sys.stdout.isatty() else Console(width=120)
     metrics = [("ttft", "TTFT"), ("tpot", "TPOT")] + ([("tput", "tok/s/GPU")] if schema == "inferencemax" else [])
     knobs = "calibrated" if calibrated else "default"
     titled = [(by, f"{schema}: error by {by} ({knobs} knobs)", rows) for by, rows in tables.items()]
     if ambiguous:
-        titled.append(("system", f"{schema}: ambiguous rows (priced with an inferred mapping, not in the "
-                                 f"tables above), error by system ({knobs} knobs)", ambiguous))
+        titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
+                                 f"inferred from the nearest InferenceMAX recipe (each row's guess is in the "
+                                 f"status column of predictions.csv), error by system ({knobs} knobs)",
+                       ambiguous))
     for by, title, rows in titled:
         t = Table(title=title)
         for col, just in ((by, "left"), ("metric", "left"), ("rows", "right"), ("MAPE", "right"),
