@@ -59,7 +59,7 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
-    spec_raw, _ = load_raw(spec.path)
+    spec_raw, spec_origins = load_raw(spec.path)
     baselines = pm.baselines
     where = spec.path or "<spec>"
     if name in baselines:
@@ -72,8 +72,7 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
         return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware))
     # a relative reference is relative to the file that set `search.reference` (which may be an
     # included file), like an include path
-    spec_raw_origins = load_raw(spec.path)[1] if spec.path else {}
-    setter = spec_raw_origins.get(("search", "reference")) or spec.path
+    setter = spec_origins.get(("search", "reference")) or spec.path
     path = Path(setter).parent / name if setter else Path(name)
     if not path.exists():
         have = ", ".join(sorted(baselines)) or "none registered"

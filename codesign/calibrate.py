@@ -42,10 +42,11 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import CodesignError
-from .validate import (Point, build_spec, error_stats, file_sha256, group_points, hardware_paths,
-                       read_measured)
+from .validate import (FRAMEWORK_FAMILIES, Point, build_spec, error_stats, file_sha256, framework_family,
+                       group_points, hardware_paths, read_measured)
 
-__all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES", "write_calibration", "domain_of", "CALIBRATION_VERSION"]
+__all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES",
+           "write_calibration", "domain_of", "CALIBRATION_VERSION"]
 
 CALIBRATION_VERSION = 1
 #: Loss weights of TTFT, TPOT and (InferenceMAX rows) per-GPU mixed tok/s.
@@ -84,18 +85,6 @@ def split_holdout(points: list[Point], fraction: float, seed: int) -> tuple[list
     return [p for p in ok if p.config_key() not in hold], [p for p in ok if p.config_key() in hold]
 
 
-#: Serving-framework families: a Dynamo disaggregated deployment runs the same engine as the
-#: aggregated one (``dynamo-trt`` is TensorRT-LLM, ``dynamo-sglang`` SGLang); InferenceMAX calls
-#: TensorRT-LLM ``trt``, aiconfigurator ``trtllm``.
-FRAMEWORK_FAMILIES = {"trtllm": "trtllm", "trt": "trtllm", "tensorrt-llm": "trtllm", "dynamo-trt": "trtllm",
-                      "sglang": "sglang", "dynamo-sglang": "sglang", "vllm": "vllm", "dynamo-vllm": "vllm"}
-
-
-def framework_family(framework: str | None) -> str | None:
-    """The engine family of a framework name (``dynamo-trt`` -> ``trtllm``), ``None`` if unknown."""
-    return FRAMEWORK_FAMILIES.get((framework or "").strip().lower())
-
-
 def compose(shared_u: dict, *offsets: dict | None) -> dict:
     """Knobs from unconstrained shared values plus offsets (system, framework), all in ``u`` space."""
     u = dict(shared_u)
@@ -127,6 +116,7 @@ class Fitter:
         pm = pm or get_plugin_manager()
         hardware = hardware_paths(pm)
         self.points = [p for p in points if p.status == "ok" and p.system_key in hardware]
+        self.defaults = dict(DEFAULT_EFFICIENCY)
         self.knobs = list(DEFAULT_EFFICIENCY)
         self.systems = list(systems or [])
         self.families = list(families or [])
@@ -192,18 +182,12 @@ class Fitter:
         import jax.numpy as jnp
 
         if "shared" not in P:
-            P = self.params0({k: P.get(k, v) for k, v in zip(self.knobs, self._defaults())})
+            P = self.params0({**self.defaults, **P})
         out = np.full((len(self.points), 3), np.nan)
         res = self._pred({k: jnp.asarray(v, dtype=jnp.float32) for k, v in P.items()})
         for (fn, p, idx, *_), r in zip(self.groups, res):
             out[idx] = np.asarray(r, dtype=np.float64)
         return out
-
-    @staticmethod
-    def _defaults():
-        from codesign_analytical.model import DEFAULT_EFFICIENCY
-
-        return list(DEFAULT_EFFICIENCY.values())
 
     def loss_fn(self, P0: dict, pull: float, pull_offsets: float, weights=LOSS_WEIGHTS, kind: str = "ape"):
         """Mean over rows and metrics of the error, plus L2 pulls.

@@ -284,11 +284,6 @@ class PluginManager:
 
     @functools.cached_property
     def samplers(self) -> dict:
-        """Samplers registered by plugins, by name (:class:`codesign.search.SamplerInfo`)."""
-        return {r.name: r for r in self._collect("codesign_samplers")}
-
-    @functools.cached_property
-    def samplers(self) -> dict:
         """Registered Optuna samplers by name (:class:`codesign.search.SamplerInfo`)."""
         return {r.name: r for r in self._collect("codesign_samplers")}
 

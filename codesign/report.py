@@ -9,18 +9,14 @@ import math
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
+
 from .costmodel import metric_unit
 from .evaluation import jsonable
 from .search import SEARCH_METRICS, SLO_METRICS, SearchResult, beats, hypervolume_series, ratios, satisfied
 from .spec import Spec, load_raw
 from .units import format_quantity
 
-
-def escape(text: str) -> str:
-    """Escape rich markup: "[ms]" in a header is a unit, not a style tag."""
-    from rich.markup import escape as _escape
-
-    return _escape(text)
 
 SCHEMA_VERSION = 1
 #: Metrics shown for every Pareto design (after the objectives).

@@ -37,6 +37,7 @@ from attrs import frozen
 
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
+from .evaluation import cost_model_name
 from .spec import SearchParam, Spec, quantity_kind
 from .units import QuantityError, parse_quantity
 
@@ -925,7 +926,7 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
         return optuna.samplers.GridSampler(grid_space(space, grid_points), seed=seed)
     from .pluginmanager import get_plugin_manager
 
-    plugins = getattr(pm or get_plugin_manager(), "samplers", {})
+    plugins = (pm or get_plugin_manager()).samplers
     if name in plugins:
         info = plugins[name]
         try:
@@ -1097,9 +1098,7 @@ def _jax_model(spec: Spec, pm):
     else None."""
     import importlib
 
-    name = spec.deployment.cost_model
-    name = pm.resolve_cost_model(name, spec) if hasattr(pm, "resolve_cost_model") else name
-    model = pm.cost_model(name)
+    model = pm.cost_model(cost_model_name(spec, pm=pm))
     single = getattr(model, "single", None) or getattr(importlib.import_module(type(model).__module__), "single", None)
     if single is None or not hasattr(model, "arrays"):
         return None
@@ -1336,9 +1335,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
     spec = resolve_efficiency(spec, pm=pm)  # efficiency_from: the same knobs for gradients and evaluations
-    cm = spec.deployment.cost_model
-    cm = pm.resolve_cost_model(cm, spec) if hasattr(pm, "resolve_cost_model") else cm
-    model = pm.cost_model(cm)
+    model = pm.cost_model(cost_model_name(spec, pm=pm))
     space = build_space(spec, model.parameters())
     s = spec.search
     seed = s.seed if seed is None else seed
@@ -1658,9 +1655,7 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
 
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
-    cm = spec.deployment.cost_model
-    cm = pm.resolve_cost_model(cm, spec) if hasattr(pm, "resolve_cost_model") else cm
-    space = build_space(spec, pm.cost_model(cm).parameters())
+    space = build_space(spec, pm.cost_model(cost_model_name(spec, pm=pm)).parameters())
     seed = spec.search.seed if seed is None else seed
     cols, n = sample_columns(space, points, seed, method)
     m = len(space.combos())

@@ -33,7 +33,6 @@ import itertools
 import json
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,6 +43,7 @@ from attrs import field, frozen
 from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
+from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
 from .spec import PosInt, load_raw, load_spec, quantity_kind, spec_from_dict
 from .units import QuantityError, format_quantity, parse_quantity
 
@@ -144,10 +144,6 @@ def load_study(path: str | os.PathLike) -> Study:
 #: Metrics a grid step can draw: one value per design (summary metrics over the concurrency sweep,
 #: and design metrics).
 GRID_METRICS = (*SUMMARY_METRICS, *DESIGN_METRICS)
-
-
-#: Spec keys holding number-format names (not numbers): not a grid axis.
-FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 
 
 def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str, str, str]]:

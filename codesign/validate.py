@@ -477,8 +477,19 @@ def _imx(r: dict) -> Point:
 
 
 # ------------------------------------------------------------------------------ pool inference
-#: InferenceMAX framework → aiconfigurator backend (the "framework family" of a recipe).
-FAMILY = {"dynamo-trt": "trtllm", "trt": "trtllm", "dynamo-sglang": "sglang", "dynamo-vllm": "vllm"}
+#: Serving-framework families: a Dynamo disaggregated deployment runs the same engine as the
+#: aggregated one (``dynamo-trt`` is TensorRT-LLM, ``dynamo-sglang`` SGLang); InferenceMAX calls
+#: TensorRT-LLM ``trt``, aiconfigurator ``trtllm``. Used for recipe matching here and for the
+#: calibration's per-framework offsets (:mod:`codesign.calibrate`).
+FRAMEWORK_FAMILIES = {"trtllm": "trtllm", "trt": "trtllm", "tensorrt-llm": "trtllm", "dynamo-trt": "trtllm",
+                      "sglang": "sglang", "dynamo-sglang": "sglang", "vllm": "vllm", "dynamo-vllm": "vllm"}
+
+
+def framework_family(framework: str | None) -> str | None:
+    """The engine family of a framework name (``dynamo-trt`` -> ``trtllm``), ``None`` if unknown."""
+    return FRAMEWORK_FAMILIES.get((framework or "").strip().lower())
+
+
 #: Fallback rule when no recipe has the row's system, model, family and precision: decode workers
 #: (of the logged decode TP) holding at most FALLBACK_BATCH requests each, and one prefill worker
 #: (of the logged prefill TP) per FALLBACK_DECODE_PER_PREFILL decode GPUs (rounded up): the medians of
@@ -526,7 +537,7 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
     for r in rows:
         pt = _imx(r)  # MTP rows are kept: the converted aiconfigurator rows include MTP runs
         if pt.model and pt.system in SYSTEMS and not pt.status.startswith("invalid"):
-            out.append(Recipe(pt.id, (pt.system_key, pt.model, FAMILY.get(pt.framework, pt.framework),
+            out.append(Recipe(pt.id, (pt.system_key, pt.model, framework_family(pt.framework) or pt.framework,
                                       r["precision"]), pt.isl, pt.osl, pt.concurrency,
                               (_i(r["prefill_tp"]), _i(r["prefill_ep"]), _i(r["decode_tp"])), pt.deploy,
                               r.get("spec_method") or "none"))
@@ -550,7 +561,7 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     the default error tables).
     """
     recipes = pool_recipes() if recipes is None else recipes
-    fam = FAMILY.get(pt.framework, pt.framework)
+    fam = framework_family(pt.framework) or pt.framework
     conc = max(pt.concurrency, 1)
 
     def distance(rc: Recipe) -> tuple:

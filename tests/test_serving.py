@@ -143,7 +143,7 @@ def test_inferencemax_rows_statistic_and_mtp(shared_data):
 
 
 # ------------------------------------------------------------------ CLI input checks
-def test_calibrate_and_validate_refuse_unusable_input(tmp_path, cli, shared_data):
+def test_calibrate_and_validate_refuse_unusable_input(tmp_path, cli, capsys, shared_data):
     import csv
 
     with open(shared_data / "measured" / "inferencemax_public.csv", newline="", encoding="utf-8") as fh:
@@ -160,7 +160,10 @@ def test_calibrate_and_validate_refuse_unusable_input(tmp_path, cli, shared_data
     assert rc == 2 and "no usable rows" in err and not (tmp_path / "c.toml").exists()
     for args, msg in ((["--seed", "-1"], "--seed"), (["--max-rows", "0"], "--max-rows"),
                       (["--steps", "0"], "--steps"), (["--systems", "gb200,nosuch"], "nosuch")):
-        rc, out, err = cli("calibrate", bad, "--out", tmp_path / "c.toml", *args)
+        try:
+            rc, out, err = cli("calibrate", bad, "--out", tmp_path / "c.toml", *args)
+        except SystemExit as exc:  # refused by argparse itself (usage error), also exit code 2
+            rc, err = exc.code, capsys.readouterr().err
         assert rc == 2 and msg in err and "Traceback" not in err
 
 

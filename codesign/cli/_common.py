@@ -25,15 +25,28 @@ def ensure_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
     shown = os.fspath(path)
     if p.exists() and not p.is_dir():
         raise CodesignError(f"{option} {shown}: exists and is not a directory")
-    for parent in p.parents:
-        if parent.exists() and not parent.is_dir():
-            raise CodesignError(f"{option} {shown}: {parent} exists and is not a directory")
+    _check_parents(p, option, shown)
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CodesignError(f"{option} {shown}: cannot create the directory: "
                             f"{exc.strerror or exc}") from None
     return p
+
+
+def check_out_file(path: str | os.PathLike, option: str = "--out") -> None:
+    """Refuse an output *file* path that cannot be written (a directory, or a parent that is a
+    file), before a long run rather than after it. Raises :class:`CodesignError`."""
+    p, shown = Path(path), os.fspath(path)
+    if p.is_dir():
+        raise CodesignError(f"{option} {shown}: is a directory; expected a file path")
+    _check_parents(p, option, shown)
+
+
+def _check_parents(p: Path, option: str, shown: str) -> None:
+    for parent in p.parents:
+        if parent.exists() and not parent.is_dir():
+            raise CodesignError(f"{option} {shown}: {parent} exists and is not a directory")
 
 
 def seed_type(text: str) -> int:

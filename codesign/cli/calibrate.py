@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from ._common import check_out_file, seed_type
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
@@ -20,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--systems", default="gb200,gb300",
                    help="comma-separated systems that get their own knobs (default: gb200,gb300)")
     p.add_argument("--holdout", type=float, default=0.3, help="fraction of configurations held out (default 0.3)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_type, default=0, help="holdout split seed (default 0)")
     p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
     p.add_argument("--max-rows", type=int, default=None, help="use at most this many usable rows per file")
     p.add_argument("--loss", choices=("ape", "log"), default="ape",
@@ -39,11 +40,9 @@ def run(args) -> int:
         raise CodesignError(f"--holdout must be in [0, 1) (got {args.holdout})")
     if args.steps < 1:
         raise CodesignError(f"--steps must be at least 1 (got {args.steps})")
-    if args.seed < 0:
-        raise CodesignError(f"--seed must be a whole number >= 0 (got {args.seed})")
     if args.max_rows is not None and args.max_rows < 1:
         raise CodesignError(f"--max-rows must be at least 1 (got {args.max_rows})")
-    _check_out_file(args.out)
+    check_out_file(args.out)
     from ..validate import SYSTEMS
 
     known = sorted(set(SYSTEMS.values()))
@@ -65,17 +64,3 @@ def run(args) -> int:
         print(f"{part}: {line}")
     print(f"wrote {args.out}")
     return 0
-
-
-def _check_out_file(path: str) -> None:
-    """Refuse an ``--out`` that cannot become a file, before the (long) fit rather than after."""
-    from pathlib import Path
-
-    from ..errors import CodesignError
-
-    p = Path(path)
-    if p.is_dir():
-        raise CodesignError(f"--out {path}: is a directory; expected a TOML file path")
-    for parent in p.parents:
-        if parent.exists() and not parent.is_dir():
-            raise CodesignError(f"--out {path}: {parent} exists and is not a directory")

@@ -47,8 +47,6 @@ def run(args) -> int:
         raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
     out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem),
                          "--out" if args.out else "output directory")
-    if args.seed is not None and not 0 <= args.seed < 2**32:
-        raise CodesignError(f"--seed must be a whole number in [0, 2**32) (got {args.seed})")
     err = Console(stderr=True)
     prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err, transient=False)

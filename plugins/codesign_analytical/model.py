@@ -80,17 +80,22 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # benchmark prompts, refitted by `codesign calibrate` on InferenceMAX MTP rows
     "spec_acceptance": 0.7,
     # GEMM rate of a weight format relative to its compute class's peak x compute_* (MX/NV block
-    # scales, dequantisation, kernel maturity differ by format): 1 = no difference, refitted
+    # scales, dequantisation, kernel maturity differ by format). Default 1 (assumption: no
+    # difference); the fitted values are in plugins/codesign_baseline/calibration.toml
     "compute_scale_bf16": 1.0,
     "compute_scale_fp8": 1.0,
     "compute_scale_mxfp4": 1.0,
     "compute_scale_nvfp4": 1.0,
 }
 
-#: Weight-format families with a ``compute_scale_<family>`` knob (format name -> family).
-SCALED_FORMATS = {"bf16": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8", "mxfp8_e4m3": "fp8",
-                  "mxfp8_e5m2": "fp8", "mxfp4": "mxfp4", "nvfp4": "nvfp4"}
+#: Weight-format families with a ``compute_scale_<family>`` knob: a format's compute class, except
+#: that FP4 formats keep their own name (MXFP4 and NVFP4 kernels differ); see :func:`_scale_family`.
 SCALE_FAMILIES = ("bf16", "fp8", "mxfp4", "nvfp4")
+
+
+def _scale_family(fmt) -> str:
+    """``compute_scale_*`` family of a registered :class:`~codesign.formats.NumberFormat`."""
+    return fmt.name if fmt.compute_class == "fp4" else fmt.compute_class
 
 #: Kernels launched per layer, by architecture (counted from the TensorRT-LLM / vLLM / SGLang
 #: modelling code of each block; norms and residual adds fused where the frameworks fuse them).
@@ -437,8 +442,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     # speculative decoding: d draft tokens per step (one MTP/EAGLE layer each), verified in one pass
     # of q = 1 + d tokens per sequence; a step yields 1 + a + … + a^d tokens (a: acceptance)
-    spec_d = p["spec_d"] if "spec_d" in p else 0.0
-    spec_a = p["spec_a"] if "spec_a" in p else jnp.nan
+    spec_d, spec_a = p["spec_d"], p["spec_a"]  # spec_a NaN: the deployment leaves it to the knob
     alpha = jnp.clip(jnp.where(jnp.isnan(spec_a), eff["spec_acceptance"], spec_a), 0.0, 0.999)
     tok_step = (1.0 - alpha ** (spec_d + 1.0)) / (1.0 - alpha)
 
@@ -825,7 +829,7 @@ class AnalyticalModel:
         out["peak_attn"] = np.minimum(out["peak_bf16"], peak)
         # one-hot weight-format family of the dense and the expert GEMMs (compute_scale_* knobs)
         for key, name in (("w_is", "w_bytes"), ("mw_is", "mw_bytes")):
-            fam = [SCALED_FORMATS.get(f) for f in fmt_names[name]]
+            fam = [_scale_family(formats[f]) for f in fmt_names[name]]
             for f in SCALE_FAMILIES:
                 out[f"{key}_{f}"] = np.asarray([1.0 if x == f else 0.0 for x in fam])
         # area scales with tensor-core capability in FP4-equivalent FLOP/s
