@@ -54,7 +54,7 @@ LOSS_WEIGHTS = (1.0, 1.0, 0.5)
 #: Loss kinds (see :meth:`Fitter.loss_fn`).
 LOSSES = {"ape": "mean smoothed absolute percentage error", "log": "mean squared log error (least squares on log error)"}
 FRACTIONS = ("compute_prefill", "compute_decode", "memory_bandwidth", "network_bandwidth",
-             "burst_fraction", "spec_acceptance")
+             "burst_fraction", "spec_acceptance", "kv_memory_fraction")
 
 
 def _to_u(knobs: dict) -> dict:

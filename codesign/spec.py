@@ -332,6 +332,10 @@ class Deployment:
     #: Chance that a draft token is accepted when the one before it was (each step then yields
     #: 1 + a + a² + … + a^d tokens); ``None``: the cost model's calibrated default.
     acceptance_rate: float | None = field(default=None)
+    #: Let the running requests' KV cache spill to the host memory tier (KV offload: SGLang
+    #: HiCache, TensorRT-LLM host KV cache, LMCache). Off by default, as the serving engines of the
+    #: measured data run: the running batch's KV lives in SRAM/HBM, and requests beyond it wait.
+    host_kv_cache: bool = False
 
     @speculative_tokens.validator
     def _spec_tokens(self, att, value):

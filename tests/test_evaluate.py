@@ -117,36 +117,45 @@ def test_ep_above_the_expert_count_is_infeasible(cli, tmp_path):
     assert "above the model's 128 experts" in doc["infeasible_reason"]
 
 
-def test_kv_that_does_not_fit_in_hbm_spills_to_host_memory(cli, tmp_path):
-    """Without a host tier the KV cache of many long requests does not fit; with GB200's Grace
-    memory (240 GB per GPU, 450 GB/s) it spills there, more requests fit, and reading it is slower.
+def test_kv_that_does_not_fit_queues_unless_the_host_tier_is_allowed(cli, tmp_path):
+    """GB200's Grace memory (240 GB per GPU, 450 GB/s) holds KV only with deployment.host_kv_cache;
+    without it the decode batch is capped at the KV slots of the HBM and the other users queue.
 
     KV per request at 8192 + 1024 tokens, FP8: 18 full layers x 2 x 8 x 64 x 9216 + 18 x 1024 x 128
     = 172.2 MB, over TP 1 chip (KV heads are not split at TP 1). HBM left after ~65 GB of weights on
-    a 100 GB HBM: ~35 GB, so about 200 requests; 240 GB of host memory adds about 1,390 more.
+    a 100 GB HBM: ~35 GB, 90% of it for KV (kv_memory_fraction), so about 180 requests; 240 GB of
+    host memory adds about 1,390 more.
     """
     kv_req = (18 * 2 * 8 * 64 * 9216 + 18 * 1024 * 128) * 1.0
-    base = f'include = ["{GB200.as_posix()}"]\n[deployment]\ntp = 1\n[memory.hbm]\ncapacity = "100 GB"\n'
+    base = f'include = ["{GB200.as_posix()}"]\n[memory.hbm]\ncapacity = "100 GB"\n[deployment]\ntp = 1\n'
+    hbm_only = tmp_path / "hbm.toml"
+    hbm_only.write_text(base + "[efficiency]\nburst_fraction = 0.0\n")
     with_host = tmp_path / "host.toml"
-    with_host.write_text(base)
-    doc_host = _doc(cli, with_host)  # the GB200 spec carries a host tier
-    assert doc_host["design"]["max_concurrency"] >= (240e9 / kv_req) * 0.9
-    # the same design without the host tier: the last points no longer fit
-    hbm_only = tmp_path / "hbm_only.toml"
-    hw = (SPECS / "hardware" / "gb200.toml").read_text()
-    hw = hw.replace('include = ["../technology/n4p.toml"]', f'include = ["{(SPECS / "technology" / "n4p.toml").as_posix()}"]')
-    hw = hw.split("[memory.host]")[0] + "[network]" + hw.split("[network]")[1]
-    (tmp_path / "hw.toml").write_text(hw)
-    hbm_only.write_text(f'include = ["hw.toml", "{(SPECS / "models" / "gpt-oss-120b.toml").as_posix()}", '
-                        f'"{(SPECS / "workloads" / "inferencemax-8k1k.toml").as_posix()}", '
-                        f'"{(SPECS / "deployments" / "gpt-oss-120b-tp8.toml").as_posix()}"]\n'
-                        '[deployment]\ntp = 1\n[memory.hbm]\ncapacity = "100 GB"\n')
-    doc_hbm = _doc(cli, hbm_only)
-    assert doc_hbm["design"]["max_concurrency"] < doc_host["design"]["max_concurrency"]
-    assert doc_hbm["design"]["max_concurrency"] <= (100e9 / kv_req)
+    with_host.write_text(base + "host_kv_cache = true\n[efficiency]\nburst_fraction = 0.0\n")
+    doc_hbm, doc_host = _doc(cli, hbm_only), _doc(cli, with_host)
+    w = doc_hbm["design"]["weights_bytes_per_chip"]
+    slots = (100e9 - w) * 0.9 / kv_req
+    assert doc_hbm["design"]["max_concurrency"] == int(slots)
+    assert doc_host["design"]["max_concurrency"] == int(slots + 240e9 / kv_req)
+    osl = 1024 * 0.9  # mean output length at length_jitter 0.2 (inferencemax-8k1k workload)
     by_c = {p["concurrency"]: p for p in doc_hbm["points"]}
-    assert by_c[1024]["feasible"] is False and "does not fit" in by_c[1024]["infeasible_reason"]
-    # where both fit, the spilled design is never faster
-    for p_hbm, p_host in zip(doc_hbm["points"], doc_host["points"]):
-        if p_hbm["feasible"] and p_host["feasible"]:
-            assert p_host["tpot_s"] >= p_hbm["tpot_s"] * (1 - 1e-6)
+    capped = [c for c in by_c if c > slots]
+    assert capped == [256, 512, 1024]
+    for c in capped:
+        p = by_c[c]
+        assert p["feasible"] is True
+        # Little's law over decode: requests in decode = throughput x decode time = the KV slots
+        x = c / (p["e2e_latency_s"])
+        assert x * (osl - 1) * p["tpot_s"] == pytest.approx(slots, rel=1e-3)
+        # the capped batch runs at the same TPOT whatever the number of users; the rest wait
+        assert p["tpot_s"] == pytest.approx(by_c[256]["tpot_s"], rel=1e-5)
+    # throughput is flat above the cap, so TTFT grows by (C2 − C1)/X
+    x = 256 / by_c[256]["e2e_latency_s"]
+    assert by_c[1024]["ttft_s"] - by_c[512]["ttft_s"] == pytest.approx(512 / x, rel=1e-3)
+    # with the host tier the batch is not capped below 1024, and reading KV from it is never faster
+    by_h = {p["concurrency"]: p for p in doc_host["points"]}
+    assert by_h[1024]["ttft_s"] < by_c[1024]["ttft_s"] / 5
+    for c, p in by_c.items():
+        if c <= slots:
+            assert by_h[c]["tpot_s"] == pytest.approx(p["tpot_s"], rel=1e-5)
+    assert by_h[1024]["tpot_s"] > by_c[1024]["tpot_s"]

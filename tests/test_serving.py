@@ -173,3 +173,34 @@ def test_validate_reads_a_csv_with_a_byte_order_mark(tmp_path, cli, shared_data)
     f.write_text("\ufeff" + "\n".join(src[:12]) + "\n", encoding="utf-8")
     rc, out, err = cli("validate", f)
     assert rc == 0, err
+
+
+# ------------------------------------------------------- admission: prefill-bound and KV-bound
+def test_prefill_bound_loop_queues_users_instead_of_outrunning_prefill(tmp_path):
+    """One prefill GPU feeding 16 decode GPUs at 8k input: past some concurrency the prefill pool is
+    the bottleneck. A closed loop cannot carry more than the prefill capacity, so throughput
+    X = C/(TTFT + D) levels off, the decode batch (X·D, Little's law) and TPOT stop growing, and
+    each extra user adds 1/X to TTFT. (Before, the M/D/1 wait was capped and the decode batch grew
+    with C as if prefill kept up.)"""
+    f = tmp_path / "pd.toml"
+    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                 '[deployment]\nmode = "disaggregated"\n'
+                 '[deployment.prefill]\nchips = 1\n'
+                 '[deployment.decode]\nchips = 16\ndp_attention = 16\nep = 16\n'
+                 '[efficiency]\nburst_fraction = 0.0\n'
+                 '[workload]\nconcurrency = [1, 16, 64, 256, 1024, 2048, 4096]\n')
+    spec = load_spec(f)
+    ev = evaluate(spec)
+    c = np.asarray(ev.concurrency)
+    osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
+    d = (osl - 1) * ev.points["tpot_s"][0]
+    x = c / (ev.points["ttft_s"][0] + d)
+    assert ev.feasible[0].all()
+    # throughput saturates: 1024, 2048 and 4096 users carry the same X, the most any C carries
+    np.testing.assert_allclose(x[-3:], x[-1], rtol=0.01)
+    assert np.all(x <= x[-1] * 1.001)
+    assert x[-1] > 3 * x[1]  # ... and it did grow before that (16 users)
+    np.testing.assert_allclose(ev.points["tpot_s"][0][-3:], ev.points["tpot_s"][0][-1], rtol=0.05)
+    # each extra user waits 1/X more
+    dt = ev.points["ttft_s"][0][-1] - ev.points["ttft_s"][0][-2]
+    assert dt == pytest.approx((c[-1] - c[-2]) / x[-1], rel=0.03)

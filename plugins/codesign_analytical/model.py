@@ -11,7 +11,9 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   experts over all chips of a pipeline stage (EP × MoE-TP); KV per request of
   ``kv_full·ctx + kv_window·min(ctx, window)`` elements, split over TP up to the KV-head count
   (MLA's latent is replicated over TP ranks). Weights live in HBM (spare SRAM holds a share); the
-  KV cache fills SRAM first (kept local), then HBM left after the weights, then the host tier.
+  KV cache fills SRAM first (kept local), then the engine's share (``kv_memory_fraction``) of the
+  HBM left after the weights, then, only with ``deployment.host_kv_cache``, the host tier. Those
+  KV slots cap the decode batch; more users wait for admission (serving engines queue them).
 * **Decode step** at batch B: reads the dense weights, the expected distinct experts that B·k
   routings touch per EP shard, E/ep·(1 − (1 − k/E)^B), and the batch's KV cache, each tier at its
   bandwidth × achievable fraction; compute 2·active·B plus attention over the context at the
@@ -30,7 +32,10 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
   (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
-  (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D.
+  (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D. The batch is
+  capped by the KV slots, and the throughput by the prefill capacity 1/T_a (a prefill-bound loop
+  runs the decode batch that carries 1/T_a); the users beyond either wait, which TTFT = C/X − D
+  counts.
 * **Power and area**: static + energy per FLOP, per byte per tier and per link byte; area from
   per-unit figures (see ``specs/technology/n4p.toml``).
 
@@ -62,13 +67,20 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "network_bandwidth": 0.80,
     "layer_overhead_s": 10e-6,
     "step_overhead_s": 100e-6,
+    # software latency of one collective beyond the link hop (kernel launch, flag/barrier sync of
+    # NCCL or the frameworks' custom all-reduce and DeepEP all-to-all kernels): assumption 5 us
+    # (small-message all-reduce on NVLink is ~5-15 us in nccl-tests), refitted by `codesign calibrate`
+    "collective_latency_s": 5e-6,
+    # fixed cost of one prefill pass of the reference model (OVERHEAD_REF_LAYERS dense layers;
+    # scaled by the kernels another model launches): assumption, refitted by `codesign calibrate`
     "prefill_overhead_s": 5e-3,
     # per-sequence CPU work per decode step (scheduling, sampling, detokenising): assumption of a
     # few us per sequence, refitted by `codesign calibrate` (plugins/codesign_baseline/calibration.toml)
     "seq_overhead_s": 2e-6,
     # disaggregated hand-off per request: router → prefill worker → KV transfer (NIXL/UCX) → decode
     # worker scheduling; Dynamo disaggregated runs show a 100-250 ms TTFT floor at concurrency 1-4
-    # that aggregated runs of the same model on the same system do not (aiconfigurator silicon data)
+    # that aggregated runs of the same model on the same system do not (aiconfigurator silicon data);
+    # for the reference model (OVERHEAD_REF_LAYERS layers), scaled by another model's layers
     "handoff_overhead_s": 50e-3,
     # weight of the start-up wave in the mean TTFT (see `sweep`): C/N for a benchmark run of N
     # requests that starts all C users at once; InferenceMAX sends N = 10·C (../shared/data/
@@ -86,6 +98,11 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "compute_scale_fp8": 1.0,
     "compute_scale_mxfp4": 1.0,
     "compute_scale_nvfp4": 1.0,
+    # share of the HBM left after the weights that the engine gives the KV cache (the rest holds
+    # activations, CUDA graphs, communication buffers): TensorRT-LLM KvCacheConfig
+    # free_gpu_memory_fraction defaults to 0.9 (its recipes use 0.8-0.9); SGLang's
+    # mem_fraction_static (0.8-0.88 of all memory for weights + KV) leaves a similar margin
+    "kv_memory_fraction": 0.9,
 }
 
 #: Weight-format families with a ``compute_scale_<family>`` knob: a format's compute class, except
@@ -115,6 +132,16 @@ KERNELS_REF = KERNELS_ATTN["gqa"] + KERNELS_FFN["dense"]
 #: carrying the gradient. Over 3,000 random flagship and DeepSeek designs the result agrees with an
 #: 11-step bracket to 2.5e-4 relative on TTFT and 2e-5 on TPOT).
 BISECT_STEPS = 5
+
+#: Layers of the reference model whose fixed prefill-pass and hand-off costs the knobs
+#: ``prefill_overhead_s`` and ``handoff_overhead_s`` give (dense GQA layers, :data:`KERNELS_REF`
+#: kernels each); another model's costs scale with its layers (and, for the pass, kernels per layer).
+OVERHEAD_REF_LAYERS = 40.0
+
+#: Highest prefill-station utilisation of the closed-loop solve (the M/D/1 wait is capped there
+#: to keep the solve well conditioned). A loop whose decode side could go faster is prefill-bound:
+#: its throughput is RHO_MAX/T_a and the other users queue for prefill (see ``sweep``).
+RHO_MAX = 0.999
 
 #: Prefill token budget of one engine pass (TensorRT-LLM ``max_num_tokens`` and SGLang
 #: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
@@ -155,6 +182,7 @@ KEYMAP: dict[str, str] = {
     "deployment.decode.dp_attention": "d_dp",
     "deployment.speculative_tokens": "spec_d",
     "deployment.acceptance_rate": "spec_a",
+    "deployment.host_kv_cache": "host_kv",
     # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
     # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
     "workload.isl": "isl_tokens",
@@ -333,9 +361,12 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # --- memory tiers: weights in HBM (a share in spare SRAM), KV fills SRAM, HBM, host
     w_resident = p["w_resident"]
     kv_res = p["kv_resident"]  # KV resident per chip at this batch (set by caller)
+    # (the HBM holds the engine's share of what the weights leave; the host tier only takes KV when
+    # the deployment lets it, deployment.host_kv_cache — otherwise the batch is capped to fit)
     kv_sram = jnp.minimum(kv_res, p["sram_cap"])
-    kv_hbm = jnp.minimum(kv_res - kv_sram, jnp.maximum(p["hbm_cap"] - w_resident, 0.0))
-    kv_host = jnp.maximum(kv_res - kv_sram - kv_hbm, 0.0)
+    hbm_kv = jnp.maximum(p["hbm_cap"] - w_resident, 0.0) * jnp.clip(eff["kv_memory_fraction"], 0.0, 1.0)
+    kv_host = jnp.maximum(kv_res - kv_sram - hbm_kv, 0.0) * p["host_kv"]
+    kv_hbm = kv_res - kv_sram - kv_host
     kv_tot = jnp.maximum(kv_res, _TINY)
     f_sram, f_hbm, f_host = kv_sram / kv_tot, kv_hbm / kv_tot, kv_host / kv_tot
     f_host = jnp.where(kv_res > 0, f_host, 0.0)
@@ -352,7 +383,9 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # --- collectives (α–β), within the scale-up domain or over scale-out beyond it
     out_of_domain = n > p["su_domain"]
     bw = jnp.where(out_of_domain, p["so_bw"], p["su_bw"]) * eff["network_bandwidth"]
-    lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"])
+    # α of one collective: the link hop plus the software cost of a collective kernel (launch,
+    # barrier/flag sync), `collective_latency_s`
+    lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"]) + eff["collective_latency_s"]
     tokens_replica = q * tokens / dp if not prefill else tokens
     act = tokens_replica * s.hidden * p["a_bytes"]
     dense_ffn_layers = layers_stage - moe_layers_stage
@@ -433,10 +466,15 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     pp = p["pp"]
     bw_pp = p["su_bw"] * eff["network_bandwidth"]
 
-    # --- capacity (KV of every request at its longest context)
+    # --- capacity: the KV of every running request at its longest context, in the SRAM, the
+    # engine's share of the HBM left after the weights and (with deployment.host_kv_cache) the
+    # host tier. Requests beyond it wait for admission (engines queue them; TPOT stays at the
+    # capped batch's and TTFT grows by Little's law)
     w_res_d, _, kv_req_d = _resident(p, s, tp_d, ep_d, dp_d, 1.0, ctx_max)
     w_res_p, _, kv_req_p = _resident(p, s, tp_p, ep_p, dp_p, 1.0, isl_max)
-    kv_cap_chip = p["sram_cap"] + jnp.maximum(p["hbm_cap"] - w_res_d, 0.0) + p["host_cap"]
+    hbm_kv = jnp.maximum(p["hbm_cap"] - w_res_d, 0.0) * jnp.clip(eff["kv_memory_fraction"], 0.0, 1.0)
+    kv_cap_chip = p["sram_cap"] + hbm_kv + p["host_cap"] * p["host_kv"]
+    slots = kv_cap_chip / jnp.maximum(kv_req_d, _TINY) * dp_d * inst_d  # continuous (gradient)
     max_conc = jnp.floor(kv_cap_chip / jnp.maximum(kv_req_d, _TINY)) * dp_d * inst_d
     weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
 
@@ -473,7 +511,14 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # the pass's fixed prefill_overhead_s to capacity too was tried: holdout MAPE rose on every
     # system, e.g. GB200 TTFT 51.6% -> 56.0%, 3 seeds; it is latency only.)
     T_a = T_b / (b_max * dp_p * inst_p)
-    T_p = T_1 + eff["prefill_overhead_s"]
+    # fixed costs scale with the model: a prefill pass runs eagerly (no CUDA graph), so its
+    # launch/host cost grows with the kernels it launches (layers × kernels per layer); the
+    # disaggregated hand-off registers and sends KV blocks layer by layer. Both knobs are the cost
+    # for a reference model of OVERHEAD_REF_LAYERS dense GQA layers (3-seed holdout with the
+    # scaling, against flat costs: TTFT MAPE GB200 49.8% -> 42.1%, all systems 38.3% -> 34.8%)
+    pass_scale = s.layers * s.kernel_factor / OVERHEAD_REF_LAYERS
+    handoff_scale = s.layers / OVERHEAD_REF_LAYERS
+    T_p = T_1 + eff["prefill_overhead_s"] * pass_scale
 
     if disagg:
         # KV transfer prefill -> decode pool: within the domain when both pools fit in it
@@ -481,7 +526,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         kv_bytes_req = kv_req_p * pp * jnp.minimum(tp_p, 1.0 if s.mla else s.kv_heads)
         link_bw = jnp.where(in_domain, p["su_bw"], p["so_bw"]) * eff["network_bandwidth"]
         link_lat = jnp.where(in_domain, p["su_lat"], p["so_lat"])
-        T_kv = link_lat + kv_bytes_req / (link_bw * tp_p * dp_p) + eff["handoff_overhead_s"]
+        T_kv = link_lat + kv_bytes_req / (link_bw * tp_p * dp_p) + eff["handoff_overhead_s"] * handoff_scale
     else:
         T_kv = 0.0
 
@@ -508,10 +553,11 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
             tpot = t_mixed / tok_step
             # own prefill: wait for the running iteration, then ISL/budget mixed iterations
             S = T_p + (0.5 + isl / CHUNK_TOKENS) * t_mixed
-        rho = jnp.minimum(X * T_a, 0.999)
         # steady-state wait at the prefill station (rate 1/T_a when it packs full token budgets):
         # M/D/1 for desynchronised arrivals, rho/(2(1 - rho))·T_a. The start-up wave is a transient
-        # added after the solve (below), not part of the steady state.
+        # added after the solve (below), not part of the steady state. Capped at RHO_MAX here to
+        # keep the solve well conditioned; a prefill-bound loop is corrected after the solve
+        rho = jnp.minimum(X * T_a, RHO_MAX)
         w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
         R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
@@ -519,7 +565,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
     # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
-    B_hi = jnp.maximum(jnp.minimum(C / inst_d, max_conc / inst_d), 1e-3)
+    # the batch is capped by the KV slots; above them the excess users wait for admission
+    B_cap = jnp.maximum(jnp.minimum(C, slots) / inst_d, 1e-3)
+    B_hi = jax.lax.stop_gradient(B_cap)
     B_lo = jnp.minimum(1e-3 * jnp.maximum(C / inst_d, 1.0), B_hi)  # at least 0.1% of the users decode
 
     def bisect(_, lohi):
@@ -541,10 +589,22 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # a full second Newton step: its value squares the error left by the polish, and at the root its
     # derivative is the implicit-function gradient dB/dθ = −g_θ/g_B (the g·g_Bθ/g_B² term vanishes)
     B = jnp.clip(B0 - step, jax.lax.stop_gradient(lo), jax.lax.stop_gradient(hi))
+    # at the cap (KV slots or C) the batch is the cap itself, carrying its gradient (e.g. in
+    # kv_memory_fraction or HBM capacity)
+    B = jnp.where(interior, B, B_cap)
     X, TPOT, R_p, _ = loop(B)
+    # prefill-bound: the decode side at B would run faster than the prefill pool's capacity 1/T_a,
+    # which no queue can sustain. The throughput is then the capacity (RHO_MAX/T_a), the decode
+    # batch what carries it (B scaled down by the excess, exact when t_step is flat in B, and at
+    # most a few % fast otherwise), and the remaining users wait for prefill (Little's law below)
+    excess = X * T_a / RHO_MAX
+    B = jnp.where(excess > 1.0, B / jnp.maximum(excess, 1.0), B)
+    X, TPOT, R_p, _ = loop(B)
+    X = jnp.minimum(X, RHO_MAX / T_a)
     D = (osl - 1.0) * TPOT
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
-    # batch is capped by KV capacity the excess users wait before their prefill
+    # batch is capped by the KV slots or by the prefill capacity, the excess users wait
+    # (C/X − D > R_p)
     TTFT = jnp.maximum(C / X - D, R_p)
     # start-up wave, a transient outside the steady state: the benchmark client starts all C users
     # at once, so the first C requests queue together at the prefill station and wait
@@ -589,7 +649,8 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # --- design-level: peak power at full compute, memory and link rates
     peak_power = (static_w + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
                   + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
-    fits = C <= max_conc
+    # one request at the longest context must fit; more users than KV slots queue (priced above)
+    fits = (max_conc >= 1.0) & jnp.ones_like(C, dtype=bool)
     feasible_design = (weights_fit & (tp_d <= s.heads) & (tp_p <= s.heads)
                        & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
@@ -726,6 +787,7 @@ class AnalyticalModel:
             "tp": d.tp, "pp": d.pp, "ep": d.ep, "dp": d.dp_attention,
             "spec_d": float(d.speculative_tokens),
             "spec_a": np.nan if d.acceptance_rate is None else d.acceptance_rate,
+            "host_kv": 1.0 if d.host_kv_cache else 0.0,
         }
         for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
             p[f"peak_{cls}"] = getattr(pf, cls)
@@ -861,8 +923,8 @@ class AnalyticalModel:
             for j in range(len(conc)):
                 if not feasible[i, j]:
                     preasons[i, j] = reasons[i] or (
-                        f"KV cache for {int(conc[j])} requests does not fit "
-                        f"(max concurrency {int(design['max_concurrency'][i])})")
+                        "the KV cache of one request at the longest context does not fit "
+                        "beside the weights (max concurrency 0)")
         return Evaluation(concurrency=conc, points=res, feasible=feasible, design=design,
                           reasons=reasons, point_reasons=preasons)
 
