@@ -364,8 +364,7 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # (the HBM holds the engine's share of what the weights leave; the host tier only takes KV when
     # the deployment lets it, deployment.host_kv_cache — otherwise the batch is capped to fit)
     kv_sram = jnp.minimum(kv_res, p["sram_cap"])
-    hbm_kv = jnp.maximum(p["hbm_cap"] - w_resident, 0.0) * jnp.clip(eff["kv_memory_fraction"], 0.0, 1.0)
-    kv_host = jnp.maximum(kv_res - kv_sram - hbm_kv, 0.0) * p["host_kv"]
+    kv_host = jnp.maximum(kv_res - kv_sram - _hbm_kv(p, w_resident, eff), 0.0) * p["host_kv"]
     kv_hbm = kv_res - kv_sram - kv_host
     kv_tot = jnp.maximum(kv_res, _TINY)
     f_sram, f_hbm, f_host = kv_sram / kv_tot, kv_hbm / kv_tot, kv_host / kv_tot
@@ -420,6 +419,13 @@ def _resident(p, s: Static, tp, ep, dp, reqs_per_replica, ctx_max):
     return w, kv_req * reqs_per_replica, kv_req
 
 
+def _hbm_kv(p, w_resident, eff):
+    """HBM per chip [B] the engine gives the KV cache: ``kv_memory_fraction`` of what the weights leave."""
+    import jax.numpy as jnp
+
+    return jnp.maximum(p["hbm_cap"] - w_resident, 0.0) * jnp.clip(eff["kv_memory_fraction"], 0.0, 1.0)
+
+
 def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     """Every metric of one design over the concurrency sweep.
 
@@ -472,10 +478,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # capped batch's and TTFT grows by Little's law)
     w_res_d, _, kv_req_d = _resident(p, s, tp_d, ep_d, dp_d, 1.0, ctx_max)
     w_res_p, _, kv_req_p = _resident(p, s, tp_p, ep_p, dp_p, 1.0, isl_max)
-    hbm_kv = jnp.maximum(p["hbm_cap"] - w_res_d, 0.0) * jnp.clip(eff["kv_memory_fraction"], 0.0, 1.0)
-    kv_cap_chip = p["sram_cap"] + hbm_kv + p["host_cap"] * p["host_kv"]
-    slots = kv_cap_chip / jnp.maximum(kv_req_d, _TINY) * dp_d * inst_d  # continuous (gradient)
-    max_conc = jnp.floor(kv_cap_chip / jnp.maximum(kv_req_d, _TINY)) * dp_d * inst_d
+    kv_cap_chip = p["sram_cap"] + _hbm_kv(p, w_res_d, eff) + p["host_cap"] * p["host_kv"]
+    reqs_chip = kv_cap_chip / jnp.maximum(kv_req_d, _TINY)
+    slots = reqs_chip * dp_d * inst_d  # continuous, for the batch cap (carries the gradient)
+    max_conc = jnp.floor(reqs_chip) * dp_d * inst_d
     weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
 
     # speculative decoding: d draft tokens per step (one MTP/EAGLE layer each), verified in one pass
@@ -595,8 +601,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     X, TPOT, R_p, _ = loop(B)
     # prefill-bound: the decode side at B would run faster than the prefill pool's capacity 1/T_a,
     # which no queue can sustain. The throughput is then the capacity (RHO_MAX/T_a), the decode
-    # batch what carries it (B scaled down by the excess, exact when t_step is flat in B, and at
-    # most a few % fast otherwise), and the remaining users wait for prefill (Little's law below)
+    # batch what carries it (B scaled down by the excess: exact when t_step is flat in B, slightly
+    # large otherwise, since t_step falls with B, so TPOT errs high), X clamped to the capacity, and
+    # the remaining users wait for prefill (Little's law below)
     excess = X * T_a / RHO_MAX
     B = jnp.where(excess > 1.0, B / jnp.maximum(excess, 1.0), B)
     X, TPOT, R_p, _ = loop(B)
@@ -649,9 +656,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # --- design-level: peak power at full compute, memory and link rates
     peak_power = (static_w + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
                   + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
-    # one request at the longest context must fit; more users than KV slots queue (priced above)
-    fits = (max_conc >= 1.0) & jnp.ones_like(C, dtype=bool)
-    feasible_design = (weights_fit & (tp_d <= s.heads) & (tp_p <= s.heads)
+    # one request at the longest context must fit beside the weights; more users than KV slots
+    # queue (priced above), so feasibility is a property of the design, not of the concurrency
+    feasible_design = (weights_fit & (max_conc >= 1.0) & (tp_d <= s.heads) & (tp_p <= s.heads)
                        & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
                        & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
@@ -660,7 +667,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                        # expert per chip is not a deployment a serving framework can run)
                        & (jnp.mod(s.heads, tp_d) == 0) & (jnp.mod(s.heads, tp_p) == 0)
                        & ((s.experts == 0) | ((jnp.mod(s.experts, ep_d) == 0) & (jnp.mod(s.experts, ep_p) == 0))))
-    feasible = fits & feasible_design
+    feasible = feasible_design & jnp.ones_like(C, dtype=bool)
     nan = jnp.nan
 
     def mask(x):
@@ -918,13 +925,8 @@ class AnalyticalModel:
         reasons = [self._reason(spec, s, arrs, design, i) if not feasible_design[i] else ""
                    for i in range(n)]
         conc = np.asarray(s.concurrency, dtype=np.float64)
-        preasons = np.full(feasible.shape, "", dtype=object)
-        for i in range(n):
-            for j in range(len(conc)):
-                if not feasible[i, j]:
-                    preasons[i, j] = reasons[i] or (
-                        "the KV cache of one request at the longest context does not fit "
-                        "beside the weights (max concurrency 0)")
+        # feasibility is per design (users beyond the KV slots queue): a point inherits its reason
+        preasons = np.where(feasible, "", np.asarray(reasons, dtype=object)[:, None]).astype(object)
         return Evaluation(concurrency=conc, points=res, feasible=feasible, design=design,
                           reasons=reasons, point_reasons=preasons)
 
@@ -950,6 +952,8 @@ class AnalyticalModel:
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
         if w > cap:
             why.append(f"weights need {w / 1e9:.1f} GB per chip, memory holds {cap / 1e9:.1f} GB")
+        elif design["max_concurrency"][i] < 1:
+            why.append("the KV cache of one request at the longest context does not fit beside the weights")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
             why.append(f"HBM needs {design['hbm_stacks'][i]:.1f} stacks, the package holds {int(a['max_stacks'][i])}")
         return "; ".join(why) or "infeasible deployment (EP larger than the chips of a stage)"
