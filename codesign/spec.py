@@ -425,6 +425,11 @@ class Spec:
     #: Where the spec was loaded from (not a TOML key).
     path: str = field(default="", metadata={"internal": True})
 
+    def __attrs_post_init__(self):
+        if self.deployment.host_kv_cache and self.memory.host is None:
+            raise ValueError("deployment.host_kv_cache: true, but [memory] has no host tier to hold the "
+                             "KV cache (add [memory.host] with capacity and bandwidth, or drop the key)")
+
 
 _TOP_ONLY = {"include"}
 

@@ -204,3 +204,32 @@ def test_prefill_bound_loop_queues_users_instead_of_outrunning_prefill(tmp_path)
     # each extra user waits 1/X more
     dt = ev.points["ttft_s"][0][-1] - ev.points["ttft_s"][0][-2]
     assert dt == pytest.approx((c[-1] - c[-2]) / x[-1], rel=0.03)
+
+
+@pytest.mark.parametrize("body,key,msg", [
+    ("[efficiency]\nkv_memory_fraction = 1.5\n", "efficiency.kv_memory_fraction", "(0, 1]"),
+    ("[efficiency]\nkv_memory_fraction = -1\n", "efficiency.kv_memory_fraction", "(0, 1]"),
+    ("[efficiency]\nmemory_bandwidth = 5\n", "efficiency.memory_bandwidth", "(0, 1]"),
+    ("[efficiency]\nspec_acceptance = 1.0\n", "efficiency.spec_acceptance", "[0, 1)"),
+    ("[efficiency]\nburst_fraction = 2\n", "efficiency.burst_fraction", "[0, 1]"),
+    ("[efficiency]\ncollective_latency_s = -1e-3\n", "efficiency.collective_latency_s", "[0, inf)"),
+    ("[efficiency]\nstep_overhead_s = nan\n", "efficiency.step_overhead_s", "finite"),
+    ("[efficiency]\nkv_memory_fracton = 0.9\n", "efficiency.kv_memory_fracton", "did you mean 'kv_memory_fraction'"),
+])
+def test_out_of_range_knobs_are_refused_not_clamped(tmp_path, cli, body, key, msg):
+    # found by a new user: these were clamped inside the model and priced with exit code 0
+    f = tmp_path / "k.toml"
+    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n' + body)
+    rc, out, err = cli("evaluate", f)
+    assert rc == 2
+    assert key in err and msg in err and "Traceback" not in err
+
+
+def test_host_kv_cache_needs_a_host_tier(tmp_path, cli):
+    # H200 has no [memory.host]: the key used to be ignored silently
+    f = tmp_path / "h.toml"
+    f.write_text(f'include = ["{(SPECS / "examples" / "h200-gpt-oss-120b.toml").as_posix()}"]\n'
+                 "[deployment]\nhost_kv_cache = true\n")
+    rc, out, err = cli("evaluate", f)
+    assert rc == 2
+    assert "deployment.host_kv_cache" in err and "no host tier" in err and "Traceback" not in err

@@ -86,4 +86,4 @@ def _print_table(spec, ev, summary, design):
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3)} ms")
     con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
-              + ("" if ev.reasons[0] else f", max concurrency {design['max_concurrency']:.0f}"))
+              + ("" if ev.reasons[0] else f", KV slots (max concurrency without queueing) {design['max_concurrency']:.0f}"))

@@ -105,6 +105,17 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     "kv_memory_fraction": 0.9,
 }
 
+#: Allowed range of each knob, ``(low, high, low_open, high_open)``: achievable fractions in (0, 1],
+#: probabilities in [0, 1] (acceptance below 1: the series 1 + a + … + a^d needs a < 1), format
+#: scales positive; every other knob (overheads, latencies) a finite time ≥ 0.
+KNOB_RANGES: dict[str, tuple[float, float, bool, bool]] = {
+    **{k: (0.0, 1.0, True, False) for k in ("compute_prefill", "compute_decode", "memory_bandwidth",
+                                             "network_bandwidth", "kv_memory_fraction")},
+    "burst_fraction": (0.0, 1.0, False, False),
+    "spec_acceptance": (0.0, 1.0, False, True),
+    **{f"compute_scale_{f}": (0.0, float("inf"), True, True) for f in ("bf16", "fp8", "mxfp4", "nvfp4")},
+}
+
 #: Weight-format families with a ``compute_scale_<family>`` knob: a format's compute class, except
 #: that FP4 formats keep their own name (MXFP4 and NVFP4 kernels differ); see :func:`_scale_family`.
 SCALE_FAMILIES = ("bf16", "fp8", "mxfp4", "nvfp4")
@@ -767,12 +778,26 @@ class AnalyticalModel:
     def efficiency(self, spec) -> dict[str, float]:
         from codesign.errors import SpecError
 
+        import difflib
+        import math
+
         eff = dict(DEFAULT_EFFICIENCY)
-        bad = [k for k in spec.efficiency if k not in eff]
-        if bad:
-            raise SpecError([(spec.path or "<spec>", f"efficiency.{k}",
-                              f"unknown knob for the analytical model; expected one of {', '.join(eff)}")
-                             for k in bad])
+        file = spec.path or "<spec>"
+        problems = []
+        for k, v in spec.efficiency.items():
+            if k not in eff:
+                close = difflib.get_close_matches(k, list(eff), n=1)
+                problems.append((file, f"efficiency.{k}", "unknown knob for the analytical model; "
+                                 + (f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(eff)}")))
+                continue
+            lo, hi, lo_open, hi_open = KNOB_RANGES.get(k, (0.0, math.inf, False, True))
+            v = float(v)
+            inside = (math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi))
+            if not inside:
+                rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+                problems.append((file, f"efficiency.{k}", f"must be a finite number in {rng} (got {v:g})"))
+        if problems:
+            raise SpecError(problems)
         eff.update({k: float(v) for k, v in spec.efficiency.items()})
         return eff
 
