@@ -253,6 +253,9 @@ class Static:
     jitter: float = 0.0
     #: mean kernels per layer relative to a dense GQA layer (:data:`KERNELS_ATTN`, ``KERNELS_FFN``)
     kernel_factor: float = 1.0
+    #: input-embedding parameters resident beside the lm_head (0 when tied): held in memory, never
+    #: read in bulk (a lookup reads one row per token), so not part of ``dense_params``
+    embed_params: float = 0.0
 
 
 def _knobs(p, eff):
@@ -423,7 +426,7 @@ def _resident(p, s: Static, tp, ep, dp, reqs_per_replica, ctx_max):
 
     pp = p["pp"]
     n = tp * dp
-    w = ((s.attn_params + s.dense_params) / tp * p["w_bytes"]
+    w = ((s.attn_params + s.dense_params + s.embed_params) / tp * p["w_bytes"]
          + (s.n_moe_layers * s.experts * s.per_expert + s.shared_params) / n * p["mw_bytes"]) / pp
     kv_split = 1.0 if s.mla else jnp.minimum(tp, s.kv_heads)
     kv_req = _kv_elems(s, ctx_max) * p["kv_bytes"] / kv_split / pp
@@ -768,6 +771,7 @@ class AnalyticalModel:
             osl_max=float(w.osl),
             concurrency=tuple(int(c) for c in w.concurrency),
             jitter=float(j),
+            embed_params=0.0 if m.tie_word_embeddings else float(acc.embedding_params),
             kernel_factor=float(
                 (KERNELS_ATTN["mla" if m.attention == "mla" else "gqa"]
                  + (acc.n_moe_layers * KERNELS_FFN["moe"]
