@@ -1339,6 +1339,9 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     space = build_space(spec, model.parameters())
     s = spec.search
     seed = s.seed if seed is None else seed
+    # price the spec as written once before any storage exists: a spec the cost model refuses (an
+    # out-of-range knob, say) then leaves no study behind that the corrected spec would clash with
+    evaluate(spec)
     store, where = open_storage(storage, out_dir, repair=repair)
     name = spec.name or "codesign-study"
     directions = [d for _, d in space.objectives]

@@ -424,11 +424,12 @@ class Spec:
     description: str = ""
     #: Where the spec was loaded from (not a TOML key).
     path: str = field(default="", metadata={"internal": True})
+    #: The file that set each key path (a tuple), for errors found after loading (not a TOML key).
+    origins: dict = field(factory=dict, eq=False, repr=False, metadata={"internal": True})
 
-    def __attrs_post_init__(self):
-        if self.deployment.host_kv_cache and self.memory.host is None:
-            raise ValueError("deployment.host_kv_cache: true, but [memory] has no host tier to hold the "
-                             "KV cache (add [memory.host] with capacity and bandwidth, or drop the key)")
+    def origin(self, key: str) -> str:
+        """The file that set the dotted ``key`` (an included one if it came from there)."""
+        return _origin(self.origins, tuple(key.split(".")), self.path or "<spec>")
 
 
 _TOP_ONLY = {"include"}
@@ -624,11 +625,17 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     import cattrs
 
     try:
-        return converter().structure(data, cls)
+        spec = converter().structure(data, cls)
     except cattrs.BaseValidationError as exc:
         raise SpecError(_cattrs_problems(exc, origins or {}, file)) from None
     except (ValueError, TypeError) as exc:  # a top-level __attrs_post_init__ check
         raise SpecError([(file, "", str(exc))]) from None
+    if cls is Spec and spec.deployment.host_kv_cache and spec.memory.host is None:
+        key = "deployment.host_kv_cache"
+        raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
+                          "true, but [memory] has no host tier to hold the KV cache (add [memory.host] "
+                          "with capacity and bandwidth, or drop the key)")])
+    return spec
 
 
 def load_spec(path: str | os.PathLike) -> Spec:
@@ -640,7 +647,7 @@ def load_spec(path: str | os.PathLike) -> Spec:
     data, origins = load_raw(path)
     display = os.path.relpath(path) if not Path(path).is_absolute() else str(path)
     spec = spec_from_dict(data, file=display, origins=origins)
-    return attrs.evolve(spec, path=str(path))
+    return attrs.evolve(spec, path=str(path), origins=origins)
 
 
 def quantity_kind(path: str, cls=Spec) -> str | None:

@@ -233,3 +233,32 @@ def test_host_kv_cache_needs_a_host_tier(tmp_path, cli):
     rc, out, err = cli("evaluate", f)
     assert rc == 2
     assert "deployment.host_kv_cache" in err and "no host tier" in err and "Traceback" not in err
+
+
+def test_knob_errors_name_the_included_file_that_set_them(tmp_path, cli):
+    # found by a new user: the error named the top-level spec, not the part holding the bad value
+    (tmp_path / "part.toml").write_text("[efficiency]\nburst_fraction = 2\n")
+    top = tmp_path / "top.toml"
+    top.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}", "part.toml"]\n')
+    rc, out, err = cli("evaluate", top)
+    assert rc == 2 and "part.toml: efficiency.burst_fraction" in err and "top.toml" not in err
+    (tmp_path / "hpart.toml").write_text("[deployment]\nhost_kv_cache = true\n")
+    htop = tmp_path / "htop.toml"
+    htop.write_text(f'include = ["{(SPECS / "examples" / "h200-gpt-oss-120b.toml").as_posix()}", "hpart.toml"]\n')
+    rc, out, err = cli("evaluate", htop)
+    assert rc == 2 and "hpart.toml: deployment.host_kv_cache" in err
+
+
+def test_a_refused_search_leaves_no_study_behind(tmp_path, cli):
+    # found by a new user: the journal was created before the cost model refused the spec, and the
+    # corrected spec then clashed with it ("was run with a different spec")
+    base = SPECS / "jalapeno-gpt-oss-120b.toml"
+    bad = tmp_path / "s.toml"
+    bad.write_text(f'include = ["{base.as_posix()}"]\n[efficiency]\nburst_fraction = 2\n')
+    out = tmp_path / "run"
+    rc, _, err = cli("optimize", bad, "--trials", "2", "--out", out)
+    assert rc == 2 and "efficiency.burst_fraction" in err
+    assert not list(out.glob("*.journal")) if out.exists() else True
+    bad.write_text(f'include = ["{base.as_posix()}"]\n[efficiency]\nburst_fraction = 0.2\n')
+    rc, _, err = cli("optimize", bad, "--trials", "2", "--out", out)
+    assert rc == 0, err

@@ -786,9 +786,9 @@ class AnalyticalModel:
         import math
 
         eff = dict(DEFAULT_EFFICIENCY)
-        file = spec.path or "<spec>"
         problems = []
         for k, v in spec.efficiency.items():
+            file = spec.origin(f"efficiency.{k}")
             if k not in eff:
                 close = difflib.get_close_matches(k, list(eff), n=1)
                 problems.append((file, f"efficiency.{k}", "unknown knob for the analytical model; "
@@ -980,7 +980,10 @@ class AnalyticalModel:
         w = design["weights_bytes_per_chip"][i]
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
         if w > cap:
-            why.append(f"weights need {w / 1e9:.1f} GB per chip, memory holds {cap / 1e9:.1f} GB")
+            over = w - cap
+            over_s = f"{over / 1e9:.1f} GB" if over >= 0.05e9 else f"{over / 1e6:.1f} MB"
+            why.append(f"weights need {w / 1e9:.1f} GB per chip, {over_s} more than the memory holds "
+                       f"({cap / 1e9:.1f} GB)")
         elif design["max_concurrency"][i] < 1:
             why.append("the KV cache of one request at the longest context does not fit beside the weights")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
