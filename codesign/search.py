@@ -29,6 +29,7 @@ import itertools
 import math
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -1339,9 +1340,6 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     space = build_space(spec, model.parameters())
     s = spec.search
     seed = s.seed if seed is None else seed
-    # price the spec as written once before any storage exists: a spec the cost model refuses (an
-    # out-of-range knob, say) then leaves no study behind that the corrected spec would clash with
-    evaluate(spec)
     store, where = open_storage(storage, out_dir, repair=repair)
     name = spec.name or "codesign-study"
     directions = [d for _, d in space.objectives]
@@ -1555,8 +1553,18 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         build_space(spec, [])  # raises "search: missing"
     total = trials if trials is not None else spec.search.trials
     private = storage is None or storage.startswith("journal:") or storage.endswith(".journal")
-    ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private)
-    _prepare(ctx, total, private=private)
+    journal = (Path(storage[len("journal:"):] if storage.startswith("journal:") else storage) if storage
+               else Path(out_dir) / "study.journal") if private else None
+    fresh = journal is not None and not journal.exists()
+    try:
+        ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private)
+        _prepare(ctx, total, private=private)
+    except SpecError:
+        # the cost model refused the spec (an out-of-range knob, say) before any trial ran: leave
+        # no new journal behind, or the corrected spec would clash with its recorded spec
+        if fresh:
+            journal.unlink(missing_ok=True)
+        raise
     done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     todo = max(total - done, 0)
     if progress:
@@ -1609,7 +1617,6 @@ def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | 
     """One worker: open the study in ``storage`` and add ``quota`` trials (or, with ``quota=None``,
     work until the study holds ``total`` trials). Used by ``--workers`` (spawned processes) and by
     ``codesign worker`` (any machine that reaches the storage)."""
-    from pathlib import Path
 
     from .spec import load_spec
 
@@ -1624,7 +1631,6 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     """``codesign worker``: join the study in ``storage`` until it holds ``trials`` (default
     ``search.trials``) complete or running trials; seeds it first if it is new."""
     import os
-    from pathlib import Path
 
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
