@@ -36,8 +36,14 @@ POINT_METRICS: dict[str, tuple[str, str | None]] = {
 #: Point metrics a cost model may add (consumers fall back to the metric named after the comma).
 #: ``ttft_steady_s``: mean TTFT in steady state, without a benchmark's start-up wave (all users
 #: starting at once); what a median over a long run measures. Falls back to ``ttft_s``.
+#: ``decode_batch``: requests decoding at once over the whole deployment (the running batch; users
+#: beyond it wait for admission or prefill). ``prefill_utilization``: share of the prefill capacity
+#: (the prefill pool, or an aggregated engine's prefill share) in use; near 1 the loop is
+#: prefill-bound and TTFT grows with every added user.
 OPTIONAL_POINT_METRICS: dict[str, tuple[str, str | None]] = {
     "ttft_steady_s": ("s", "min"),
+    "decode_batch": ("requests", None),
+    "prefill_utilization": ("1", None),
 }
 
 #: Metrics of a whole design (independent of concurrency).
@@ -63,7 +69,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
 
 def metric_unit(name: str) -> tuple[str, str | None]:
     """``(unit, better)`` of any metric name; raises KeyError for an unknown one."""
-    for table in (SUMMARY_METRICS, POINT_METRICS, DESIGN_METRICS):
+    for table in (SUMMARY_METRICS, POINT_METRICS, OPTIONAL_POINT_METRICS, DESIGN_METRICS):
         if name in table:
             return table[name]
     raise KeyError(name)

@@ -63,6 +63,9 @@ def _print_table(spec, ev, summary, design):
             ("E2E [s]", "e2e_latency_s", 1), ("tok/s/user", "interactivity_tok_s_user", 1),
             ("mixed tok/s/chip", "mixed_tok_s_per_chip", 1), ("mixed tok/s/kW (TDP)", "mixed_tok_s_per_kw", 1),
             ("power [W]", "power_w", 1)]
+    # optional metrics of the cost model (codesign.costmodel.OPTIONAL_POINT_METRICS): where queueing starts
+    cols += [(n, k, sc) for n, k, sc in (("decode batch", "decode_batch", 1), ("prefill busy", "prefill_utilization", 1))
+             if k in ev.points]
     from rich.markup import escape
 
     for name, *_ in cols:

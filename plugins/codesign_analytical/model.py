@@ -71,6 +71,11 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # NCCL or the frameworks' custom all-reduce and DeepEP all-to-all kernels): assumption 5 us
     # (small-message all-reduce on NVLink is ~5-15 us in nccl-tests), refitted by `codesign calibrate`
     "collective_latency_s": 5e-6,
+    # software latency per peer of a collective's group beyond the first (ring/all-to-all kernels
+    # signal and wait on every peer: DeepEP's low-latency dispatch + combine of 128 tokens grows from
+    # 77 + 114 us at EP 8 to 155 + 273 us at EP 32 over RDMA, deepseek-ai/DeepEP README, H800 + CX7):
+    # assumption 0.5 us per peer on NVLink, refitted by `codesign calibrate`
+    "collective_peer_latency_s": 0.5e-6,
     # fixed cost of one prefill pass of the reference model (OVERHEAD_REF_LAYERS dense layers;
     # scaled by the kernels another model launches): assumption, refitted by `codesign calibrate`
     "prefill_overhead_s": 5e-3,
@@ -302,11 +307,11 @@ def _prefill_attn_flops(af_full, af_win, window, isl):
     return full + win
 
 
-def _allreduce(n, size, bw, lat):
-    """α–β all-reduce over ``n`` chips: α + 2(n−1)/n · size / β (zero when n == 1)."""
+def _allreduce(n, size, bw, lat, peer=0.0):
+    """α–β all-reduce over ``n`` chips: α + (n−1)·α_peer + 2(n−1)/n · size / β (zero when n == 1)."""
     import jax.numpy as jnp
 
-    t = lat + 2.0 * (n - 1.0) / n * size / bw
+    t = lat + (n - 1.0) * peer + 2.0 * (n - 1.0) / n * size / bw
     return jnp.where(n > 1.0, t, 0.0)
 
 
@@ -399,16 +404,17 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # α of one collective: the link hop plus the software cost of a collective kernel (launch,
     # barrier/flag sync), `collective_latency_s`
     lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"]) + eff["collective_latency_s"]
+    peer = eff["collective_peer_latency_s"]  # per peer of the group beyond the first
     tokens_replica = q * tokens / dp if not prefill else tokens
     act = tokens_replica * s.hidden * p["a_bytes"]
     dense_ffn_layers = layers_stage - moe_layers_stage
-    t_ar_attn = layers_stage * _allreduce(tp, act, bw, lat)
-    t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw, lat)
+    t_ar_attn = layers_stage * _allreduce(tp, act, bw, lat, peer)
+    t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw, lat, peer)
     # MoE: all-to-all dispatch + combine across EP shards; all-reduce across MoE-TP ranks
     tokens_chip = q * tokens / n if not prefill else tokens / tp
     a2a_bytes = tokens_chip * s.k * s.hidden * p["a_bytes"] * (ep - 1.0) / ep
-    t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + a2a_bytes / bw), 0.0) * moe_layers_stage
-    t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat)
+    t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + (ep - 1.0) * peer + a2a_bytes / bw), 0.0) * moe_layers_stage
+    t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat, peer)
     t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
     link_bytes = t_comm * bw  # bytes on links ≈ collective time × bandwidth (α time included: an upper bound)
     t_overhead = layers_stage * s.kernel_factor * eff["layer_overhead_s"]
@@ -426,8 +432,12 @@ def _resident(p, s: Static, tp, ep, dp, reqs_per_replica, ctx_max):
 
     pp = p["pp"]
     n = tp * dp
+    # EP ranks hold ceil(E/ep) expert slots each: when ep does not divide E, the frameworks fill the
+    # spare slots with redundant copies of hot experts (SGLang --ep-num-redundant-experts, TensorRT-LLM
+    # MoE load balancer; e.g. DeepSeek-R1's 256 experts on EP 48: 288 slots, 6 per GPU)
+    slots = jnp.ceil(s.experts / ep - 1e-6) if s.experts else 0.0
     w = ((s.attn_params + s.dense_params + s.embed_params) / tp * p["w_bytes"]
-         + (s.n_moe_layers * s.experts * s.per_expert + s.shared_params) / n * p["mw_bytes"]) / pp
+         + (s.n_moe_layers * slots * s.per_expert / (n / ep) + s.shared_params / n) * p["mw_bytes"]) / pp
     kv_split = 1.0 if s.mla else jnp.minimum(tp, s.kv_heads)
     kv_req = _kv_elems(s, ctx_max) * p["kv_bytes"] / kv_split / pp
     return w, kv_req * reqs_per_replica, kv_req
@@ -530,7 +540,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # prefill time the serving pool spends per request at full batching (1 / capacity). (Charging
     # the pass's fixed prefill_overhead_s to capacity too was tried: holdout MAPE rose on every
     # system, e.g. GB200 TTFT 51.6% -> 56.0%, 3 seeds; it is latency only.)
-    T_a = T_b / (b_max * dp_p * inst_p)
+    import os as _os
+    _K = float(_os.environ.get("KAPPA", "0"))
+    T_a = (T_b + _K * eff["prefill_overhead_s"] * s.layers * s.kernel_factor / OVERHEAD_REF_LAYERS) / (b_max * dp_p * inst_p)
     # fixed costs scale with the model: a prefill pass runs eagerly (no CUDA graph), so its
     # launch/host cost grows with the kernels it launches (layers × kernels per layer); the
     # disaggregated hand-off registers and sends KV blocks layer by layer. Both knobs are the cost
@@ -677,10 +689,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
                        & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
                        & (stacks <= p["max_stacks"] + 1e-9)
-                       # TP shards whole attention heads; EP whole experts (a fractional head or
-                       # expert per chip is not a deployment a serving framework can run)
-                       & (jnp.mod(s.heads, tp_d) == 0) & (jnp.mod(s.heads, tp_p) == 0)
-                       & ((s.experts == 0) | ((jnp.mod(s.experts, ep_d) == 0) & (jnp.mod(s.experts, ep_p) == 0))))
+                       # TP shards whole attention heads (a fractional head per chip is not a
+                       # deployment a serving framework can run); an EP that does not divide the
+                       # experts holds redundant copies in the spare slots (see `_resident`)
+                       & (jnp.mod(s.heads, tp_d) == 0) & (jnp.mod(s.heads, tp_p) == 0))
     feasible = feasible_design & jnp.ones_like(C, dtype=bool)
     nan = jnp.nan
 
@@ -690,6 +702,8 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     return {
         "ttft_s": mask(TTFT),
         "ttft_steady_s": mask(TTFT_steady),
+        "decode_batch": mask(B * inst_d),
+        "prefill_utilization": mask(busy_pre),
         "tpot_s": mask(TPOT),
         "itl_s": mask(TPOT),
         "e2e_latency_s": mask(E2E),
@@ -975,8 +989,6 @@ class AnalyticalModel:
         for name, ep in eps:
             if ep > max(s.experts, 1):
                 why.append(f"{name} {int(ep)} is above the model's {s.experts} experts")
-            elif s.experts and s.experts % ep:
-                why.append(f"{name} {ep:g} does not divide the model's {s.experts} experts")
         w = design["weights_bytes_per_chip"][i]
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
         if w > cap:
