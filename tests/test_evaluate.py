@@ -154,6 +154,8 @@ def test_kv_that_does_not_fit_queues_unless_the_host_tier_is_allowed(cli, tmp_pa
         assert x * (osl - 1) * p["tpot_s"] == pytest.approx(slots, rel=1e-3)
         # the capped batch runs at the same TPOT whatever the number of users; the rest wait
         assert p["tpot_s"] == pytest.approx(by_c[256]["tpot_s"], rel=1e-5)
+        # and the model reports that batch (the requests decoding at once)
+        assert p["decode_batch"] == pytest.approx(slots, rel=1e-3)
     # throughput is flat above the cap, so TTFT grows by (C2 − C1)/X
     x = 256 / by_c[256]["e2e_latency_s"]
     assert by_c[1024]["ttft_s"] - by_c[512]["ttft_s"] == pytest.approx(512 / x, rel=1e-3)
@@ -164,3 +166,38 @@ def test_kv_that_does_not_fit_queues_unless_the_host_tier_is_allowed(cli, tmp_pa
         if c <= slots:
             assert by_h[c]["tpot_s"] == pytest.approx(p["tpot_s"], rel=1e-5)
     assert by_h[1024]["tpot_s"] > by_c[1024]["tpot_s"]
+
+
+def test_ep_that_does_not_divide_the_experts_holds_redundant_copies(cli, tmp_path):
+    """EP 48 on gpt-oss-120b's 128 experts (config.json num_local_experts) is what SGLang and
+    TensorRT-LLM run with redundant experts (EPLB): each rank holds ceil(128/48) = 3 expert slots,
+    against ceil(128/64) = 2 at EP 64. With TP 1 and attention DP (dense weights whole on every
+    chip), the resident weights differ by exactly one MXFP4 expert per MoE layer:
+    36 x ((2880 x 2 x 2880 + 2 x 2880) + (2880 x 2880 + 2880)) x 4.25 / 8 B = 476.0 MB."""
+    def spec(n):
+        f = tmp_path / f"ep{n}.toml"
+        f.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\ntp = 1\ndp_attention = {n}\nep = {n}\n')
+        return _doc(cli, f)
+
+    d48, d64 = spec(48), spec(64)
+    assert d48["infeasible_reason"] is None and all(p["feasible"] for p in d48["points"])
+    h = 2880
+    expert = (h * 2 * 2880 + 2 * 2880) + (2880 * h + h)
+    diff = d48["design"]["weights_bytes_per_chip"] - d64["design"]["weights_bytes_per_chip"]
+    assert diff == pytest.approx(36 * expert * 4.25 / 8, rel=1e-4)
+
+
+def test_collective_latency_grows_with_the_peers_of_each_collective(cli, tmp_path):
+    """Per decode step of gpt-oss-120b (36 layers, every FFN a MoE) at TP 8 and EP 8 on 8 chips
+    (MoE TP 8/8 = 1, no MoE all-reduce): 36 attention all-reduces over 7 peers and 36 x 2
+    all-to-alls (dispatch, combine) over 7 peers = 756 peer latencies. Raising
+    ``collective_peer_latency_s`` by 1 us adds 756 us to the decode step's network time."""
+    def net(peer):
+        f = tmp_path / f"peer{peer}.toml"
+        f.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\nep = 8\n'
+                     f'[efficiency]\ncollective_peer_latency_s = {peer}\n')
+        return [p["decode_network_s"] for p in _doc(cli, f)["points"]]
+
+    lo, hi = net(0.0), net(1e-6)
+    for a, b in zip(lo, hi):
+        assert b - a == pytest.approx(756e-6, rel=1e-3)
