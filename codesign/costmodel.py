@@ -174,7 +174,8 @@ class CostModelInfo:
 
     Attributes:
         name: lowercase; ``deployment.cost_model`` selects it.
-        version: the model's own version (reported with every result).
+        version: the model's own version (reported with every result, and stored with every
+            search: a search is not resumed under another version, so change it with the numbers).
         description: one line.
         factory: zero-argument callable returning a :class:`CostModel`.
         differentiable: ``True`` if ``evaluate`` is built on JAX and supports ``grad``.

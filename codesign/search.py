@@ -970,11 +970,18 @@ def spec_fingerprint(spec: Spec) -> dict:
     return flat
 
 
-def _check_fingerprint(study, spec: Spec, name: str, where: str) -> None:
-    """Refuse to resume a study that was run with a different spec (mixed results otherwise)."""
+def _check_fingerprint(study, spec: Spec, name: str, where: str, pm=None) -> None:
+    """Refuse to resume a study that was run with a different spec or a different version of its
+    cost model (mixed results otherwise: stored trials keep the metrics their model gave)."""
     if not spec.path:
         return
     now = spec_fingerprint(spec)
+    if pm is not None:
+        from .evaluation import cost_model_name
+
+        cm = cost_model_name(spec, pm=pm)
+        info = pm.cost_models.get(cm)
+        now["(cost model)"] = f"{cm} {info.version}" if info is not None else cm
     old = study.user_attrs.get("spec_fingerprint")
     if old is None:
         if not study.get_trials(deepcopy=False):
@@ -983,6 +990,11 @@ def _check_fingerprint(study, spec: Spec, name: str, where: str) -> None:
     changed = sorted(k for k in set(old) | set(now) if old.get(k) != now.get(k))
     if changed:
         shown = ", ".join(changed[:6]) + (f" and {len(changed) - 6} more" if len(changed) > 6 else "")
+        if changed == ["(cost model)"]:
+            raise CodesignError(
+                f"the study {name!r} in {where} was run with cost model {old.get('(cost model)') or 'of an older codesign'}"
+                f", not {now['(cost model)']}; its trials would mix with the new ones. Use another --out "
+                f"(or --storage) to start a new study, or delete the old one.")
         raise CodesignError(
             f"the study {name!r} in {where} was run with a different spec (changed: {shown}); its trials "
             f"would mix with the new ones. Use another --out (or --storage) to start a new study, or "
@@ -1361,7 +1373,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")
-    _check_fingerprint(study, spec, name, where)
+    _check_fingerprint(study, spec, name, where, pm=pm)
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)

@@ -74,6 +74,27 @@ def test_resume_refuses_a_changed_spec(cli, tmp_path):
 
 
 @pytest.mark.slow
+def test_resume_refuses_trials_of_another_cost_model_version(cli, tmp_path):
+    """Stored trials keep the metrics their cost model gave: after the model changes (here: the
+    study says it was run by an older version), resuming would mix two models' numbers."""
+    import optuna
+
+    out = tmp_path / "run"
+    spec = _spec(tmp_path, "", name="j.toml", base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "5", "--out", out, "--json")
+    assert rc == 0, err
+    storage = optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(str(out / "study.journal")))
+    study = optuna.load_study(study_name=optuna.get_all_study_names(storage)[0], storage=storage)
+    fp = dict(study.user_attrs["spec_fingerprint"])
+    assert fp["(cost model)"].startswith("analytical ")
+    fp["(cost model)"] = "analytical 0.0.1"
+    study.set_user_attr("spec_fingerprint", fp)
+    rc, _, err = cli("optimize", spec, "--trials", "8", "--out", out, "--json")
+    assert rc == 2 and "was run with cost model analytical 0.0.1, not analytical " in err, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.slow
 def test_design_file_reproduces_its_first_objective_and_one_deployment(cli, tmp_path):
     rc, out, err = cli("optimize", FLAGSHIP, "--trials", "30", "--out", tmp_path / "r", "--json")
     assert rc == 0, err
