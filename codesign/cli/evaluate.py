@@ -55,9 +55,18 @@ def _print_table(spec, ev, summary, design):
     from rich.table import Table
 
     con = Console(width=max(Console().width, 132))  # full headers (with units) even when piped
+    d = spec.deployment
+
+    def par(x):  # parallelism of one pool (or of the aggregated engine)
+        return (f"TP{x.tp}" + (f" DP{x.dp_attention}" if x.dp_attention > 1 else "") + f" EP{x.ep}")
+
+    if d.mode == "disaggregated":
+        layout = (f"disaggregated: prefill {d.prefill.chips} chips {par(d.prefill)}, "
+                  f"decode {d.decode.chips} chips {par(d.decode)}, PP{d.pp}")
+    else:
+        layout = f"{d.mode} {par(d)} PP{d.pp}"
     title = (f"{spec.name or spec.path}: {spec.chip.name} × {int(design['chips'])} chips, "
-             f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, "
-             f"{spec.deployment.mode} TP{spec.deployment.tp} EP{spec.deployment.ep} PP{spec.deployment.pp}")
+             f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, {layout}")
     t = Table(title=title)
     cols = [("conc", None, 1), ("TTFT [ms]", "ttft_s", 1e3), ("TPOT [ms]", "tpot_s", 1e3),
             ("E2E [s]", "e2e_latency_s", 1), ("tok/s/user", "interactivity_tok_s_user", 1),
@@ -89,4 +98,5 @@ def _print_table(spec, ev, summary, design):
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3)} ms")
     con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
+              + (" (decode pool)" if d.mode == "disaggregated" else "")
               + ("" if ev.reasons[0] else f", KV slots (max concurrency without queueing) {design['max_concurrency']:.0f}"))

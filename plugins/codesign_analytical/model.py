@@ -112,7 +112,10 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 
 #: Allowed range of each knob, ``(low, high, low_open, high_open)``: achievable fractions in (0, 1],
 #: probabilities in [0, 1] (acceptance below 1: the series 1 + a + … + a^d needs a < 1), format
-#: scales positive; every other knob (overheads, latencies) a finite time ≥ 0.
+#: scales positive; every other knob (overheads, latencies) a time in [0, MAX_KNOB_TIME_S].
+#: Upper bound of a time knob [s]: the fitted overheads and latencies are µs to tens of ms; 10 s
+#: keeps a typo (1e30) from overflowing float32 into a NaN that the core would blame on the model.
+MAX_KNOB_TIME_S = 10.0
 KNOB_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     **{k: (0.0, 1.0, True, False) for k in ("compute_prefill", "compute_decode", "memory_bandwidth",
                                              "network_bandwidth", "kv_memory_fraction")},
@@ -627,14 +630,27 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     B = jnp.where(interior, B, B_cap)
     X, TPOT, R_p, _ = loop(B)
     # prefill-bound: the decode side at B would run faster than the prefill pool's capacity 1/T_a,
-    # which no queue can sustain. The throughput is then the capacity (RHO_MAX/T_a), the decode
-    # batch what carries it (B scaled down by the excess: exact when t_step is flat in B, slightly
-    # large otherwise, since t_step falls with B, so TPOT errs high), X clamped to the capacity, and
-    # the remaining users wait for prefill (Little's law below)
+    # which no queue can sustain. The throughput is then the capacity X* = RHO_MAX/T_a, the decode
+    # batch the one that carries it, and the remaining users wait for prefill (Little's law below).
+    # That batch solves X(B) = X*: with a step time affine in B (t = t0 + t1·B), 1/X is affine in
+    # 1/B (disaggregated X = B/t(B)·k; aggregated 1/X = 1/a + T_a), so one secant step in
+    # (1/B, 1/X) between B and B/excess is exact for it and close otherwise (scaling B by the excess
+    # alone left the batch up to 6x too large when t_step falls steeply with B, and TPOT with it)
+    X_star = RHO_MAX / T_a
     excess = X * T_a / RHO_MAX
-    B = jnp.where(excess > 1.0, B / jnp.maximum(excess, 1.0), B)
-    X, TPOT, R_p, _ = loop(B)
-    X = jnp.minimum(X, RHO_MAX / T_a)
+    bound = excess > 1.0
+    B1 = jnp.where(bound, B / jnp.maximum(excess, 1.0), B)
+    X1 = loop(B1)[0]
+    u0, v0, u1, v1 = 1.0 / B, 1.0 / X, 1.0 / B1, 1.0 / jnp.maximum(X1, _TINY)
+    dv = v1 - v0
+    u_star = jnp.where(jnp.abs(dv) > 1e-12 * jnp.abs(v0), u0 + (1.0 / X_star - v0) * (u1 - u0)
+                       / jnp.where(jnp.abs(dv) > 0, dv, 1.0), u1)
+    # (the batch lies below B1: there t_step is shorter than at B, so X(B1) still exceeds X*)
+    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), 1e-3 * jnp.minimum(B1, B), B)
+    B = jnp.where(bound, B_star, B)
+    X_b, TPOT, R_p, _ = loop(B)
+    X = jnp.minimum(X_b, X_star)
+    B = B * X / jnp.maximum(X_b, _TINY)  # the last fraction of a percent the secant leaves
     D = (osl - 1.0) * TPOT
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
     # batch is capped by the KV slots or by the prefill capacity, the excess users wait
@@ -689,6 +705,8 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                        & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
                        & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
+                       # EP groups tile the chips of a stage (MoE TP = chips / EP is whole)
+                       & (jnp.mod(tp_d * dp_d, ep_d) == 0) & (jnp.mod(tp_p * dp_p, ep_p) == 0)
                        & (stacks <= p["max_stacks"] + 1e-9)
                        # TP shards whole attention heads (a fractional head per chip is not a
                        # deployment a serving framework can run); an EP that does not divide the
@@ -809,7 +827,7 @@ class AnalyticalModel:
                 problems.append((file, f"efficiency.{k}", "unknown knob for the analytical model; "
                                  + (f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(eff)}")))
                 continue
-            lo, hi, lo_open, hi_open = KNOB_RANGES.get(k, (0.0, math.inf, False, True))
+            lo, hi, lo_open, hi_open = KNOB_RANGES.get(k, (0.0, MAX_KNOB_TIME_S, False, False))
             v = float(v)
             inside = (math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi))
             if not inside:
@@ -984,7 +1002,8 @@ class AnalyticalModel:
     def _reason(spec, s: Static, a, design, i) -> str:
         disagg = s.mode == "disaggregated"
         tps = [("tp", a["d_tp" if disagg else "tp"][i]), ("prefill tp", a["p_tp"][i])] if disagg else [("tp", a["tp"][i])]
-        eps = [("ep", a["d_ep" if disagg else "ep"][i])] + ([("prefill ep", a["p_ep"][i])] if disagg else [])
+        eps = ([("ep", a["d_ep"][i], a["d_tp"][i] * a["d_dp"][i]), ("prefill ep", a["p_ep"][i], a["p_tp"][i] * a["p_dp"][i])]
+               if disagg else [("ep", a["ep"][i], a["tp"][i] * a["dp"][i])])
         why = []
         for name, tp in tps:
             if tp > s.heads:
@@ -993,9 +1012,13 @@ class AnalyticalModel:
                 why.append(f"{name} {tp:g} does not divide the model's {s.heads} attention heads")
             if tp > a["su_domain"][i]:
                 why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips)")
-        for name, ep in eps:
+        for name, ep, n in eps:
             if ep > max(s.experts, 1):
                 why.append(f"{name} {int(ep)} is above the model's {s.experts} experts")
+            if ep > n:
+                why.append(f"{name} {int(ep)} is larger than the {int(n)} chips of a stage (tp × dp_attention)")
+            elif n % ep:
+                why.append(f"{name} {int(ep)} does not divide the {int(n)} chips of a stage (tp × dp_attention)")
         w = design["weights_bytes_per_chip"][i]
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
         if w > cap:
