@@ -544,9 +544,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # prefill time the serving pool spends per request at full batching (1 / capacity). (Charging
     # the pass's fixed prefill_overhead_s to capacity too was tried: holdout MAPE rose on every
     # system, e.g. GB200 TTFT 51.6% -> 56.0%, 3 seeds; it is latency only.)
-    import os as _os
-    _K = float(_os.environ.get("KAPPA", "0"))
-    T_a = (T_b + _K * eff["prefill_overhead_s"] * s.layers * s.kernel_factor / OVERHEAD_REF_LAYERS) / (b_max * dp_p * inst_p)
+    T_a = T_b / (b_max * dp_p * inst_p)
     # fixed costs scale with the model: a prefill pass runs eagerly (no CUDA graph), so its
     # launch/host cost grows with the kernels it launches (layers × kernels per layer); the
     # disaggregated hand-off registers and sends KV blocks layer by layer. Both knobs are the cost
