@@ -469,6 +469,12 @@ def _imx(r: dict) -> Point:
         dtp, dep, ddp, _ = pool("decode_", dg, dw)
         pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
                      "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
+        if pt.status == "ok" and not (_whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"])) \
+                and _whole(r.get("total_gpus")):
+            # legacy rows without worker counts log the run's total GPUs as TP and as both pools
+            # (gpu_count_consistency "legacy_total_equals_num_prefill_gpu"): pools from a recipe
+            infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]))
+            pt.deploy.pop("spec", None)  # the row says its own speculative decoding (below)
     if spec_tokens:
         pt.deploy["spec"] = spec_tokens
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":

@@ -145,6 +145,20 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     assert (p.deploy["p_chips"], p.deploy["p_tp"], p.deploy["d_chips"], p.deploy["d_tp"]) == (12, 4, 48, 8)
 
 
+def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
+    """Legacy disaggregated rows without worker counts log the run's total GPUs as TP and as both
+    pools (imx-00156: tp 28, prefill and decode "28 GPUs", gpu_count_consistency
+    legacy_total_equals_num_prefill_gpu): priced with a recipe's pools as `ambiguous`, not
+    `infeasible` for a TP 28 no run used; the row's own speculative decoding (none) is kept even
+    when the nearest recipe ran MTP (imx-00159)."""
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    by = {p.id: p for p in pts}
+    for pid in ("imx-00156", "imx-00158", "imx-00159", "imx-00164", "imx-00170"):
+        p = by[pid]
+        assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-"), p.status
+        assert p.deploy["p_tp"] * p.deploy["p_dp"] <= 8 and "spec" not in p.deploy
+
+
 def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     from codesign.validate import pool_recipes
 
