@@ -184,6 +184,12 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         if not choices:
             problems.append((spec.path, where, "list at least one choice"))
             continue
+        if key.rsplit(".", 1)[-1] in _WHOLE_DEPLOYMENT_KEYS:
+            bad = [c for c in choices if isinstance(c, bool) or not isinstance(c, (int, float))
+                   or not (c >= 1 and float(c).is_integer())]
+            if bad:
+                problems.append((spec.path, where, f"choices must be whole numbers >= 1 (got {bad[0]!r})"))
+                continue
         try:
             envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
         except (QuantityError, ValueError, TypeError) as exc:
@@ -937,6 +943,10 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
                                 f"{type(exc).__name__}: {exc}") from exc
     raise CodesignError(f"unknown sampler {name!r}; expected one of "
                         f"{', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}")
+
+
+#: Deployment keys that count chips or ranks: an envelope choice must be a whole number >= 1.
+_WHOLE_DEPLOYMENT_KEYS = {"tp", "pp", "ep", "dp_attention", "chips"}
 
 
 # ------------------------------------------------------------------------------- storage

@@ -131,3 +131,14 @@ def test_a_driver_splitting_the_url_elsewhere_leaks_no_password_piece(cli, tmp_p
     for piece in ("sec", "ret", "pw@"):
         assert piece not in (out + err).replace("postgresql", "").replace("storage", ""), err
     assert "%40" in err
+
+
+@pytest.mark.parametrize("choices,bad", [("[0, 8]", "0"), ("[8, -3]", "-3"), ("[4.5]", "4.5"), ("[true]", "True")])
+def test_envelope_choices_of_chip_counts_are_whole_numbers(cli, tmp_path, choices, bad):
+    # an EP of 0 was tried as a deployment and counted infeasible, so a search of only bad choices
+    # ended with "0 feasible" and exit 1 without saying why
+    spec = _spec(tmp_path, f'[search.envelope]\n"deployment.ep" = {choices}\n', name="e.toml", base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "3", "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err
+    assert f"search.envelope.deployment.ep: choices must be whole numbers >= 1 (got {bad})" in err, err
+    assert not (tmp_path / "o" / "study.journal").exists()
