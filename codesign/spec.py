@@ -635,6 +635,14 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
         raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
                           "true, but [memory] has no host tier to hold the KV cache (add [memory.host] "
                           "with capacity and bandwidth, or drop the key)")])
+    if cls is Spec and spec.deployment.mode == "disaggregated":
+        missing = [k for k in ("prefill", "decode") if getattr(spec.deployment, k) is None]
+        if missing:
+            key = "deployment.mode"
+            raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
+                              f"\"disaggregated\" needs [deployment.{missing[0]}]"
+                              + (" and [deployment.decode]" if len(missing) == 2 else "")
+                              + " with the pool's chips (and tp, ep, dp_attention)")])
     return spec
 
 

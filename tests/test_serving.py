@@ -210,6 +210,32 @@ def test_prefill_bound_loop_queues_users_instead_of_outrunning_prefill(tmp_path)
     assert dt == pytest.approx((c[-1] - c[-2]) / x[-1], rel=0.03)
 
 
+def test_throughput_rises_monotonically_into_the_prefill_bound(tmp_path):
+    """8 prefill GPUs (TP 8) feeding 16 decode GPUs (DP 8, EP 8) at 8k/1k: the prefill pool
+    saturates near 450 users. Throughput X = C/(TTFT + D) must rise to the capacity and stay
+    there, with the decode batch X·D (Little's law). Found by a fresh-clone trial: just past the
+    knee the closed-loop solve (its M/D/1 wait has a pole at the capacity) converged to X ~15% low
+    (C = 512 and 768 below C = 448) and TTFT took the capped wait, not C/X − D."""
+    f = tmp_path / "knee.toml"
+    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                 '[deployment]\nmode = "disaggregated"\n'
+                 '[deployment.prefill]\nchips = 8\ntp = 8\n'
+                 '[deployment.decode]\nchips = 16\ntp = 1\ndp_attention = 8\nep = 8\n'
+                 '[efficiency]\nburst_fraction = 0.0\n'
+                 '[workload]\nconcurrency = [256, 320, 384, 448, 512, 640, 768, 1024, 4096]\n')
+    spec = load_spec(f)
+    ev = evaluate(spec)
+    c = np.asarray(ev.concurrency)
+    osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
+    d = (osl - 1) * ev.points["tpot_s"][0]
+    x = c / (ev.points["ttft_s"][0] + d)
+    assert np.all(np.diff(x) >= -1e-4 * x[1:]), x
+    assert x[4] >= 0.99 * x[-1]  # 512 users already carry the capacity
+    sat = ev.points["prefill_utilization"][0] > 0.99
+    assert sat[4:].all()
+    np.testing.assert_allclose(ev.points["decode_batch"][0][sat], (x * d)[sat], rtol=2e-3)
+
+
 @pytest.mark.parametrize("body,key,msg", [
     ("[efficiency]\nkv_memory_fraction = 1.5\n", "efficiency.kv_memory_fraction", "(0, 1]"),
     ("[efficiency]\nkv_memory_fraction = -1\n", "efficiency.kv_memory_fraction", "(0, 1]"),

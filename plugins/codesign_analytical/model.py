@@ -491,12 +491,16 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         inst_d = p["d_chips"] / (tp_d * dp_d * p["pp"])
         inst_p = p["p_chips"] / (tp_p * dp_p * p["pp"])
         chips = p["d_chips"] + p["p_chips"]
+        # a pool is whole instances of tp × dp_attention × pp chips
+        pools_ok = ((jnp.mod(p["d_chips"], tp_d * dp_d * p["pp"]) == 0) & (inst_d >= 1.0)
+                    & (jnp.mod(p["p_chips"], tp_p * dp_p * p["pp"]) == 0) & (inst_p >= 1.0))
     else:
         tp_d, ep_d, dp_d = p["tp"], p["ep"], p["dp"]
         tp_p, ep_p, dp_p = tp_d, ep_d, dp_d
         inst_d = 1.0
         inst_p = 1.0
         chips = tp_d * dp_d * p["pp"]
+        pools_ok = True
     pp = p["pp"]
     bw_pp = p["su_bw"] * eff["network_bandwidth"]
 
@@ -595,7 +599,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
         R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
-        return X, tpot, R, g
+        return X, tpot, R, g, S
 
     # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
     # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
@@ -626,34 +630,41 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # at the cap (KV slots or C) the batch is the cap itself, carrying its gradient (e.g. in
     # kv_memory_fraction or HBM capacity)
     B = jnp.where(interior, B, B_cap)
-    X, TPOT, R_p, _ = loop(B)
-    # prefill-bound: the decode side at B would run faster than the prefill pool's capacity 1/T_a,
-    # which no queue can sustain. The throughput is then the capacity X* = RHO_MAX/T_a, the decode
-    # batch the one that carries it, and the remaining users wait for prefill (Little's law below).
-    # That batch solves X(B) = X*: with a step time affine in B (t = t0 + t1·B), 1/X is affine in
-    # 1/B (disaggregated X = B/t(B)·k; aggregated 1/X = 1/a + T_a), so one secant step in
-    # (1/B, 1/X) between B and B/excess is exact for it and close otherwise (scaling B by the excess
-    # alone left the batch up to 6x too large when t_step falls steeply with B, and TPOT with it)
+    X, TPOT, R_p, _, S_s = loop(B)
+    # prefill-bound: the decode side could run faster than the prefill pool's capacity 1/T_a, which
+    # no queue can sustain. The throughput is then the capacity X* = RHO_MAX/T_a, the decode batch
+    # B* the one that carries it, and the remaining users wait for prefill (Little's law below).
+    # B* solves X(B) = X*: with a step time affine in B (t = t0 + t1·B), 1/X is affine in 1/B
+    # (disaggregated X = B/t(B)·k; aggregated 1/X = 1/a + T_a), so one secant step in (1/B, 1/X)
+    # from the largest batch B_cap is exact for it and close otherwise (scaling B by the excess
+    # alone left the batch up to 6x too large when t_step falls steeply with B, and TPOT with it).
+    # The loop is bound once C reaches the users that carry X* with no prefill queue,
+    # X*·(S + D*) = X*·S + B*·inst_d: the solve above cannot place the knee (its M/D/1 wait has a
+    # pole at the capacity, so just past the knee it converged to throughputs ~15% low)
     X_star = RHO_MAX / T_a
-    excess = X * T_a / RHO_MAX
-    bound = excess > 1.0
-    B1 = jnp.where(bound, B / jnp.maximum(excess, 1.0), B)
+    X_top = loop(B_cap)[0]
+    excess = X_top / X_star
+    can_bind = excess > 1.0
+    B1 = jnp.where(can_bind, B_cap / jnp.maximum(excess, 1.0), B_cap)
     X1 = loop(B1)[0]
-    u0, v0, u1, v1 = 1.0 / B, 1.0 / X, 1.0 / B1, 1.0 / jnp.maximum(X1, _TINY)
+    u0, v0, u1, v1 = 1.0 / B_cap, 1.0 / jnp.maximum(X_top, _TINY), 1.0 / B1, 1.0 / jnp.maximum(X1, _TINY)
     dv = v1 - v0
     u_star = jnp.where(jnp.abs(dv) > 1e-12 * jnp.abs(v0), u0 + (1.0 / X_star - v0) * (u1 - u0)
                        / jnp.where(jnp.abs(dv) > 0, dv, 1.0), u1)
-    # (the batch lies below B1: there t_step is shorter than at B, so X(B1) still exceeds X*)
-    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), 1e-3 * jnp.minimum(B1, B), B)
+    # (B* lies below B1: there t_step is shorter than at B_cap, so X(B1) still exceeds X*)
+    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), 1e-3 * B1, B_cap)
+    bound = can_bind & ((X > X_star) | (C >= X_star * S_s + B_star * inst_d))
     B = jnp.where(bound, B_star, B)
-    X_b, TPOT, R_p, _ = loop(B)
+    X_b, TPOT, R_p, _, S_p = loop(B)
     X = jnp.minimum(X_b, X_star)
     B = B * X / jnp.maximum(X_b, _TINY)  # the last fraction of a percent the secant leaves
     D = (osl - 1.0) * TPOT
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
     # batch is capped by the KV slots or by the prefill capacity, the excess users wait
-    # (C/X − D > R_p)
-    TTFT = jnp.maximum(C / X - D, R_p)
+    # (C/X − D > R_p). At least the request's own path S (prefill, hand-off, admission); not the
+    # solve's R_p, whose M/D/1 wait is capped at RHO_MAX (≈500·T_a) near saturation and would
+    # otherwise set a TTFT, and so an E2E, that the throughput X does not carry
+    TTFT = jnp.maximum(C / X - D, S_p)
     # start-up wave, a transient outside the steady state: the benchmark client starts all C users
     # at once, so the first C requests queue together at the prefill station and wait
     # (C − 1)/2·T_a on average (FCFS at T_a each) instead of the steady wait. Mean TTFT over a run
@@ -699,7 +710,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                   + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
     # one request at the longest context must fit beside the weights; more users than KV slots
     # queue (priced above), so feasibility is a property of the design, not of the concurrency
-    feasible_design = (weights_fit & (max_conc >= 1.0) & (tp_d <= s.heads) & (tp_p <= s.heads)
+    feasible_design = (weights_fit & pools_ok & (max_conc >= 1.0) & (tp_d <= s.heads) & (tp_p <= s.heads)
                        & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
                        & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
@@ -999,8 +1010,9 @@ class AnalyticalModel:
     @staticmethod
     def _reason(spec, s: Static, a, design, i) -> str:
         disagg = s.mode == "disaggregated"
-        tps = [("tp", a["d_tp" if disagg else "tp"][i]), ("prefill tp", a["p_tp"][i])] if disagg else [("tp", a["tp"][i])]
-        eps = ([("ep", a["d_ep"][i], a["d_tp"][i] * a["d_dp"][i]), ("prefill ep", a["p_ep"][i], a["p_tp"][i] * a["p_dp"][i])]
+        tps = [("decode tp", a["d_tp"][i]), ("prefill tp", a["p_tp"][i])] if disagg else [("tp", a["tp"][i])]
+        eps = ([("decode ep", a["d_ep"][i], a["d_tp"][i] * a["d_dp"][i]),
+                ("prefill ep", a["p_ep"][i], a["p_tp"][i] * a["p_dp"][i])]
                if disagg else [("ep", a["ep"][i], a["tp"][i] * a["dp"][i])])
         why = []
         for name, tp in tps:
@@ -1010,11 +1022,18 @@ class AnalyticalModel:
                 why.append(f"{name} {tp:g} does not divide the model's {s.heads} attention heads")
             if tp > a["su_domain"][i]:
                 why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips)")
+        if disagg:
+            for name, k in (("prefill", "p"), ("decode", "d")):
+                inst = a[f"{k}_tp"][i] * a[f"{k}_dp"][i] * a["pp"][i]
+                c = a[f"{k}_chips"][i]
+                if c < inst or c % inst:
+                    why.append(f"{name} chips {int(c)} are not whole instances of tp × dp_attention × pp "
+                               f"= {int(inst)} chips")
         for name, ep, n in eps:
             if ep > max(s.experts, 1):
                 why.append(f"{name} {int(ep)} is above the model's {s.experts} experts")
             if ep > n:
-                why.append(f"{name} {int(ep)} is larger than the {int(n)} chips of a stage (tp × dp_attention)")
+                why.append(f"{name} {int(ep)} is larger than the {int(n)} chip{'s' if n != 1 else ''} of a stage (tp × dp_attention)")
             elif n % ep:
                 why.append(f"{name} {int(ep)} does not divide the {int(n)} chips of a stage (tp × dp_attention)")
         w = design["weights_bytes_per_chip"][i]
