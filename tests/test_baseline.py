@@ -85,10 +85,10 @@ DSR1_DEPS = ([dict(tp=t, ep=t) for t in (4, 8)] + [dict(tp=1, dp_attention=d, ep
                      decode=dict(chips=d, tp=1, dp_attention=d, ep=d)) for d in (8, 16, 32)])
 
 #: Factor within which the current calibration reproduces each published number (docs/baselines.md):
-#: the minimum latencies within 1.2x (worst gpt-oss-120b on GB200, 1.12x); peak tok/s per kW within
-#: 1.9x and optimistic (worst gpt-oss-120b on GB200, 1.83x, and Kimi-K2 on GB300, 1.61x, which has
-#: no measured row on GB300). Session 2 held 1.5x and 2.1x, session 3 1.3x and 1.8x.
-TOLERANCE = {"min_tpot_ms": 1.2, "min_e2e_latency_s": 1.2, "peak_mixed_tok_s_per_kw": 1.9}
+#: the minimum latencies within 1.2x (worst Kimi-K2 on GB300, 1.14x); peak tok/s per kW within
+#: 1.6x and optimistic (worst Kimi-K2 on GB300, 1.50x, which has no measured row on GB300, and
+#: gpt-oss-120b on GB200, 1.49x). Session 2 held 1.5x and 2.1x, session 3 1.3x and 1.8x.
+TOLERANCE = {"min_tpot_ms": 1.2, "min_e2e_latency_s": 1.2, "peak_mixed_tok_s_per_kw": 1.6}
 
 
 @pytest.mark.parametrize("model,system,deps,formats", [

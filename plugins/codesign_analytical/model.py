@@ -599,7 +599,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
         R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
-        return X, tpot, R, g, S
+        return X, tpot, R, g
 
     # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
     # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
@@ -630,41 +630,34 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # at the cap (KV slots or C) the batch is the cap itself, carrying its gradient (e.g. in
     # kv_memory_fraction or HBM capacity)
     B = jnp.where(interior, B, B_cap)
-    X, TPOT, R_p, _, S_s = loop(B)
-    # prefill-bound: the decode side could run faster than the prefill pool's capacity 1/T_a, which
-    # no queue can sustain. The throughput is then the capacity X* = RHO_MAX/T_a, the decode batch
-    # B* the one that carries it, and the remaining users wait for prefill (Little's law below).
-    # B* solves X(B) = X*: with a step time affine in B (t = t0 + t1·B), 1/X is affine in 1/B
-    # (disaggregated X = B/t(B)·k; aggregated 1/X = 1/a + T_a), so one secant step in (1/B, 1/X)
-    # from the largest batch B_cap is exact for it and close otherwise (scaling B by the excess
-    # alone left the batch up to 6x too large when t_step falls steeply with B, and TPOT with it).
-    # The loop is bound once C reaches the users that carry X* with no prefill queue,
-    # X*·(S + D*) = X*·S + B*·inst_d: the solve above cannot place the knee (its M/D/1 wait has a
-    # pole at the capacity, so just past the knee it converged to throughputs ~15% low)
+    X, TPOT, R_p, _ = loop(B)
+    # prefill-bound: the decode side at B would run faster than the prefill pool's capacity 1/T_a,
+    # which no queue can sustain. The throughput is then the capacity X* = RHO_MAX/T_a, the decode
+    # batch the one that carries it, and the remaining users wait for prefill (Little's law below).
+    # That batch solves X(B) = X*: with a step time affine in B (t = t0 + t1·B), 1/X is affine in
+    # 1/B (disaggregated X = B/t(B)·k; aggregated 1/X = 1/a + T_a), so one secant step in
+    # (1/B, 1/X) between B and B/excess is exact for it and close otherwise (scaling B by the excess
+    # alone left the batch up to 6x too large when t_step falls steeply with B, and TPOT with it)
     X_star = RHO_MAX / T_a
-    X_top = loop(B_cap)[0]
-    excess = X_top / X_star
-    can_bind = excess > 1.0
-    B1 = jnp.where(can_bind, B_cap / jnp.maximum(excess, 1.0), B_cap)
+    excess = X * T_a / RHO_MAX
+    bound = excess > 1.0
+    B1 = jnp.where(bound, B / jnp.maximum(excess, 1.0), B)
     X1 = loop(B1)[0]
-    u0, v0, u1, v1 = 1.0 / B_cap, 1.0 / jnp.maximum(X_top, _TINY), 1.0 / B1, 1.0 / jnp.maximum(X1, _TINY)
+    u0, v0, u1, v1 = 1.0 / B, 1.0 / X, 1.0 / B1, 1.0 / jnp.maximum(X1, _TINY)
     dv = v1 - v0
     u_star = jnp.where(jnp.abs(dv) > 1e-12 * jnp.abs(v0), u0 + (1.0 / X_star - v0) * (u1 - u0)
                        / jnp.where(jnp.abs(dv) > 0, dv, 1.0), u1)
-    # (B* lies below B1: there t_step is shorter than at B_cap, so X(B1) still exceeds X*)
-    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), 1e-3 * B1, B_cap)
-    bound = can_bind & ((X > X_star) | (C >= X_star * S_s + B_star * inst_d))
+    # (the batch lies below B1: there t_step is shorter than at B, so X(B1) still exceeds X*)
+    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), 1e-3 * jnp.minimum(B1, B), B)
     B = jnp.where(bound, B_star, B)
-    X_b, TPOT, R_p, _, S_p = loop(B)
+    X_b, TPOT, R_p, _ = loop(B)
     X = jnp.minimum(X_b, X_star)
     B = B * X / jnp.maximum(X_b, _TINY)  # the last fraction of a percent the secant leaves
     D = (osl - 1.0) * TPOT
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
     # batch is capped by the KV slots or by the prefill capacity, the excess users wait
-    # (C/X − D > R_p). At least the request's own path S (prefill, hand-off, admission); not the
-    # solve's R_p, whose M/D/1 wait is capped at RHO_MAX (≈500·T_a) near saturation and would
-    # otherwise set a TTFT, and so an E2E, that the throughput X does not carry
-    TTFT = jnp.maximum(C / X - D, S_p)
+    # (C/X − D > R_p)
+    TTFT = jnp.maximum(C / X - D, R_p)
     # start-up wave, a transient outside the steady state: the benchmark client starts all C users
     # at once, so the first C requests queue together at the prefill station and wait
     # (C − 1)/2·T_a on average (FCFS at T_a each) instead of the steady wait. Mean TTFT over a run
