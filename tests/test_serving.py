@@ -176,25 +176,30 @@ def test_validate_reads_a_csv_with_a_byte_order_mark(tmp_path, cli, shared_data)
 
 
 # ------------------------------------------------------- admission: prefill-bound and KV-bound
+def _closed_loop(tmp_path, prefill: str, decode: str, concurrency: list[int]):
+    """gpt-oss-120b 8k/1k on GB200, disaggregated with the given pool tables, no start-up wave.
+    Returns the evaluation, C, X = C/(TTFT + D) [requests/s] and D = (mean OSL − 1)·TPOT [s]."""
+    f = tmp_path / "pd.toml"
+    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                 f'[deployment]\nmode = "disaggregated"\n[deployment.prefill]\n{prefill}\n'
+                 f'[deployment.decode]\n{decode}\n[efficiency]\nburst_fraction = 0.0\n'
+                 f'[workload]\nconcurrency = {concurrency}\n')
+    spec = load_spec(f)
+    ev = evaluate(spec)
+    c = np.asarray(ev.concurrency)
+    osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
+    d = (osl - 1) * ev.points["tpot_s"][0]
+    return ev, c, c / (ev.points["ttft_s"][0] + d), d
+
+
 def test_prefill_bound_loop_queues_users_instead_of_outrunning_prefill(tmp_path):
     """One prefill GPU feeding 16 decode GPUs at 8k input: past some concurrency the prefill pool is
     the bottleneck. A closed loop cannot carry more than the prefill capacity, so throughput
     X = C/(TTFT + D) levels off, the decode batch (X·D, Little's law) and TPOT stop growing, and
     each extra user adds 1/X to TTFT. (Before, the M/D/1 wait was capped and the decode batch grew
     with C as if prefill kept up.)"""
-    f = tmp_path / "pd.toml"
-    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
-                 '[deployment]\nmode = "disaggregated"\n'
-                 '[deployment.prefill]\nchips = 1\n'
-                 '[deployment.decode]\nchips = 16\ndp_attention = 16\nep = 16\n'
-                 '[efficiency]\nburst_fraction = 0.0\n'
-                 '[workload]\nconcurrency = [1, 16, 64, 256, 1024, 2048, 4096]\n')
-    spec = load_spec(f)
-    ev = evaluate(spec)
-    c = np.asarray(ev.concurrency)
-    osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
-    d = (osl - 1) * ev.points["tpot_s"][0]
-    x = c / (ev.points["ttft_s"][0] + d)
+    ev, c, x, d = _closed_loop(tmp_path, "chips = 1", "chips = 16\ndp_attention = 16\nep = 16",
+                               [1, 16, 64, 256, 1024, 2048, 4096])
     assert ev.feasible[0].all()
     # throughput saturates: 1024, 2048 and 4096 users carry the same X, the most any C carries
     np.testing.assert_allclose(x[-3:], x[-1], rtol=0.01)
@@ -220,19 +225,8 @@ def test_throughput_rises_monotonically_into_the_prefill_bound(tmp_path):
     there, with the decode batch X·D (Little's law). Found by a fresh-clone trial: just past the
     knee the closed-loop solve (its M/D/1 wait has a pole at the capacity) converged to X ~15% low
     (C = 512 and 768 below C = 448) and TTFT took the capped wait, not C/X − D."""
-    f = tmp_path / "knee.toml"
-    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
-                 '[deployment]\nmode = "disaggregated"\n'
-                 '[deployment.prefill]\nchips = 8\ntp = 8\n'
-                 '[deployment.decode]\nchips = 16\ntp = 1\ndp_attention = 8\nep = 8\n'
-                 '[efficiency]\nburst_fraction = 0.0\n'
-                 '[workload]\nconcurrency = [256, 320, 384, 448, 512, 640, 768, 1024, 4096]\n')
-    spec = load_spec(f)
-    ev = evaluate(spec)
-    c = np.asarray(ev.concurrency)
-    osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
-    d = (osl - 1) * ev.points["tpot_s"][0]
-    x = c / (ev.points["ttft_s"][0] + d)
+    ev, c, x, d = _closed_loop(tmp_path, "chips = 8\ntp = 8", "chips = 16\ntp = 1\ndp_attention = 8\nep = 8",
+                               [256, 320, 384, 448, 512, 640, 768, 1024, 4096])
     assert np.all(np.diff(x) >= -1e-4 * x[1:]), x
     assert x[4] >= 0.99 * x[-1]  # 512 users already carry the capacity
     sat = ev.points["prefill_utilization"][0] > 0.99
