@@ -3,6 +3,7 @@ Pareto design written back as a spec TOML that ``codesign evaluate`` accepts unc
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 import math
@@ -159,6 +160,10 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
                                and satisfied(t)),
+        # why trials were infeasible, most common first (what to change when none is feasible)
+        "infeasible_reasons": [{"reason": k, "trials": v} for k, v in collections.Counter(
+            t.user_attrs["infeasible_reason"] for t in result.trials
+            if not t.user_attrs.get("feasible") and t.user_attrs.get("infeasible_reason")).most_common(3)],
         "objectives": objectives,
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
                         for c in result.space.constraints],
@@ -259,7 +264,8 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
         ax.set_xscale("log")
     ax.set_title(f"{spec.name or spec.path}: {len(result.trials)} trials, power basis TDP")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8, loc="best")
+    if ax.get_legend_handles_labels()[0]:  # nothing to label when no trial has metrics
+        ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -308,6 +314,9 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
             row.append("yes" if r["beats_reference"] else "no")
         t.add_row(*row)
     console.print(t)
+    if not doc["feasible_trials"] and doc.get("infeasible_reasons"):
+        console.print("[red]no feasible design[/red]; most common reasons: " + "; ".join(
+            f"{r['reason']} ({r['trials']} trials)" for r in doc["infeasible_reasons"]), highlight=False)
     top = doc["pareto"][0] if doc["pareto"] else None
     if top and top.get("sensitivities"):
         st = Table(title=f"Sensitivities at trial {top['trial']} (elasticity: % change of the objective "

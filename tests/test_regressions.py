@@ -142,3 +142,16 @@ def test_envelope_choices_of_chip_counts_are_whole_numbers(cli, tmp_path, choice
     assert rc == 2 and "Traceback" not in err
     assert f"search.envelope.deployment.ep: choices must be whole numbers >= 1 (got {bad})" in err, err
     assert not (tmp_path / "o" / "study.journal").exists()
+
+
+def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
+    # gpt-oss-120b has 64 attention heads (config.json): TP 3 can never shard them, so every trial
+    # is infeasible; the run used to end "0 feasible" with no reason and a matplotlib warning
+    spec = _spec(tmp_path, '[search.envelope]\n"deployment.tp" = [3]\n', name="t3.toml", base=FLAGSHIP)
+    rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / "o", "--json")
+    doc = json.loads(out)
+    assert doc["feasible_trials"] == 0
+    assert "tp 3 does not divide the model's 64 attention heads" in doc["infeasible_reasons"][0]["reason"]
+    assert "No artists" not in err
+    rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / "o")
+    assert "no feasible design; most common reasons: tp 3 does not divide" in out + err
