@@ -473,8 +473,7 @@ def _imx(r: dict) -> Point:
                 and _whole(r.get("total_gpus")):
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
             # (gpu_count_consistency "legacy_total_equals_num_prefill_gpu"): pools from a recipe
-            infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]))
-            pt.deploy.pop("spec", None)  # the row says its own speculative decoding (below)
+            infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]), spec_known=True)
     if spec_tokens:
         pt.deploy["spec"] = spec_tokens
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
@@ -554,7 +553,7 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
 
 
 def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total: int = 0,
-                recipes: Iterable[Recipe] | None = None) -> None:
+                recipes: Iterable[Recipe] | None = None, spec_known: bool = False) -> None:
     """Prefill/decode pools of a disaggregated row that does not record its worker counts.
 
     The row says its system, framework, precision, ISL/OSL, concurrency and either the per-worker
@@ -568,7 +567,8 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     recipe, the fallback rule (:data:`FALLBACK_BATCH`, :data:`FALLBACK_DECODE_PER_PREFILL`) sizes
     the pools from the logged per-worker TP; a total-only row is then left unpriced. Sets
     ``pt.mode``, ``pt.deploy`` and an ``ambiguous: pools inferred ...`` status (priced, kept out of
-    the default error tables).
+    the default error tables). ``spec_known``: the row records its own speculative decoding, so a
+    recipe's (MTP) is not taken with its pools.
     """
     recipes = pool_recipes() if recipes is None else recipes
     fam = framework_family(pt.framework) or pt.framework
@@ -588,10 +588,12 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     if near:
         rc = min(near, key=distance)
         pt.deploy, how = dict(rc.deploy), f"InferenceMAX recipe {rc.id}"
+        if spec_known:  # the row says its own speculative decoding: only the pools are taken
+            pt.deploy.pop("spec", None)
         pt.warnings.append(f"pools of {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, logged "
                            "prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
                            + (f"; a {rc.spec} run, priced with its speculative decoding (the row "
-                              "does not say whether it used it)" if rc.spec != "none" else ""))
+                              "does not say whether it used it)" if rc.spec != "none" and not spec_known else ""))
     elif logged:
         ptp, pep, dtp = logged
         dw = min(math.ceil(conc / FALLBACK_BATCH.get(fam, FALLBACK_BATCH[""])),
