@@ -17,6 +17,21 @@ def test_holdout_is_by_configuration(shared_data):
     assert len(train) + len(hold) == sum(p.status == "ok" for p in pts)
 
 
+def test_holdout_side_depends_only_on_the_configuration(shared_data):
+    # dropping every other configuration must not move any remaining one across the split (a
+    # permutation of all keys did), and the held-out share is near the asked fraction
+    _, pts = read_measured(shared_data / "measured" / "aiconfigurator_silicon_public.csv")
+    train, hold = split_holdout(pts, 0.3, seed=2)
+    keys = sorted({p.config_key() for p in pts if p.status == "ok"}, key=repr)
+    kept = set(keys[::2])
+    train2, hold2 = split_holdout([p for p in pts if p.config_key() in kept], 0.3, seed=2)
+    assert {p.config_key() for p in hold2} == {p.config_key() for p in hold} & kept
+    share = len({p.config_key() for p in hold}) / len(keys)
+    assert 0.2 < share < 0.4  # binomial(n > 300, 0.3): 0.3 +- 0.1 is > 4 sigma
+    other = {p.config_key() for p in split_holdout(pts, 0.3, seed=3)[1]}
+    assert other != {p.config_key() for p in hold}  # the seed matters
+
+
 def test_transform_roundtrip():
     knobs = {"compute_decode": 0.37, "memory_bandwidth": 0.9, "step_overhead_s": 2e-4}
     back = {k: float(v) for k, v in _from_u(_to_u(knobs)).items()}
