@@ -44,7 +44,7 @@ from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 INT_KEYS = {"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
-            "deployment.dp_attention"} | {f"deployment.{r}.{k}" for r in ("prefill", "decode")
+            "deployment.dp_attention", "deployment.max_batch_size"} | {f"deployment.{r}.{k}" for r in ("prefill", "decode")
                                            for k in ("chips", "tp", "ep", "dp_attention")}
 
 #: Metrics a search can optimise or constrain: summary metrics and design metrics (per design).
@@ -945,8 +945,8 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
                         f"{', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}")
 
 
-#: Deployment keys that count chips or ranks: an envelope choice must be a whole number >= 1.
-_WHOLE_DEPLOYMENT_KEYS = {"tp", "pp", "ep", "dp_attention", "chips"}
+#: Deployment keys that count chips, ranks or requests: an envelope choice must be a whole number >= 1.
+_WHOLE_DEPLOYMENT_KEYS = {"tp", "pp", "ep", "dp_attention", "chips", "max_batch_size"}
 
 
 # ------------------------------------------------------------------------------- storage
@@ -1165,7 +1165,9 @@ class _Relaxation:
             over2 = dict(over, **{p.key: over[p.key] + h})
             a2, _ = model.arrays(spec, formats, over2)
             for k in keys:
-                d = (np.asarray(a2[k], dtype=np.float64).reshape(n, m) - self.base[k]) / h
+                with np.errstate(invalid="ignore"):  # inf - inf: a parameter at "no limit"
+                    d = (np.asarray(a2[k], dtype=np.float64).reshape(n, m) - self.base[k]) / h
+                d = np.where(np.isfinite(d), d, 0.0)
                 if np.any(d != 0):
                     self.jac.setdefault(k, np.zeros((n, m, len(self.cont))))[..., j] = d
         self.lo = np.asarray([p.low for p in self.cont])

@@ -336,6 +336,17 @@ class Deployment:
     #: HiCache, TensorRT-LLM host KV cache, LMCache). Off by default, as the serving engines of the
     #: measured data run: the running batch's KV lives in SRAM/HBM, and requests beyond it wait.
     host_kv_cache: bool = False
+    #: Most requests one decode instance (tp × dp_attention × pp chips; in disaggregated serving one
+    #: instance of the decode pool) runs at once: the engine's batch limit (TensorRT-LLM
+    #: ``max_batch_size`` per attention-DP rank × ranks, SGLang ``--max-running-requests``, vLLM
+    #: ``max_num_seqs``). Users beyond it, or beyond the KV cache's slots, wait for admission.
+    #: ``None``: only the KV cache limits the batch.
+    max_batch_size: int | None = field(default=None)
+
+    @max_batch_size.validator
+    def _max_batch(self, att, value):
+        if value is not None and not 1 <= value <= 10_000_000:
+            raise ValueError(f"max_batch_size: must be a whole number >= 1 (got {value})")
 
     @speculative_tokens.validator
     def _spec_tokens(self, att, value):

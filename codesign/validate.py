@@ -42,8 +42,9 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   ``*_tp``/``*_ep``/``*_dp_attention`` per worker. We compare the model's mean TTFT/TPOT with
   ``mean_ttft_s``/``mean_tpot_s`` (the model predicts means: mean lengths, mean queueing; the
   medians where a row has no mean) and
-  ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. Speculative decoding (``spec_method`` not
-  ``none``) is not modelled: those rows get an ``unsupported`` status.
+  ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. ``spec_method = mtp`` rows are priced with
+  :data:`MTP_DRAFT_TOKENS` draft tokens per step (not recorded; a warning says so) at the calibrated
+  acceptance; any other speculative method gets an ``unsupported`` status.
 
 A row whose ``conc`` (InferenceMAX) or ``isl``/``osl`` is not a whole number >= 1 is never priced
 at a default: it gets the status ``invalid: conc must be a whole number >= 1 (got -4)``, stays in
@@ -171,8 +172,10 @@ class Point:
 
     def config_key(self) -> tuple:
         """Identifies a served configuration (everything but the concurrency): the holdout unit."""
+        # (the inferred decode batch limit "mb" follows from the concurrency: not part of the unit)
         return (self.system_key, self.model_name, self.framework, self.mode, self.isl, self.osl,
-                tuple(sorted(self.formats.items())), tuple(sorted(self.deploy.items())))
+                tuple(sorted(self.formats.items())),
+                tuple(sorted((k, v) for k, v in self.deploy.items() if k != "mb")))
 
 
 def _gpt_oss_formats(pt: Point) -> dict:
@@ -474,11 +477,44 @@ def _imx(r: dict) -> Point:
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
             # (gpu_count_consistency "legacy_total_equals_num_prefill_gpu"): pools from a recipe
             infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]), spec_known=True)
+    if pt.mode == "disaggregated" and pt.framework == "dynamo-trt":
+        _dynamo_trt_batch_limit(pt)
     if spec_tokens:
         pt.deploy["spec"] = spec_tokens
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
+
+
+def _dynamo_trt_batch_limit(pt: Point) -> None:
+    """Decode batch limit of an InferenceMAX Dynamo + TensorRT-LLM disaggregated row (in place).
+
+    The recipes set ``DECODE_MAX_BATCH_SIZE`` per attention-DP rank (InferenceMAX's
+    ``benchmarks/dynamo`` launcher passes it to ``benchmark_disagg.slurm``; the CSV does not record
+    it) and then run ~1.05–1.3× that many users per rank (C = 2150 on 8 ranks, 1075 on 16, 5152 on
+    40), so the surplus waits for a decode slot and TTFT carries it. The limit is read as the largest
+    power of two at or below C per rank: on the public rows with C per rank 1.0–1.3× a power of two
+    (144 rows), the decode users implied by the measured TTFT and TPOT, C·D/(TTFT + D), sit at a
+    median 0.93–0.96 of that power of two; measured TTFTs of 3.7–4.8 s at C = 192 and 666 on GB300
+    (0.4–1.0 s predicted without the limit) are the surplus's wait.
+    """
+    d = pt.deploy
+    if "mb" in d:  # already set (pools taken from a recipe apply it themselves)
+        return
+    ranks = max(int(d["d_dp"]), 1)  # attention-DP ranks per decode instance
+    inst = max(int(d["d_chips"]) // max(int(d["d_tp"]) * ranks, 1), 1)
+    c_rank = pt.concurrency / (inst * ranks)
+    per_rank = 2 ** int(math.floor(math.log2(max(c_rank, 1.0))))
+    # only where the recipe pattern holds: 1–1.3× a power of two of at least 8 users per rank (below
+    # that, and further above, rows show no such limit: e.g. C = 24 on 4 TP8 workers, 6 per rank,
+    # measured TTFT 0.22 s, as unlimited; C = 1536 on 4 ranks, 384 each, 1.4 s)
+    if not (per_rank >= 8 and c_rank <= 1.3 * per_rank):
+        return
+    d["mb"] = per_rank * ranks
+    if per_rank * inst * ranks < pt.concurrency:
+        pt.warnings.append(f"decode batch limit {per_rank} per DP rank assumed (largest power of two "
+                           f"≤ C per rank; DECODE_MAX_BATCH_SIZE is not recorded): "
+                           f"{pt.concurrency - per_rank * inst * ranks} users wait for a decode slot")
 
 
 # ------------------------------------------------------------------------------ pool inference
@@ -587,9 +623,13 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     near = [rc for rc in recipes if rc.key == (pt.system_key, pt.model, fam, precision)]
     if near:
         rc = min(near, key=distance)
-        pt.deploy, how = dict(rc.deploy), f"InferenceMAX recipe {rc.id}"
+        # the pools only: a recipe's decode batch limit follows from its own concurrency
+        pt.deploy = {k: v for k, v in rc.deploy.items() if k != "mb"}
+        how = f"InferenceMAX recipe {rc.id}"
         if spec_known:  # the row says its own speculative decoding: only the pools are taken
             pt.deploy.pop("spec", None)
+        if fam == "trtllm":  # a Dynamo + TensorRT-LLM recipe: its batch-limit pattern, at this C
+            _dynamo_trt_batch_limit(pt)
         pt.warnings.append(f"pools of {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, logged "
                            "prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
                            + (f"; a {rc.spec} run, priced with its speculative decoding (the row "
@@ -745,6 +785,9 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
     for name, path in _DKEYS.items():
         if name in p0.deploy:
             overrides[path] = np.array([dict(k[3])[name] for k in keys], dtype=np.float64)
+    # decode batch limit per decode instance (inf: only the KV cache limits it)
+    overrides["deployment.max_batch_size"] = np.array([dict(k[3]).get("mb", np.inf) for k in keys],
+                                                      dtype=np.float64)
     # speculative decoding (draft tokens per step; 0 = off) for every point of the group
     overrides["deployment.speculative_tokens"] = np.array([dict(k[3]).get("spec", 0) for k in keys],
                                                           dtype=np.float64)

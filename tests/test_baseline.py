@@ -85,10 +85,12 @@ DSR1_DEPS = ([dict(tp=t, ep=t) for t in (4, 8)] + [dict(tp=1, dp_attention=d, ep
                      decode=dict(chips=d, tp=1, dp_attention=d, ep=d)) for d in (8, 16, 32)])
 
 #: Factor within which the current calibration reproduces each published number (docs/baselines.md):
-#: the minimum latencies within 1.2x (worst Kimi-K2 on GB300, 1.14x); peak tok/s per kW within
-#: 1.6x and optimistic (worst Kimi-K2 on GB300, 1.50x, which has no measured row on GB300, and
-#: gpt-oss-120b on GB200, 1.49x). Session 2 held 1.5x and 2.1x, session 3 1.3x and 1.8x.
-TOLERANCE = {"min_tpot_ms": 1.2, "min_e2e_latency_s": 1.2, "peak_mixed_tok_s_per_kw": 1.6}
+#: the minimum latencies within 1.25x (worst gpt-oss-120b on GB200, 1.20x: batch-1 decode there is
+#: collective- and launch-latency bound, and the fit, made mostly of loaded rows, prices it ~17%
+#: slow at TP4 against imx-03187); peak tok/s per kW within 1.5x and optimistic (worst gpt-oss-120b
+#: on GB200, 1.45x; Kimi-K2 on GB300, which has no measured row there, 1.37x). Session 2 held 1.5x
+#: and 2.1x, session 3 1.3x and 1.8x, session 4 1.2x and 1.6x.
+TOLERANCE = {"min_tpot_ms": 1.25, "min_e2e_latency_s": 1.25, "peak_mixed_tok_s_per_kw": 1.5}
 
 
 @pytest.mark.parametrize("model,system,deps,formats", [

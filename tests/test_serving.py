@@ -292,3 +292,57 @@ def test_a_refused_search_leaves_no_study_behind(tmp_path, cli):
     bad.write_text(f'include = ["{base.as_posix()}"]\n[efficiency]\nburst_fraction = 0.2\n')
     rc, _, err = cli("optimize", bad, "--trials", "2", "--out", out)
     assert rc == 0, err
+
+
+# ------------------------------------------------------------------ engine batch limit
+def test_batch_limit_queues_the_surplus_by_littles_law(tmp_path):
+    """deployment.max_batch_size = 64 on one decode instance with C = 1024 users: 64 decode, the
+    other 960 wait for a slot. Little's law over the loop (no start-up wave): X = B/D requests/s,
+    so TTFT = C/X − D = D·(C/B − 1) = 15·D; TPOT is the batch of 64's at every C ≥ 64."""
+    f = tmp_path / "mb.toml"
+    f.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                 '[deployment]\nmax_batch_size = 64\n[efficiency]\nburst_fraction = 0.0\n'
+                 '[workload]\nconcurrency = [16, 64, 256, 1024]\n')
+    spec = load_spec(f)
+    ev = evaluate(spec)
+    assert ev.feasible[0].all()
+    b = ev.points["decode_batch"][0]
+    assert b[0] < 16 and b[-1] == pytest.approx(64, rel=1e-5)
+    osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
+    d = (osl - 1) * ev.points["tpot_s"][0][-1]
+    assert ev.points["ttft_s"][0][-1] == pytest.approx(15 * d, rel=1e-3)
+    np.testing.assert_allclose(ev.points["tpot_s"][0][-2:], ev.points["tpot_s"][0][-1], rtol=1e-5)
+    # no limit: the same 1024 users all decode (the KV cache holds them) and wait far less
+    free = evaluate(load_spec(SPECS / "examples" / "gb200-gpt-oss-120b.toml"),
+                    {"workload.isl": np.asarray([spec.workload.isl], dtype=float)})
+    assert free.points["decode_batch"][0].max() > 64
+
+
+@pytest.mark.parametrize("value", [0, -3, 2.5])
+def test_bad_batch_limit_is_named(tmp_path, cli, value):
+    f = tmp_path / "s.toml"
+    f.write_text(f'include = ["{SPECS / "examples" / "gb200-gpt-oss-120b.toml"}"]\n'
+                 f"[deployment]\nmax_batch_size = {value}\n")
+    rc, out, err = cli("evaluate", f)
+    assert rc == 2
+    assert "max_batch_size" in err and "Traceback" not in err
+
+
+def test_dynamo_trt_rows_get_the_recipe_batch_limit(shared_data):
+    from codesign.validate import read_measured
+
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    by = {p.id: p for p in pts}
+    # imx-01421: dynamo-trt on GB200, decode 1 worker of TP8 with attention DP (8 ranks), C = 2150:
+    # 268.75 users per rank, 1.05x 256, so 256 per rank (2048 per instance) and 102 users wait
+    p = by["imx-01421"]
+    assert p.deploy["mb"] == 256 * 8
+    assert any("102 users wait" in w for w in p.warnings)
+    # imx-00152: C = 24 on 4 TP8 workers without DP, 6 per rank: below the pattern, no limit
+    assert "mb" not in by["imx-00152"].deploy
+    # the limit follows from C, so it is not part of the holdout unit (every concurrency of a
+    # configuration stays on one side of the calibration's split)
+    import attrs
+
+    other = attrs.evolve(p, deploy={**p.deploy, "mb": 128 * 8})
+    assert other.config_key() == p.config_key()

@@ -124,7 +124,10 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     assert p.status == ("ambiguous: pools inferred from InferenceMAX recipe imx-00320 "
                         "(28 prefill + 8 decode GPUs)")
     assert p.deploy == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4,
-                        "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1}
+                        "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1,
+                        # a Dynamo + TensorRT-LLM recipe's batch limit at this row's C: 2151 users
+                        # on 8 DP ranks is 268.9 per rank, 1.05x 256, so 256 per rank
+                        "mb": 256 * 8}
     # gb200 dynamo-sglang fp4 1024/1024 recipes logging TP 1 run at conc 4 (imx-00176 and others:
     # 1 prefill worker of 4 GPUs, 2 decode workers of 4, attention DP), 32, 64 and >= 512 (4 prefill
     # workers and 48 decode GPUs); conc 8 is nearest to 4 in log space

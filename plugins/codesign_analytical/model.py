@@ -13,11 +13,13 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   (MLA's latent is replicated over TP ranks). Weights live in HBM (spare SRAM holds a share); the
   KV cache fills SRAM first (kept local), then the engine's share (``kv_memory_fraction``) of the
   HBM left after the weights, then, only with ``deployment.host_kv_cache``, the host tier. Those
-  KV slots cap the decode batch; more users wait for admission (serving engines queue them).
+  KV slots, and the engine's batch limit (``deployment.max_batch_size``) where the spec sets one,
+  cap the decode batch; more users wait for admission (serving engines queue them).
 * **Decode step** at batch B: reads the dense weights, the expected distinct experts that B·k
   routings touch per EP shard, E/ep·(1 − (1 − k/E)^B), and the batch's KV cache, each tier at its
   bandwidth × achievable fraction; compute 2·active·B plus attention over the context at the
-  achievable fraction of the chip peak for the activation format; time = max(compute, memory) +
+  achievable fraction of the chip peak for the activation format; a roofline per operator
+  (attention over the KV cache, dense GEMMs, expert GEMMs: each max(compute, memory), summed) +
   TP all-reduces, EP all-to-all and PP sends (α + size/β) + per-layer and per-step overheads.
 * **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL).
 * **Serving** (closed loop, C users; mean-value analysis): the unknown is the decode batch B
@@ -33,7 +35,7 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
   (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
   (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D. The batch is
-  capped by the KV slots, and the throughput by the prefill capacity 1/T_a (a prefill-bound loop
+  capped by the KV slots and the batch limit, and the throughput by the prefill capacity 1/T_a (a prefill-bound loop
   runs the decode batch that carries 1/T_a); the users beyond either wait, which TTFT = C/X − D
   counts.
 * **Power and area**: static + energy per FLOP, per byte per tier and per link byte; area from
@@ -202,6 +204,7 @@ KEYMAP: dict[str, str] = {
     "deployment.speculative_tokens": "spec_d",
     "deployment.acceptance_rate": "spec_a",
     "deployment.host_kv_cache": "host_kv",
+    "deployment.max_batch_size": "max_batch",
     # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
     # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
     "workload.isl": "isl_tokens",
@@ -354,24 +357,29 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     if prefill:
         kv_read = reqs * kv_elems * p["kv_bytes"] / kv_split / pp  # written once
     # --- FLOPs per chip
+    # per token: expert GEMMs (shared + k routed) and the rest (dense FFN layers, lm_head, router)
+    moe_fl_tok = 2.0 * (s.shared_params + s.k * s.per_expert * s.n_moe_layers) if s.experts else 0.0
+    dense_fl_tok = max(s.linear_flops_rest - moe_fl_tok, 0.0)
     if prefill:
         attn_fl = reqs * _prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx) / tp / pp
         # one request per attention replica runs at once (dp requests): its attention on tp chips,
         # the dp·tokens of FFN/expert work spread over all n = tp·dp chips of the stage
         lin_attn = tokens * s.linear_flops_attn / tp / pp
-        lin_rest = dp * tokens * s.linear_flops_rest / n / pp
+        rest_tokens = dp * tokens / n / pp
     else:
         attn_fl = q * reqs_per_replica * _attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx) / tp / pp
         lin_attn = q * tokens * s.linear_flops_attn / n / pp
-        lin_rest = q * tokens * s.linear_flops_rest / n / pp
-    flops = attn_fl + lin_attn + lin_rest
+        rest_tokens = q * tokens / n / pp
+    lin_dense = rest_tokens * dense_fl_tok
+    lin_moe = rest_tokens * moe_fl_tok
+    flops = attn_fl + lin_attn + lin_dense + lin_moe
     # each GEMM runs at the tensor-core rate of its slower operand (weights or activations): a
     # BF16 attention projection does not run at the FP4 rate of the experts beside it; attention
     # scores run at the KV cache format's MMA rate, at most FP8 (peaks set per design by
     # `AnalyticalModel.arrays`)
     frac = eff["compute_prefill"] if prefill else eff["compute_decode"]
     pk_w = p["peak_w"]
-    pk_rest = p["peak_mw"] if s.experts else pk_w
+    pk_mw = p["peak_mw"] if s.experts else pk_w
     pk_attn = p["peak_attn"]
     # per weight-format GEMM rate (p["w_is_<family>"] one-hot, see AnalyticalModel.arrays)
     sc_w = 1.0 + sum(p[f"w_is_{f}"] * (eff[f"compute_scale_{f}"] - 1.0) for f in SCALE_FAMILIES)
@@ -379,8 +387,10 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     if not s.experts:
         sc_mw = sc_w
     # an achievable fraction never exceeds the peak: frac·scale is capped at 1
-    t_compute = (attn_fl / (pk_attn * frac) + lin_attn / (pk_w * jnp.minimum(frac * sc_w, 1.0))
-                 + lin_rest / (pk_rest * jnp.minimum(frac * sc_mw, 1.0)))
+    c_attn = attn_fl / (pk_attn * frac)
+    c_dense = (lin_attn + lin_dense) / (pk_w * jnp.minimum(frac * sc_w, 1.0))
+    c_moe = lin_moe / (pk_mw * jnp.minimum(frac * sc_mw, 1.0))
+    t_compute = c_attn + c_dense + c_moe
     # --- memory tiers: weights in HBM (a share in spare SRAM), KV fills SRAM, HBM, host
     w_resident = p["w_resident"]
     kv_res = p["kv_resident"]  # KV resident per chip at this batch (set by caller)
@@ -399,9 +409,14 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     bytes_hbm = w_read * (1.0 - w_sram_share) + kv_read * f_hbm
     bytes_sram = w_read * w_sram_share + kv_read * f_sram
     bytes_host = kv_read * f_host
-    t_mem = (bytes_hbm / (p["hbm_bw"] * eta)
-             + bytes_sram / (jnp.maximum(p["sram_bw"], _TINY) * eta)
-             + bytes_host / (jnp.maximum(p["host_bw"], _TINY) * eta))
+    s_hbm = 1.0 / (p["hbm_bw"] * eta)  # seconds per byte of each tier
+    s_sram = 1.0 / (jnp.maximum(p["sram_bw"], _TINY) * eta)
+    s_host = 1.0 / (jnp.maximum(p["host_bw"], _TINY) * eta)
+    s_w = (1.0 - w_sram_share) * s_hbm + w_sram_share * s_sram  # per weight byte
+    m_attn = kv_read * (f_hbm * s_hbm + f_sram * s_sram + f_host * s_host)
+    m_dense = w_dense * s_w
+    m_moe = w_expert * s_w
+    t_mem = m_attn + m_dense + m_moe
     # --- collectives (α–β), within the scale-up domain or over scale-out beyond it
     out_of_domain = n > p["su_domain"]
     bw = jnp.where(out_of_domain, p["so_bw"], p["su_bw"]) * eff["network_bandwidth"]
@@ -422,7 +437,14 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
     link_bytes = t_comm * bw  # bytes on links ≈ collective time × bandwidth (α time included: an upper bound)
     t_overhead = layers_stage * s.kernel_factor * eff["layer_overhead_s"]
-    t = jnp.maximum(t_compute, t_mem) + t_comm + t_overhead
+    # roofline per operator, not per pass: attention (KV-cache reads), the dense GEMMs (attention
+    # projections, dense FFN, lm_head) and the expert GEMMs are separate kernels that run one after
+    # another, each at the max of its own compute and memory time. A single max over the whole pass
+    # let a large decode batch hide the KV reads of attention under the experts' compute; per-op
+    # rooflines are how GenZ (Bambhaniya et al., arXiv:2406.01698) and LLMCompass (Zhang et al.,
+    # ISCA 2024) price a layer
+    t = (jnp.maximum(c_attn, m_attn) + jnp.maximum(c_dense, m_dense) + jnp.maximum(c_moe, m_moe)
+         + t_comm + t_overhead)
     return {
         "t": t, "t_compute": t_compute, "t_mem": t_mem, "t_comm": t_comm,
         "flops": flops, "bytes_hbm": bytes_hbm, "bytes_sram": bytes_sram, "bytes_host": bytes_host,
@@ -603,8 +625,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
     # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
-    # the batch is capped by the KV slots; above them the excess users wait for admission
-    B_cap = jnp.maximum(jnp.minimum(C, slots) / inst_d, 1e-3)
+    # the batch is capped by the KV slots and the engine's batch limit (deployment.max_batch_size,
+    # per decode instance); above them the excess users wait for admission
+    B_cap = jnp.maximum(jnp.minimum(jnp.minimum(C, slots) / inst_d, p["max_batch"]), 1e-3)
     B_hi = jax.lax.stop_gradient(B_cap)
     B_lo = jnp.minimum(1e-3 * jnp.maximum(C / inst_d, 1.0), B_hi)  # at least 0.1% of the users decode
 
@@ -859,6 +882,7 @@ class AnalyticalModel:
             "spec_d": float(d.speculative_tokens),
             "spec_a": np.nan if d.acceptance_rate is None else d.acceptance_rate,
             "host_kv": 1.0 if d.host_kv_cache else 0.0,
+            "max_batch": np.inf if d.max_batch_size is None else float(d.max_batch_size),
         }
         for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
             p[f"peak_{cls}"] = getattr(pf, cls)
