@@ -398,8 +398,9 @@ def _breakdown(design_path: Path) -> dict:
 def _breakdown_md(bd: dict) -> list[str]:
     if not bd:
         return []
-    lines = ["Where time goes (per decode step and per prefill, milliseconds; compute and memory overlap, "
-             "network adds):", "",
+    lines = ["Where time goes (per decode step and per prefill, milliseconds, the cost model's breakdown "
+             "metrics: compute and memory each summed over the pass, network added; how compute and "
+             "memory combine into a step is the cost model's):", "",
              "| concurrency | decode compute | decode memory | decode network | TPOT | prefill compute | prefill memory | prefill network | TTFT |",
              "|---|---|---|---|---|---|---|---|---|"]
     for c, r in bd.items():
