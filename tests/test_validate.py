@@ -99,6 +99,58 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     assert "pred_tput_per_gpu_tok_s" in rows[0] and "extrapolated" in rows[0]
 
 
+def test_cli_validate_with_a_calibration_file(shared_data, tmp_path, capsys):
+    """--calibration FILE prices with that file's knobs: the shipped file passed explicitly gives the
+    default predictions; a calibration with every GB200 overhead raised gives slower ones."""
+    import json
+    import re
+
+    from codesign.cli import main
+    from codesign_baseline import CALIBRATION
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    sub = _subset(src, tmp_path / "imx.csv", {"imx-00152"}, "point_id")  # GB200, dynamo-trt
+
+    def pred(*extra):
+        out = tmp_path / f"o{len(list(tmp_path.iterdir()))}"
+        assert main(["validate", str(sub), "--out", str(out), "--json", *extra]) == 0
+        capsys.readouterr()
+        return float(next(csv.DictReader(open(out / "predictions.csv")))["pred_tpot_ms"])
+
+    base = pred()
+    assert pred("--calibration", str(CALIBRATION)) == base
+    text = CALIBRATION.read_text()
+    # gb200's step overhead +10 ms: every decode step of this GB200 row (no MTP) is 10 ms slower,
+    # times the TensorRT-LLM family's offset, which scales overheads (added in log space)
+    from codesign_baseline import load_calibration
+
+    factor = math.exp(load_calibration()["frameworks"]["trtllm"]["step_overhead_s"])
+    m = re.search(r"(\[systems\.gb200\][^\[]*?step_overhead_s = )([0-9.e+-]+)", text)
+    slow = text[:m.start(2)] + repr(float(m.group(2)) + 10e-3) + text[m.end(2):]
+    (tmp_path / "slow.toml").write_text(slow)
+    assert pred("--calibration", str(tmp_path / "slow.toml")) == pytest.approx(base + 10.0 * factor, rel=0.01)
+
+
+@pytest.mark.parametrize("body,msg", [
+    (None, "no such calibration file"),
+    ("shared = [1, 2\n", "not a valid TOML file"),
+    ("[systems.gb200]\ncompute_decode = 0.5\n", "shared: missing"),
+    ("[shared]\ncompute_decod = 0.5\n", "shared.compute_decod: unknown knob"),
+    ("[shared]\ncompute_decode = 1.5\n", "shared.compute_decode: must be in (0, 1]"),
+    ("[shared]\n[systems.gb200]\nstep_overhead_s = -1.0\n", "systems.gb200.step_overhead_s: must be in [0, 10]"),
+    ('cost_model = "roofline"\n[shared]\n', "cost_model: calibrates 'roofline'"),
+])
+def test_bad_calibration_files_are_refused(shared_data, tmp_path, cli, body, msg):
+    f = tmp_path / "cal.toml"
+    if body is not None:
+        f.write_text(body)
+    sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv",
+                  {"imx-00152"}, "point_id")
+    rc, out, err = cli("validate", sub, "--calibration", f)
+    assert rc == 2, err
+    assert msg in err and str(f) in err and "Traceback" not in err
+
+
 # --- pool inference for rows converted from InferenceMAX result files (no worker counts) ---------
 POOL_IDS = {
     # logs prefill TP 4 / EP 4, decode TP 8, conc 2151; InferenceMAX imx-00320 (same TTFT, 5392.82 ms)

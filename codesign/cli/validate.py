@@ -1,4 +1,4 @@
-"""``codesign validate MEASURED.csv [--out DIR] [--json] [--cost-model NAME] [--uncalibrated]``.
+"""``codesign validate MEASURED.csv [--out DIR] [--json] [--cost-model NAME] [--uncalibrated | --calibration FILE]``.
 
 Maps every measured row to a spec (see :mod:`codesign.validate` for the column mapping), predicts
 TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrated baselines'
@@ -22,19 +22,23 @@ def register(sub) -> None:
     p.add_argument("--out", help="directory for predictions.csv")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="registered cost model to use (default: analytical)")
-    p.add_argument("--uncalibrated", action="store_true",
-                   help="use the cost model's default knobs instead of the calibrated baselines'")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--uncalibrated", action="store_true",
+                     help="use the cost model's default knobs instead of the calibrated baselines'")
+    how.add_argument("--calibration", metavar="FILE",
+                     help="knobs from this calibration TOML (written by `codesign calibrate --out FILE`) "
+                          "instead of the shipped one")
     p.set_defaults(func=run)
 
 
-def _efficiency_for(uncalibrated: bool):
+def _efficiency_for(uncalibrated: bool, path=None):
     if uncalibrated:
         return (lambda p: {}), None
     try:
-        from codesign_baseline import efficiency_for, load_calibration
+        from codesign_baseline import efficiency_for, load_calibration, read_calibration
     except ImportError:  # pragma: no cover - baseline plugin not installed
         return (lambda p: {}), None
-    cal = load_calibration()
+    cal = read_calibration(path) if path else load_calibration()
     if not cal:
         return (lambda p: {}), None
     return (lambda p: efficiency_for(cal, p.system_key, p.framework)[0]), cal.get("domain")
@@ -48,7 +52,7 @@ def run(args) -> int:
     schema, points = read_measured(args.measured)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
-    eff_for, domain = _efficiency_for(args.uncalibrated)
+    eff_for, domain = _efficiency_for(args.uncalibrated, args.calibration)
     if args.cost_model and args.cost_model != "analytical":
         eff_for = lambda p: {}  # noqa: E731 - knobs belong to the analytical model
     predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain)

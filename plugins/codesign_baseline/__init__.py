@@ -42,6 +42,59 @@ def load_calibration(path: Path = CALIBRATION) -> dict:
         return tomllib.load(f)
 
 
+def read_calibration(path) -> dict:
+    """A calibration TOML that ``codesign calibrate --out`` wrote, checked before any row is priced.
+
+    Raises:
+        CodesignError: the file is missing.
+        SpecError: not TOML, not a calibration of the analytical model, or a knob that the model
+            does not have or a value outside its range; each problem names the file and key path.
+    """
+    import math
+
+    from codesign.errors import CodesignError, SpecError
+    from codesign_analytical.model import DEFAULT_EFFICIENCY, KNOB_RANGES, MAX_KNOB_TIME_S
+
+    f = str(path)
+    if not Path(path).is_file():
+        raise CodesignError(f"{f}: no such calibration file (write one with `codesign calibrate --out {f}`)")
+    try:
+        cal = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise SpecError([(f, "", f"not a valid TOML file ({e})")]) from None
+    problems = []
+    if cal.get("cost_model", "analytical") != "analytical":
+        problems.append((f, "cost_model", f"calibrates {cal['cost_model']!r}; the baselines price with 'analytical'"))
+    if not isinstance(cal.get("shared"), dict):
+        problems.append((f, "shared", "missing: a calibration has a [shared] table of knobs "
+                                      "(as `codesign calibrate` writes it)"))
+    tables = [("shared", cal.get("shared", {}), True)]
+    for group, physical in (("systems", True), ("frameworks", False)):
+        sub = cal.get(group, {})
+        if not isinstance(sub, dict):
+            problems.append((f, group, "must be a table of tables"))
+            continue
+        tables += [(f"{group}.{k}", v, physical) for k, v in sub.items()]
+    for where, t, physical in tables:
+        if not isinstance(t, dict):
+            problems.append((f, where, "must be a table of knobs"))
+            continue
+        for k, v in t.items():
+            if k not in DEFAULT_EFFICIENCY:
+                problems.append((f, f"{where}.{k}", "unknown knob of the analytical model; expected one of "
+                                 + ", ".join(DEFAULT_EFFICIENCY)))
+            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                problems.append((f, f"{where}.{k}", f"must be a finite number (got {v!r})"))
+            elif physical:  # framework tables hold offsets in the fit's unconstrained space
+                lo, hi, lo_open, hi_open = KNOB_RANGES.get(k, (0.0, MAX_KNOB_TIME_S, False, False))
+                if not ((v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)):
+                    rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+                    problems.append((f, f"{where}.{k}", f"must be in {rng} (got {v:g})"))
+    if problems:
+        raise SpecError(problems)
+    return cal
+
+
 def efficiency_for(cal: dict, system: str, framework: str | None = None) -> tuple[dict, str]:
     """Knobs for ``system`` (and serving ``framework``): the system's fitted knobs, else the shared
     ones, plus the framework family's offset (``[frameworks.<family>]``, in the fit's unconstrained
