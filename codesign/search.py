@@ -143,9 +143,20 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
                                                f"vary this key; it can vary {', '.join(parameters)}"))
             continue
         try:
-            params.append(_param(key, kind, p))
+            prm = _param(key, kind, p)
         except (QuantityError, ValueError, TypeError) as exc:
             problems.append((spec.path, where, str(exc)))
+            continue
+        # every value the search may try must be one the spec itself accepts (a design file is a
+        # spec `codesign evaluate` takes unchanged): the bounds, or each choice
+        tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
+        bad = next(((v, m) for v in tried if (m := _deployment_value_problem(spec, key, v))), None)
+        if bad:
+            what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
+            shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
+            problems.append((spec.path, where, f"{what} {shown!r}: {bad[1]}"))
+            continue
+        params.append(prm)
     if not s.params:
         problems.append((spec.path, "search.params", "declare at least one parameter to search"))
     objectives = []
@@ -184,12 +195,10 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         if not choices:
             problems.append((spec.path, where, "list at least one choice"))
             continue
-        if key.rsplit(".", 1)[-1] in _WHOLE_DEPLOYMENT_KEYS:
-            bad = [c for c in choices if isinstance(c, bool) or not isinstance(c, (int, float))
-                   or not (c >= 1 and float(c).is_integer())]
-            if bad:
-                problems.append((spec.path, where, f"choices must be whole numbers >= 1 (got {bad[0]!r})"))
-                continue
+        bad = next(((c, m) for c in choices if (m := _deployment_value_problem(spec, key, c))), None)
+        if bad:
+            problems.append((spec.path, where, f"choice {bad[0]!r}: {bad[1]}"))
+            continue
         try:
             envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
         except (QuantityError, ValueError, TypeError) as exc:
@@ -237,8 +246,10 @@ def _param(key: str, kind: str | None, p) -> Param:
     if p.log and low <= 0:
         raise ValueError("a log-scaled range needs low > 0")
     if key in INT_KEYS:
-        return Param(key, kind, "int", low=int(low), high=int(high), log=p.log,
-                     step=int(val(p.step)) if p.step is not None else 1)
+        step = val(p.step) if p.step is not None else 1
+        if not (step >= 1 and float(step).is_integer()):
+            raise ValueError(f"step must be a whole number >= 1 for a count (got {p.step!r})")
+        return Param(key, kind, "int", low=int(low), high=int(high), log=p.log, step=int(step))
     return Param(key, kind, "float", low=low, high=high, log=p.log,
                  step=float(val(p.step)) if p.step is not None else None)
 
@@ -945,8 +956,38 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
                         f"{', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}")
 
 
-#: Deployment keys that count chips, ranks or requests: an envelope choice must be a whole number >= 1.
-_WHOLE_DEPLOYMENT_KEYS = {"tp", "pp", "ep", "dp_attention", "chips", "max_batch_size"}
+def _deployment_value_problem(spec: Spec, key: str, value) -> str | None:
+    """Why ``value`` cannot be the spec's ``deployment.*`` key, by the spec's own field checks
+    (types, ranges, validators); None when it can, or for a key outside ``[deployment]``. A float
+    with a whole value stands for the integer (design files write it as one)."""
+    import cattrs
+
+    from .spec import Deployment, converter
+
+    section, _, rest = key.partition(".")
+    if section != "deployment" or FORMAT_KEY.match(key):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    conv = converter()
+    raw = conv.unstructure(spec.deployment)
+    d = raw
+    *parents, leaf = rest.split(".")
+    for p in parents:
+        if not isinstance(d.get(p), dict):
+            return None  # e.g. a pool the spec does not have: priced (and checked) per design
+        d = d[p]
+    d[leaf] = value
+    try:
+        conv.structure(raw, Deployment)
+    except cattrs.BaseValidationError as exc:
+        from .spec import _cattrs_problems
+
+        msgs = [m for _, where, m in _cattrs_problems(exc, {}, spec.path) if where.endswith(leaf)]
+        return msgs[0] if msgs else "not a valid value here"
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return None
 
 
 # ------------------------------------------------------------------------------- storage

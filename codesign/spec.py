@@ -346,7 +346,7 @@ class Deployment:
     @max_batch_size.validator
     def _max_batch(self, att, value):
         if value is not None and not 1 <= value <= 10_000_000:
-            raise ValueError(f"max_batch_size: must be a whole number >= 1 (got {value})")
+            raise ValueError(f"max_batch_size: must be a whole number in [1, 10000000] (got {value})")
 
     @speculative_tokens.validator
     def _spec_tokens(self, att, value):
@@ -519,6 +519,11 @@ def _origin(origins: dict, path: tuple, default: str) -> str:
         f = origins.get(tuple(path[:n]))
         if f:
             return f
+        # a quoted key with dots ("deployment.tp" under [search.params]) is one TOML key
+        for j in range(n - 1, 0, -1):
+            f = origins.get(tuple(path[:j]) + (".".join(path[j:n]),))
+            if f:
+                return f
     return default
 
 
@@ -560,6 +565,13 @@ def converter():
     conv.register_structure_hook(PosInt, _pos_int)
     conv.register_structure_hook(typing.Any, lambda v, _t: v)
 
+    def _choices(value, _type):  # a list in TOML; a string or a table would iterate char by char
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"expected a list (got {value!r})")
+        return tuple(value)
+
+    conv.register_structure_hook_func(lambda t: t == tuple[typing.Any, ...], _choices)
+
     def quantity_hook(a):
         kind, allow_zero = a.metadata["unit"], a.metadata.get("allow_zero", False)
         return lambda value, _t: parse_quantity(value, kind, allow_zero=allow_zero)
@@ -584,6 +596,8 @@ def _format_exception(exc: BaseException, type_) -> str:
             f"{k}\x01{_did_you_mean(k, names)}" for k in sorted(exc.extra_fields))
     if isinstance(exc, KeyError):
         return "missing (required)"
+    if isinstance(exc, AttributeError) and "'keys'" in str(exc):
+        return "expected a table (e.g. {low = …, high = …} or {choices = […]})"
     if "not in literal" in str(exc):
         allowed = typing.get_args(type_) if type_ is not None else ()
         got = str(exc).split(" not in literal")[0]

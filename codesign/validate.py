@@ -511,10 +511,13 @@ def _dynamo_trt_batch_limit(pt: Point) -> None:
     if not (per_rank >= 8 and c_rank <= 1.3 * per_rank):
         return
     d["mb"] = per_rank * ranks
-    if per_rank * inst * ranks < pt.concurrency:
-        pt.warnings.append(f"decode batch limit {per_rank} per DP rank assumed (largest power of two "
-                           f"≤ C per rank; DECODE_MAX_BATCH_SIZE is not recorded): "
-                           f"{pt.concurrency - per_rank * inst * ranks} users wait for a decode slot")
+    slots = per_rank * inst * ranks
+    if slots < pt.concurrency:
+        unit = "attention-DP rank" if ranks > 1 else "decode worker"
+        pt.warnings.append(f"decode batch limit {per_rank} per {unit} assumed (largest power of two ≤ "
+                           f"C per {unit}; DECODE_MAX_BATCH_SIZE is not recorded): {per_rank} × "
+                           f"{inst * ranks} = {slots} decode slots, {pt.concurrency - slots} of "
+                           f"{pt.concurrency} users wait for one")
 
 
 # ------------------------------------------------------------------------------ pool inference

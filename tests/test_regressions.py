@@ -140,7 +140,7 @@ def test_envelope_choices_of_chip_counts_are_whole_numbers(cli, tmp_path, choice
     spec = _spec(tmp_path, f'[search.envelope]\n"deployment.ep" = {choices}\n', name="e.toml", base=FLAGSHIP)
     rc, _, err = cli("optimize", spec, "--trials", "3", "--out", tmp_path / "o")
     assert rc == 2 and "Traceback" not in err
-    assert f"search.envelope.deployment.ep: choices must be whole numbers >= 1 (got {bad})" in err, err
+    assert f"search.envelope.deployment.ep: choice {bad}: " in err, err
     assert not (tmp_path / "o" / "study.journal").exists()
 
 
@@ -155,3 +155,46 @@ def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
     assert "No artists" not in err
     rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / "o")
     assert "no feasible design; most common reasons: tp 3 does not divide" in out + err
+
+
+@pytest.mark.parametrize("body,msg", [
+    # a fresh-clone trial (session 5): these were accepted and wrote design files that
+    # `codesign evaluate` then refused, or priced a batch limit of 0 or 2.5
+    ('[search.envelope]\n"deployment.max_batch_size" = [1e30]\n',
+     "search.envelope.deployment.max_batch_size: choice 1e+30: must be a whole number in [1, 10000000]"),
+    ('[search.envelope]\n"deployment.max_batch_size" = "64"\n',
+     "search.envelope.deployment.max_batch_size: expected a list (got '64')"),
+    ('[search.envelope]\n"deployment.max_batch_size" = {low = 16, high = 64}\n',
+     "search.envelope.deployment.max_batch_size: expected a list"),
+    ('[search.params]\n"deployment.max_batch_size" = {low = 0, high = 64}\n',
+     "search.params.deployment.max_batch_size: low 0: must be a whole number in [1, 10000000]"),
+    ('[search.params]\n"deployment.max_batch_size" = {choices = [2.5, 64]}\n',
+     "search.params.deployment.max_batch_size: choice 2.5: expected a whole number"),
+    ('[search.params]\n"deployment.max_batch_size" = {low = 16, high = 1024, step = 0.5}\n',
+     "search.params.deployment.max_batch_size: step must be a whole number >= 1"),
+    ('[search.params]\n"deployment.max_batch_size" = [64, 256]\n',
+     "search.params.deployment.max_batch_size: expected a table"),
+    ('[search.params]\n"deployment.tp" = {low = 0, high = 8}\n',
+     "search.params.deployment.tp: low 0: must be a whole number >= 1"),
+])
+def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, body, msg):
+    spec = _spec(tmp_path, body, name="mine.toml", base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err
+    # the message names the user's file, not the included one that also has [search] tables
+    assert f"mine.toml: {msg}" in err, err
+    assert not (tmp_path / "o" / "study.journal").exists()
+
+
+def test_whole_valued_float_envelope_choices_are_counts(cli, tmp_path):
+    # [64.0, 256.0] are the counts 64 and 256: the design files write integers evaluate accepts
+    spec = _spec(tmp_path, '[search]\nseed_sweep = 64\ngradient_seeds = 0\n'
+                           '[search.envelope]\n"deployment.max_batch_size" = [64.0, 256.0]\n',
+                 name="mine.toml", base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "6", "--out", tmp_path / "o")
+    assert rc in (0, 1), err
+    designs = sorted((tmp_path / "o" / "designs").glob("*.toml"))
+    assert designs, err
+    for design in designs:
+        assert "max_batch_size = 64\n" in design.read_text()  # the first objective's choice
+        assert cli("evaluate", design)[0] == 0

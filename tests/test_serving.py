@@ -308,6 +308,7 @@ def test_batch_limit_queues_the_surplus_by_littles_law(tmp_path):
     assert ev.feasible[0].all()
     b = ev.points["decode_batch"][0]
     assert b[0] < 16 and b[-1] == pytest.approx(64, rel=1e-5)
+    assert ev.design["max_concurrency"][0] == 64  # users held without queueing: the limit, not the KV slots
     osl = spec.workload.osl * (1 - spec.workload.length_jitter / 2)
     d = (osl - 1) * ev.points["tpot_s"][0][-1]
     assert ev.points["ttft_s"][0][-1] == pytest.approx(15 * d, rel=1e-3)
@@ -337,7 +338,7 @@ def test_dynamo_trt_rows_get_the_recipe_batch_limit(shared_data):
     # 268.75 users per rank, 1.05x 256, so 256 per rank (2048 per instance) and 102 users wait
     p = by["imx-01421"]
     assert p.deploy["mb"] == 256 * 8
-    assert any("102 users wait" in w for w in p.warnings)
+    assert any("256 × 8 = 2048 decode slots, 102 of 2150 users wait" in w for w in p.warnings)
     # imx-00152: C = 24 on 4 TP8 workers without DP, 6 per rank: below the pattern, no limit
     assert "mb" not in by["imx-00152"].deploy
     # the limit follows from C, so it is not part of the holdout unit (every concurrency of a

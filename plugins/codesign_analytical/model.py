@@ -535,7 +535,8 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     kv_cap_chip = p["sram_cap"] + _hbm_kv(p, w_res_d, eff) + p["host_cap"] * p["host_kv"]
     reqs_chip = kv_cap_chip / jnp.maximum(kv_req_d, _TINY)
     slots = reqs_chip * dp_d * inst_d  # continuous, for the batch cap (carries the gradient)
-    max_conc = jnp.floor(reqs_chip) * dp_d * inst_d
+    # users the decode side holds at once: KV slots, and the engine's batch limit where set
+    max_conc = jnp.minimum(jnp.floor(reqs_chip) * dp_d, p["max_batch"]) * inst_d
     weights_fit = (w_res_d <= p["hbm_cap"] + p["sram_cap"]) & (w_res_p <= p["hbm_cap"] + p["sram_cap"])
 
     # speculative decoding: d draft tokens per step (one MTP/EAGLE layer each), verified in one pass
