@@ -39,13 +39,13 @@ from attrs import frozen
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import cost_model_name
-from .spec import SearchParam, Spec, quantity_kind
+from .spec import SearchParam, Spec, deployment_value_problem, quantity_kind
 from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
-INT_KEYS = {"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
-            "deployment.dp_attention", "deployment.max_batch_size"} | {f"deployment.{r}.{k}" for r in ("prefill", "decode")
-                                           for k in ("chips", "tp", "ep", "dp_attention")}
+INT_KEYS = ({"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
+             "deployment.dp_attention", "deployment.max_batch_size"}
+            | {f"deployment.{r}.{k}" for r in ("prefill", "decode") for k in ("chips", "tp", "ep", "dp_attention")})
 
 #: Metrics a search can optimise or constrain: summary metrics and design metrics (per design).
 SEARCH_METRICS = {**SUMMARY_METRICS, **{k: v for k, v in DESIGN_METRICS.items() if v[1]},
@@ -150,7 +150,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         # every value the search may try must be one the spec itself accepts (a design file is a
         # spec `codesign evaluate` takes unchanged): the bounds, or each choice
         tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
-        bad = next(((v, m) for v in tried if (m := _deployment_value_problem(spec, key, v))), None)
+        bad = next(((v, m) for v in tried if (m := deployment_value_problem(spec, key, v))), None)
         if bad:
             what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
             shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
@@ -195,7 +195,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         if not choices:
             problems.append((spec.path, where, "list at least one choice"))
             continue
-        bad = next(((c, m) for c in choices if (m := _deployment_value_problem(spec, key, c))), None)
+        bad = next(((c, m) for c in choices if (m := deployment_value_problem(spec, key, c))), None)
         if bad:
             problems.append((spec.path, where, f"choice {bad[0]!r}: {bad[1]}"))
             continue
@@ -954,40 +954,6 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
                                 f"{type(exc).__name__}: {exc}") from exc
     raise CodesignError(f"unknown sampler {name!r}; expected one of "
                         f"{', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}")
-
-
-def _deployment_value_problem(spec: Spec, key: str, value) -> str | None:
-    """Why ``value`` cannot be the spec's ``deployment.*`` key, by the spec's own field checks
-    (types, ranges, validators); None when it can, or for a key outside ``[deployment]``. A float
-    with a whole value stands for the integer (design files write it as one)."""
-    import cattrs
-
-    from .spec import Deployment, converter
-
-    section, _, rest = key.partition(".")
-    if section != "deployment" or FORMAT_KEY.match(key):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    conv = converter()
-    raw = conv.unstructure(spec.deployment)
-    d = raw
-    *parents, leaf = rest.split(".")
-    for p in parents:
-        if not isinstance(d.get(p), dict):
-            return None  # e.g. a pool the spec does not have: priced (and checked) per design
-        d = d[p]
-    d[leaf] = value
-    try:
-        conv.structure(raw, Deployment)
-    except cattrs.BaseValidationError as exc:
-        from .spec import _cattrs_problems
-
-        msgs = [m for _, where, m in _cattrs_problems(exc, {}, spec.path) if where.endswith(leaf)]
-        return msgs[0] if msgs else "not a valid value here"
-    except (ValueError, TypeError) as exc:
-        return str(exc)
-    return None
 
 
 # ------------------------------------------------------------------------------- storage

@@ -39,7 +39,7 @@ else:  # pragma: no cover
 __all__ = [
     "Spec", "Chip", "PeakFlops", "Energy", "Area", "Memory", "MemoryTier", "Network", "Model",
     "Workload", "Slo", "Deployment", "Pool", "Search", "SearchParam", "Objective", "Constraint",
-    "load_spec", "load_raw", "spec_from_dict", "quantity_kind", "SPEC_SCHEMA_VERSION",
+    "load_spec", "load_raw", "spec_from_dict", "quantity_kind", "deployment_value_problem", "SPEC_SCHEMA_VERSION",
 ]
 
 SPEC_SCHEMA_VERSION = 1
@@ -669,6 +669,38 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
                               + (" and [deployment.decode]" if len(missing) == 2 else "")
                               + " with the pool's chips (and tp, ep, dp_attention)")])
     return spec
+
+
+def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
+    """Why ``value`` cannot be ``spec``'s ``deployment.*`` ``key`` by the spec's own field checks
+    (types, ranges, validators), or None: for a value a search would try (an envelope choice, a
+    searched bound). None too for a key outside ``[deployment]``, a number format, or a pool the
+    spec does not have. A float with a whole value stands for the integer (design files write it
+    as one)."""
+    import cattrs
+
+    section, _, rest = key.partition(".")
+    if section != "deployment" or rest.endswith("format"):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    conv = converter()
+    raw = conv.unstructure(spec.deployment)
+    d = raw
+    *parents, leaf = rest.split(".")
+    for p in parents:
+        if not isinstance(d.get(p), dict):
+            return None
+        d = d[p]
+    d[leaf] = value
+    try:
+        conv.structure(raw, Deployment)
+    except cattrs.BaseValidationError as exc:
+        msgs = [m for _, where, m in _cattrs_problems(exc, {}, spec.path) if where.endswith(leaf)]
+        return msgs[0] if msgs else "not a valid value here"
+    except (ValueError, TypeError) as exc:
+        return str(exc)
+    return None
 
 
 def load_spec(path: str | os.PathLike) -> Spec:

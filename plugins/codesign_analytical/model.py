@@ -126,6 +126,20 @@ KNOB_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     **{f"compute_scale_{f}": (0.0, float("inf"), True, True) for f in ("bf16", "fp8", "mxfp4", "nvfp4")},
 }
 
+def knob_problem(name: str, value) -> str | None:
+    """Why ``value`` is not a valid value of the efficiency knob ``name`` (:data:`KNOB_RANGES`;
+    any other knob is a time in [0, MAX_KNOB_TIME_S]), or None."""
+    import math
+
+    lo, hi, lo_open, hi_open = KNOB_RANGES.get(name, (0.0, MAX_KNOB_TIME_S, False, False))
+    rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a finite number in {rng} (got {value!r})"
+    v = float(value)
+    inside = math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+    return None if inside else f"must be a finite number in {rng} (got {v:g})"
+
+
 #: Weight-format families with a ``compute_scale_<family>`` knob: a format's compute class, except
 #: that FP4 formats keep their own name (MXFP4 and NVFP4 kernels differ); see :func:`_scale_family`.
 SCALE_FAMILIES = ("bf16", "fp8", "mxfp4", "nvfp4")
@@ -842,7 +856,6 @@ class AnalyticalModel:
         from codesign.errors import SpecError
 
         import difflib
-        import math
 
         eff = dict(DEFAULT_EFFICIENCY)
         problems = []
@@ -853,12 +866,9 @@ class AnalyticalModel:
                 problems.append((file, f"efficiency.{k}", "unknown knob for the analytical model; "
                                  + (f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(eff)}")))
                 continue
-            lo, hi, lo_open, hi_open = KNOB_RANGES.get(k, (0.0, MAX_KNOB_TIME_S, False, False))
-            v = float(v)
-            inside = (math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi))
-            if not inside:
-                rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-                problems.append((file, f"efficiency.{k}", f"must be a finite number in {rng} (got {v:g})"))
+            why = knob_problem(k, v)
+            if why:
+                problems.append((file, f"efficiency.{k}", why))
         if problems:
             raise SpecError(problems)
         eff.update({k: float(v) for k, v in spec.efficiency.items()})

@@ -53,7 +53,7 @@ def read_calibration(path) -> dict:
     import math
 
     from codesign.errors import CodesignError, SpecError
-    from codesign_analytical.model import DEFAULT_EFFICIENCY, KNOB_RANGES, MAX_KNOB_TIME_S
+    from codesign_analytical.model import DEFAULT_EFFICIENCY, knob_problem
 
     f = str(path)
     if not Path(path).is_file():
@@ -83,13 +83,11 @@ def read_calibration(path) -> dict:
             if k not in DEFAULT_EFFICIENCY:
                 problems.append((f, f"{where}.{k}", "unknown knob of the analytical model; expected one of "
                                  + ", ".join(DEFAULT_EFFICIENCY)))
+            elif physical and (why := knob_problem(k, v)):
+                problems.append((f, f"{where}.{k}", why))
             elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                # framework tables hold offsets in the fit's unconstrained space: any finite number
                 problems.append((f, f"{where}.{k}", f"must be a finite number (got {v!r})"))
-            elif physical:  # framework tables hold offsets in the fit's unconstrained space
-                lo, hi, lo_open, hi_open = KNOB_RANGES.get(k, (0.0, MAX_KNOB_TIME_S, False, False))
-                if not ((v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)):
-                    rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-                    problems.append((f, f"{where}.{k}", f"must be in {rng} (got {v:g})"))
     if problems:
         raise SpecError(problems)
     return cal
