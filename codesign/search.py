@@ -246,9 +246,17 @@ def _param(key: str, kind: str | None, p) -> Param:
     if p.log and low <= 0:
         raise ValueError("a log-scaled range needs low > 0")
     if key in INT_KEYS:
+        for name, v in (("low", low), ("high", high)):
+            if not (math.isfinite(v) and v.is_integer()):
+                raise ValueError(f"{name} must be a whole number for a count (got {getattr(p, name)!r})")
         step = val(p.step) if p.step is not None else 1
         if not (step >= 1 and float(step).is_integer()):
             raise ValueError(f"step must be a whole number >= 1 for a count (got {p.step!r})")
+        if p.log and step != 1:
+            raise ValueError("a log-scaled count takes step = 1 (Optuna samples it on a log scale)")
+        if (high - low) % step:
+            raise ValueError(f"high must be low plus a whole number of steps (got {p.low!r}, {p.high!r}, "
+                             f"step {p.step!r})")
         return Param(key, kind, "int", low=int(low), high=int(high), log=p.log, step=int(step))
     return Param(key, kind, "float", low=low, high=high, log=p.log,
                  step=float(val(p.step)) if p.step is not None else None)

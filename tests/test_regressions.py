@@ -198,3 +198,19 @@ def test_whole_valued_float_envelope_choices_are_counts(cli, tmp_path):
     for design in designs:
         assert "max_batch_size = 64\n" in design.read_text()  # the first objective's choice
         assert cli("evaluate", design)[0] == 0
+
+
+@pytest.mark.parametrize("body,msg", [
+    # a second fresh-clone trial: fractional bounds of a count were truncated, inf and a stepped
+    # log range raised tracebacks, an off-grid high let Optuna warn and write an off-grid design
+    ('{low = 2.5, high = 1024}', "low must be a whole number for a count (got 2.5)"),
+    ('{low = 16, high = inf}', "high must be a whole number for a count (got inf)"),
+    ('{low = 16, high = 1024, step = 2, log = true}', "a log-scaled count takes step = 1"),
+    ('{low = 16, high = 1000, step = 64}', "high must be low plus a whole number of steps"),
+])
+def test_count_ranges_are_whole_and_on_their_grid(cli, tmp_path, body, msg):
+    spec = _spec(tmp_path, f'[search.params]\n"deployment.max_batch_size" = {body}\n', name="mine.toml",
+                 base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err
+    assert f"mine.toml: search.params.deployment.max_batch_size: {msg}" in err, err

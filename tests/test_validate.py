@@ -257,3 +257,22 @@ def test_cli_reports_ambiguous_rows_apart(shared_data, tmp_path, capsys):
     assert doc["errors"]["all"] == [] and doc["status"] == {"ambiguous": 1}
     assert doc["errors_ambiguous"]["all"][0]["n"] == 1
     assert doc["errors_ambiguous"]["system"][0]["group"] == "gb300"
+
+
+def test_a_framework_offset_that_pushes_a_knob_out_of_range_is_named(shared_data, tmp_path, cli):
+    # a finite offset passes the per-table check, but vLLM's step overhead offset of +15 in log space
+    # multiplies every system's ~75 us by e^15 ≈ 3.3e6: 245 s, past the 10 s bound of a time knob
+    from codesign_baseline import CALIBRATION
+
+    text = CALIBRATION.read_text()
+    head, sep, rest = text.partition("[frameworks.vllm]\n")
+    body = "\n".join("step_overhead_s = 15.0" if ln.startswith("step_overhead_s") else ln
+                     for ln in rest.split("\n"))
+    f = tmp_path / "cal.toml"
+    f.write_text(head + sep + body)
+    sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv",
+                  {"imx-00152"}, "point_id")
+    rc, out, err = cli("validate", sub, "--calibration", f)
+    assert rc == 2, err
+    assert f"{f}: frameworks.vllm.step_overhead_s: with the shared knobs this offset gives" in err, err
+    assert "must be a finite number in [0, 10]" in err and "Traceback" not in err

@@ -99,4 +99,6 @@ def _print_table(spec, ev, summary, design):
     con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")
-              + ("" if ev.reasons[0] else f", decode slots (KV cache and batch limit; more users queue) {design['max_concurrency']:.0f}"))
+              + ("" if ev.reasons[0] else
+                 f", {'decode slots (KV cache and batch limit' if d.max_batch_size else 'KV slots (KV cache'}"
+                 f"; more users queue) {design['max_concurrency']:.0f}"))

@@ -75,14 +75,28 @@ def run(args) -> int:
                             + (f"; e.g. {first}" if first else "") + ")")
     if args.json:
         json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points), "status": status,
-                            "calibrated": domain is not None, "errors": tables,
+                            "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
+                            "errors": tables,
                             "errors_ambiguous": ambiguous}), sys.stdout, indent=2)
         print()
         return 0
     _print(schema, points, tables, ambiguous["system"], status, domain is not None)
+    if domain is not None:
+        print(f"knobs: {_calibration_file(args, domain)}", file=sys.stderr)
     if args.out:
         print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
     return 0
+
+
+def _calibration_file(args, domain) -> str | None:
+    """The calibration file whose knobs priced the rows (None: the cost model's defaults)."""
+    if domain is None:
+        return None
+    if args.calibration:
+        return str(args.calibration)
+    from codesign_baseline import CALIBRATION
+
+    return str(CALIBRATION)
 
 
 def _pct(x):

@@ -57,7 +57,8 @@ def read_calibration(path) -> dict:
 
     f = str(path)
     if not Path(path).is_file():
-        raise CodesignError(f"{f}: no such calibration file (write one with `codesign calibrate --out {f}`)")
+        raise CodesignError(f"{f}: no such calibration file (write one with "
+                            f"`codesign calibrate MEASURED.csv --out {f}`)")
     try:
         cal = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
@@ -68,7 +69,7 @@ def read_calibration(path) -> dict:
     if not isinstance(cal.get("shared"), dict):
         problems.append((f, "shared", "missing: a calibration has a [shared] table of knobs "
                                       "(as `codesign calibrate` writes it)"))
-    tables = [("shared", cal.get("shared", {}), True)]
+    tables = [("shared", cal["shared"], True)] if isinstance(cal.get("shared"), dict) else []
     for group, physical in (("systems", True), ("frameworks", False)):
         sub = cal.get(group, {})
         if not isinstance(sub, dict):
@@ -88,6 +89,18 @@ def read_calibration(path) -> dict:
             elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 # framework tables hold offsets in the fit's unconstrained space: any finite number
                 problems.append((f, f"{where}.{k}", f"must be a finite number (got {v!r})"))
+    if not problems:
+        # a framework offset must keep every system's composed knob in range (it is added in the
+        # fit's unconstrained space, so a large one can push an overhead past its bound)
+        for fam, off in cal.get("frameworks", {}).items():
+            for k in off:
+                for system in ["shared"] + [f"systems.{x}" for x in cal.get("systems", {})]:
+                    got = efficiency_for(cal, system.removeprefix("systems."), fam)[0].get(k)
+                    why = knob_problem(k, got)
+                    if why:
+                        problems.append((f, f"frameworks.{fam}.{k}",
+                                         f"with the {system} knobs this offset gives {got:g}, which {why}"))
+                        break
     if problems:
         raise SpecError(problems)
     return cal
