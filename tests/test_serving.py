@@ -314,8 +314,7 @@ def test_batch_limit_queues_the_surplus_by_littles_law(tmp_path):
     assert ev.points["ttft_s"][0][-1] == pytest.approx(15 * d, rel=1e-3)
     np.testing.assert_allclose(ev.points["tpot_s"][0][-2:], ev.points["tpot_s"][0][-1], rtol=1e-5)
     # no limit: the same 1024 users all decode (the KV cache holds them) and wait far less
-    free = evaluate(load_spec(SPECS / "examples" / "gb200-gpt-oss-120b.toml"),
-                    {"workload.isl": np.asarray([spec.workload.isl], dtype=float)})
+    free = evaluate(load_spec(SPECS / "examples" / "gb200-gpt-oss-120b.toml"))
     assert free.points["decode_batch"][0].max() > 64
 
 

@@ -92,15 +92,16 @@ def read_calibration(path) -> dict:
     if not problems:
         # a framework offset must keep every system's composed knob in range (it is added in the
         # fit's unconstrained space, so a large one can push an overhead past its bound)
+        bad: dict = {}  # (family, knob) -> first problem
         for fam, off in cal.get("frameworks", {}).items():
-            for k in off:
-                for system in ["shared"] + [f"systems.{x}" for x in cal.get("systems", {})]:
-                    got = efficiency_for(cal, system.removeprefix("systems."), fam)[0].get(k)
-                    why = knob_problem(k, got)
-                    if why:
-                        problems.append((f, f"frameworks.{fam}.{k}",
-                                         f"with the {system} knobs this offset gives {got:g}, which {why}"))
-                        break
+            for system in [""] + list(cal.get("systems", {})):  # "": the shared knobs alone
+                knobs = efficiency_for(cal, system, fam)[0]
+                for k in off:
+                    why = knob_problem(k, knobs.get(k))
+                    if why and (fam, k) not in bad:
+                        basis = f"systems.{system}" if system else "shared"
+                        bad[fam, k] = f"with the {basis} knobs this offset gives {knobs[k]:g}, which {why}"
+        problems += [(f, f"frameworks.{fam}.{k}", why) for (fam, k), why in bad.items()]
     if problems:
         raise SpecError(problems)
     return cal
