@@ -106,7 +106,8 @@ class Evaluation:
         ``peak_*`` is the maximum and ``min_*`` the minimum over the feasible concurrency points;
         NaN where a design has no feasible point. With ``tpot_reference_s`` it adds
         ``mixed_tok_s_per_kw_at_tpot`` (the Jalapeño table's "throughput at the baseline's TBT"):
-        the highest mixed tok/s per kW among points with TPOT <= the reference (0 if none).
+        the highest mixed tok/s per kW among feasible points with TPOT <= the reference, NaN when
+        no point is that fast (there is no throughput at that interactivity, rather than zero).
         """
         f = self.feasible
         out: dict[str, np.ndarray] = {}
@@ -125,8 +126,8 @@ class Evaluation:
         out["min_ttft_s"] = reduce("ttft_s", np.min, np.inf)
         if tpot_reference_s is not None:
             ok = f & (self.points["tpot_s"] <= tpot_reference_s)
-            x = np.where(ok, self.points["mixed_tok_s_per_kw"], 0.0)
-            out["mixed_tok_s_per_kw_at_tpot"] = x.max(axis=1)
+            x = np.where(ok, self.points["mixed_tok_s_per_kw"], -np.inf)
+            out["mixed_tok_s_per_kw_at_tpot"] = np.where(ok.any(axis=1), x.max(axis=1), np.nan)
         return out
 
     def take(self, i: int) -> "Evaluation":

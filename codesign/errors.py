@@ -8,6 +8,8 @@ naming the file, the TOML key path and what was expected. The CLI prints it and 
 from __future__ import annotations
 
 import enum
+import math
+import re
 
 
 class ExitCode(enum.IntEnum):
@@ -50,3 +52,33 @@ class SpecError(CodesignError):
 
 class PluginError(CodesignError):
     """A plugin failed to load, raised, or returned values that break the contract."""
+
+
+def format_value(value) -> str:
+    """A TOML value as a message shows it: as the user wrote it in TOML, not as Python's ``repr``.
+
+    ``true``/``false`` for booleans, ``{low = 0, high = 8}`` for tables, ``[1, 2]`` for arrays,
+    ``nan``/``inf`` for non-finite floats, a quoted string (``'8 TB/s'``) for strings.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "nothing"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(float(value))  # not numpy's "np.float64(2.5)"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_toml_key(k)} = {format_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(format_value(v) for v in value) + "]"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
+
+
+def _toml_key(key) -> str:
+    key = str(key)
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else '"' + key.replace('"', '\\"') + '"'

@@ -7,6 +7,7 @@ import collections
 import csv
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,8 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import metric_unit
 from .evaluation import jsonable
-from .search import SEARCH_METRICS, SLO_METRICS, SearchResult, beats, hypervolume_series, ratios, satisfied
+from .search import (SEARCH_METRICS, SLO_METRICS, SearchResult, beats, hypervolume_series, ratios, satisfied,
+                     trial_problems)
 from .spec import Spec, load_raw
 from .units import format_quantity
 
@@ -123,6 +125,8 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
             "configs": t.user_attrs.get("configs", {}),
+            # later trials that drew this very design (identical parameter values), merged into it
+            "duplicate_trials": result.duplicates.get(t.number, []),
         })
     return rows
 
@@ -133,10 +137,17 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
     rows = build_rows(result)
     ddir = out / "designs"
     ddir.mkdir(exist_ok=True)
+    written = set()
     for r in rows:
         path = ddir / f"trial-{r['trial']:05d}.toml"
         path.write_text(design_toml(spec, r["params"], result, r["trial"], r.get("configs")), encoding="utf-8")
         r["design_file"] = str(path)
+        written.add(path.name)
+    # designs/ holds this front only: a resumed study's front moves on, and a design file of a trial
+    # that left it would read as a Pareto design
+    for old in ddir.glob("trial-*.toml"):
+        if old.name not in written and re.fullmatch(r"trial-\d+\.toml", old.name):
+            old.unlink()
     sens = None
     if rows:
         from .search import sensitivities
@@ -160,10 +171,13 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
                                and satisfied(t)),
-        # why trials were infeasible, most common first (what to change when none is feasible)
+        # why trials were not feasible designs, most common first (what to change when none is):
+        # the cost model's reasons and each missed constraint (power, area, SLOs); a trial that
+        # misses two constraints counts under both
         "infeasible_reasons": [{"reason": k, "trials": v} for k, v in collections.Counter(
-            t.user_attrs["infeasible_reason"] for t in result.trials
-            if not t.user_attrs.get("feasible") and t.user_attrs.get("infeasible_reason")).most_common(3)],
+            r for t in result.trials for r in trial_problems(t, result.space)).most_common(5)],
+        # trials left off the front because they repeat a listed design (see each row's duplicate_trials)
+        "duplicate_trials_merged": sum(len(v) for v in result.duplicates.values()),
         "objectives": objectives,
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
                         for c in result.space.constraints],
@@ -210,9 +224,14 @@ def _write_csv(path: Path, rows, result: SearchResult) -> None:
                    + mkeys + [f"{k}_vs_reference" for k in rkeys] + ["beats_reference", "design_file"])
         for r in rows:
             w.writerow([r["trial"]] + [r["params"][k] for k in pkeys]
-                       + [r["metrics"].get(k, "") for k in mkeys]
+                       + [_cell(r["metrics"].get(k, "")) for k in mkeys]
                        + [r["vs_reference"].get(k, "") for k in rkeys]
                        + [r["beats_reference"], r["design_file"]])
+
+
+def _cell(x):
+    """A CSV cell: empty for a metric without a value (NaN, inf, absent), as pareto.json writes null."""
+    return "" if isinstance(x, float) and not math.isfinite(x) else x
 
 
 def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
@@ -271,26 +290,74 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
     plt.close(fig)
 
 
+def _fit_columns(cols, width: int, droppable: list[str]) -> list[int]:
+    """Content widths of a rich table's columns (0: left out) within ``width`` characters.
+
+    Args:
+        cols: ``(key, header, cells, whole)`` per column: ``whole`` cells never wrap (a number
+            cut to "83,4…" would be wrong); other cells may fold at their spaces (a value and its
+            unit on two lines). Headers may wrap between words, never inside one.
+        droppable: column keys that may be left out, the first one first.
+
+    Each column gets its narrowest width (its longest cell, or longest word when it may fold, and
+    its longest header word); when that does not fit, ``droppable`` columns are left out one by
+    one, then the foldable cells fold; the room left widens columns towards one-line headers.
+    """
+    def need(cells, header, whole):
+        parts = cells if whole else [w for c in cells for w in c.split()]
+        return max([len(c) for c in parts] + [len(w) for w in header.split()] + [1])
+
+    def total(ws):  # borders (one per column and one more) and padding (one each side)
+        n = sum(1 for w in ws if w)
+        return sum(ws) + 3 * n + 1
+
+    natural = [max([len(c) for c in cells] + [len(header)]) for _, header, cells, _ in cols]
+    if total(natural) <= width:
+        return natural
+    keep_whole = [need(cells, header, True) for _, header, cells, _ in cols]
+    ws = list(keep_whole)
+    for key in droppable:
+        if total(ws) <= width:
+            break
+        for i, c in enumerate(cols):
+            if c[0] == key:
+                ws[i] = 0
+    if total(ws) > width:  # fold the foldable cells (values and units on two lines)
+        ws = [need(cells, header, whole) if w else 0 for (_, header, cells, whole), w in zip(cols, ws)]
+    room = width - total(ws)
+    while room > 0:  # widen towards one-line headers, one character at a time, left to right
+        grew = False
+        for i, w in enumerate(ws):
+            if w and w < natural[i] and room > 0:
+                ws[i] += 1
+                room -= 1
+                grew = True
+        if not grew:
+            break
+    return ws
+
+
+#: Terminal-table columns left out first when the table does not fit the console, most
+#: expendable first (every metric stays in pareto.csv/json).
+EXPENDABLE = ["area_mm2", "peak_power_w", "min_tpot_s", "beats ref"]
+
+
 def print_table(doc: dict, console, kinds: dict | None = None) -> None:
-    """The Pareto table: searched parameters (with units), metrics, and ratios to the reference."""
+    """The Pareto table: searched parameters (with units), metrics, and ratios to the reference.
+
+    No number is ever cut (the headline, tok/s per kW, least of all): each column is at least as
+    wide as its longest number and its longest header word (:func:`_fit_columns`); when the table
+    does not fit the console, the :data:`EXPENDABLE` columns are left out first, and a line says
+    which, then parameter values fold onto two lines ("3.78" over "PFLOP/s").
+    """
     from rich.table import Table
 
     objs = [o["metric"] for o in doc["objectives"]]
     # the terminal table keeps the essentials; pareto.csv/json carry every metric
     shown = list(dict.fromkeys(objs + ["min_tpot_s", "peak_power_w", "area_mm2"]))
     ref = doc.get("reference") or {}
-    t = Table(title=f"Pareto designs: {len(doc['pareto'])} of {doc['trials']} trials "
-                    f"({doc['feasible_trials']} feasible)" + (f", vs {ref.get('name')}" if ref else ""))
-    params = list(doc["pareto"][0]["params"]) if doc["pareto"] else []
-    t.add_column("trial", justify="right")
-    for p in params:
-        t.add_column(PARAM_SHORT.get(p, p.rsplit(".", 1)[-1].replace("_", " ")), justify="right", no_wrap=True)
-    for m in shown:
-        t.add_column(escape(SHORT.get(m, (_label(m), 1.0))[0]), justify="right")
-    if ref:
-        for m in objs:
-            t.add_column(escape(f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref"), justify="right")
-        t.add_column("beats ref")
+    rows = doc["pareto"]
+    params = list(rows[0]["params"]) if rows else []
 
     def f(m, x):
         if x is None or (isinstance(x, float) and not math.isfinite(x)):
@@ -299,32 +366,51 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
         v = x * scale
         return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
+    # columns (key, header, cells: the reference's row first, then each design's)
+    top = ["ref"] if ref else []
+    cols = [("trial", "trial", top + [str(r["trial"]) for r in rows])]
+    for p in params:
+        kind = (kinds or {}).get(p)
+        cols.append((p, PARAM_SHORT.get(p, p.rsplit(".", 1)[-1].replace("_", " ")),
+                     [""] * len(top) + [format_quantity(float(r["params"][p]), kind, digits=3) if kind
+                                        else str(r["params"][p]) for r in rows]))
+    for m in shown:
+        cols.append((m, SHORT.get(m, (_label(m), 1.0))[0],
+                     ([f(m, ref["metrics"].get(m))] if ref else []) + [f(m, r["metrics"].get(m)) for r in rows]))
     if ref:
-        t.add_row(*(["ref"] + [""] * len(params) + [f(m, ref["metrics"].get(m)) for m in shown]
-                    + ["1"] * len(objs) + [""]), style="red")
-    for r in doc["pareto"]:
-        row = [str(r["trial"])]
-        for p in params:
-            v = r["params"][p]
-            kind = (kinds or {}).get(p)
-            row.append(format_quantity(float(v), kind, digits=3) if kind else str(v))
-        row += [f(m, r["metrics"].get(m)) for m in shown]
-        if ref:
-            row += [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for m in objs]
-            row.append("yes" if r["beats_reference"] else "no")
-        t.add_row(*row)
+        for m in objs:
+            cols.append((f"{m} ×ref", f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref",
+                         ["1"] + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
+        cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
+    merged = doc.get("duplicate_trials_merged") or 0
+    title = (f"Pareto designs: {len(rows)} of {doc['trials']} trials ({doc['feasible_trials']} feasible"
+             + (f"; {merged} repeat trial(s) of a listed design merged" if merged else "") + ")"
+             + (f", vs {ref.get('name')}" if ref else ""))
+
+    widths = _fit_columns([(key, header, cells, key not in params) for key, header, cells in cols],
+                          console.width, droppable=[k for k in EXPENDABLE if k not in objs])
+    t = Table(title=title)
+    for (key, header, _), w in zip(cols, widths):
+        if w:
+            t.add_column(escape(header), justify="left" if key == "beats ref" else "right", width=w)
+    for i in range(len(top) + len(rows)):
+        t.add_row(*[cells[i] for (_, _, cells), w in zip(cols, widths) if w], style="red" if i < len(top) else None)
     console.print(t)
+    left_out = [header for (_, header, _), w in zip(cols, widths) if not w]
+    if left_out:
+        console.print(f"(left out to fit {console.width} columns: {', '.join(left_out)}; pareto.csv and "
+                      f"pareto.json have every metric)", highlight=False, markup=False)
     if not doc["feasible_trials"] and doc.get("infeasible_reasons"):
-        console.print("[red]no feasible design[/red]; most common reasons: " + "; ".join(
-            f"{r['reason']} ({r['trials']} trials)" for r in doc["infeasible_reasons"]), highlight=False)
-    top = doc["pareto"][0] if doc["pareto"] else None
-    if top and top.get("sensitivities"):
-        st = Table(title=f"Sensitivities at trial {top['trial']} (elasticity: % change of the objective "
+        console.print("[red]no feasible design[/red]; most common reasons: " + escape("; ".join(
+            f"{r['reason']} ({r['trials']} trials)" for r in doc["infeasible_reasons"])), highlight=False)
+    best = rows[0] if rows else None
+    if best and best.get("sensitivities"):
+        st = Table(title=f"Sensitivities at trial {best['trial']} (elasticity: % change of the objective "
                          f"per 1% change of the parameter)")
         st.add_column("parameter")
         for m in objs:
             st.add_column(escape(SHORT.get(m, (_label(m), 1.0))[0]), justify="right")
-        for p in top["sensitivities"][objs[0]]:
-            st.add_row(p, *[("—" if top["sensitivities"][m].get(p) is None else f"{top['sensitivities'][m][p]:+.3f}")
+        for p in best["sensitivities"][objs[0]]:
+            st.add_row(p, *[("—" if best["sensitivities"][m].get(p) is None else f"{best['sensitivities'][m][p]:+.3f}")
                             for m in objs])
         console.print(st)

@@ -37,7 +37,7 @@ import numpy as np
 from attrs import frozen
 
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import CodesignError, SpecError
+from .errors import CodesignError, SpecError, format_value
 from .evaluation import cost_model_name
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_kind
 from .units import QuantityError, parse_quantity
@@ -63,6 +63,9 @@ SEARCH_METRICS.update(NUMERICS_METRICS)
 #: (``ttft_s_over_2s``) is the best value over the design's feasible points minus the bound; a design
 #: none of whose points meet all SLOs at once is infeasible.
 SLO_METRICS = dict(POINT_METRICS)
+
+#: How the reason of a design that misses its SLOs at every concurrency point begins.
+SLO_MISS = "no concurrency point meets the SLOs"
 
 #: Unit kind (codesign.units.KINDS) of a metric's SI value, and the factor from SI to the metric's unit.
 _METRIC_KIND = {"_s": ("s", 1.0), "_w": ("W", 1.0), "area_mm2": ("m^2", 1e6)}
@@ -97,6 +100,11 @@ class Constraint:
     def name(self) -> str:
         unit = (SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0]
         return f"{self.metric}_{'over' if self.sense == 'max' else 'under'}_{self.bound:g}{unit}"
+
+    def describe(self) -> str:
+        """The constraint as a person reads it: ``peak_power_w <= 700 W``."""
+        unit = (SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0]
+        return f"{self.metric} {'<=' if self.sense == 'max' else '>='} {self.bound:g}" + (f" {unit}" if unit else "")
 
 
 @frozen
@@ -154,7 +162,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         if bad:
             what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
             shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
-            problems.append((spec.path, where, f"{what} {shown!r}: {bad[1]}"))
+            problems.append((spec.path, where, f"{what} {format_value(shown)}: {_without_got(bad[1])}"))
             continue
         params.append(prm)
     if not s.params:
@@ -197,7 +205,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             continue
         bad = next(((c, m) for c in choices if (m := deployment_value_problem(spec, key, c))), None)
         if bad:
-            problems.append((spec.path, where, f"choice {bad[0]!r}: {bad[1]}"))
+            problems.append((spec.path, where, f"choice {format_value(bad[0])}: {_without_got(bad[1])}"))
             continue
         try:
             envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
@@ -208,6 +216,12 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     return SearchSpace(tuple(params), tuple(objectives), tuple(constraints), tuple(envelope))
 
 
+def _without_got(msg: str) -> str:
+    """``msg`` without a trailing ``(got VALUE)``: for a caller that names the value itself
+    (``low 0: must be a whole number in [1, 10000000]``, not ``… (got 0)``)."""
+    return re.sub(r"\s*\(got [^()]*\)$", "", msg)
+
+
 def _metric_value(metric: str, raw) -> float:
     """A constraint bound in the metric's own unit (``"700 W"`` for ``peak_power_w`` → 700)."""
     for suffix, (kind, scale) in _METRIC_KIND.items():
@@ -216,7 +230,7 @@ def _metric_value(metric: str, raw) -> float:
                 return parse_quantity(raw, kind) * scale
             break
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise ValueError(f"expected a number in the metric's unit (got {raw!r})")
+        raise ValueError(f"expected a number in the metric's unit (got {format_value(raw)})")
     return float(raw)
 
 
@@ -226,10 +240,10 @@ def _param(key: str, kind: str | None, p) -> Param:
             return parse_quantity(x, kind, allow_zero=True)
         if FORMAT_KEY.match(key):
             if not isinstance(x, str):
-                raise TypeError(f"expected a number-format name (got {x!r})")
+                raise TypeError(f"expected a number-format name (got {format_value(x)})")
             return x
         if isinstance(x, bool) or not isinstance(x, (int, float)):
-            raise TypeError(f"expected a number (got {x!r})")
+            raise TypeError(f"expected a number (got {format_value(x)})")
         return x
 
     if p.choices is not None:
@@ -241,25 +255,29 @@ def _param(key: str, kind: str | None, p) -> Param:
     if p.low is None or p.high is None:
         raise ValueError("give low and high, or choices")
     low, high = float(val(p.low)), float(val(p.high))
+    for name, v in (("low", low), ("high", high)):
+        if key in INT_KEYS and not (math.isfinite(v) and v.is_integer()):
+            raise ValueError(f"{name} must be a whole number for a count (got {format_value(getattr(p, name))})")
+        if not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number (got {format_value(getattr(p, name))})")
     if not low < high:
-        raise ValueError(f"low must be below high (got {p.low!r} and {p.high!r})")
+        raise ValueError(f"low must be below high (got low = {format_value(p.low)}, high = {format_value(p.high)})")
     if p.log and low <= 0:
         raise ValueError("a log-scaled range needs low > 0")
     if key in INT_KEYS:
-        for name, v in (("low", low), ("high", high)):
-            if not (math.isfinite(v) and v.is_integer()):
-                raise ValueError(f"{name} must be a whole number for a count (got {getattr(p, name)!r})")
         step = val(p.step) if p.step is not None else 1
         if not (step >= 1 and float(step).is_integer()):
-            raise ValueError(f"step must be a whole number >= 1 for a count (got {p.step!r})")
+            raise ValueError(f"step must be a whole number >= 1 for a count (got {format_value(p.step)})")
         if p.log and step != 1:
             raise ValueError("a log-scaled count takes step = 1 (Optuna samples it on a log scale)")
         if (high - low) % step:
-            raise ValueError(f"high must be low plus a whole number of steps (got {p.low!r}, {p.high!r}, "
-                             f"step {p.step!r})")
+            raise ValueError(f"high must be low plus a whole number of steps (got low = {format_value(p.low)}, "
+                             f"high = {format_value(p.high)}, step = {format_value(p.step)})")
         return Param(key, kind, "int", low=int(low), high=int(high), log=p.log, step=int(step))
-    return Param(key, kind, "float", low=low, high=high, log=p.log,
-                 step=float(val(p.step)) if p.step is not None else None)
+    step = float(val(p.step)) if p.step is not None else None
+    if step is not None and not (math.isfinite(step) and step > 0):
+        raise ValueError(f"step must be a finite number > 0 (got {format_value(p.step)})")
+    return Param(key, kind, "float", low=low, high=high, log=p.log, step=step)
 
 
 def suggest(trial, prm: Param):
@@ -436,8 +454,7 @@ def _envelope_block(spec: Spec, cols: dict[str, np.ndarray], n: int, space: Sear
             for i in range(m):
                 r = ev.reasons[d * m + i] if ev.reasons else ""
                 if not r and slo_miss[d * m + i]:
-                    r = "no concurrency point meets the SLOs (" + ", ".join(
-                        f"{c.metric} {'<=' if c.sense == 'max' else '>='} {c.bound:g}" for c in slos) + ")"
+                    r = f"{SLO_MISS} (" + ", ".join(c.describe() for c in slos) + ")"
                 rs.append(r)
             reasons.append("" if any(not r for r in rs) else "; ".join(dict.fromkeys(rs)))
     return metrics, best, reasons
@@ -543,6 +560,31 @@ def beats(metrics: dict, ref: dict, space: SearchSpace) -> bool:
         if (direction == "maximize" and not a > b) or (direction == "minimize" and not a < b):
             return False
     return True
+
+
+def trial_problems(trial, space: SearchSpace) -> list[str]:
+    """Why a finished trial is not a feasible design, one reason per problem; ``[]`` for a
+    feasible design.
+
+    A design the cost model cannot serve at all (weights that do not fit, a TP that does not
+    divide the heads) has that one reason: no constraint matters until it is fixed. A design it
+    can serve has each constraint it misses (``constraint peak_power_w <= 700 W not met``), and
+    the SLO reason when no concurrency point meets the SLOs (an SLO constraint is missed exactly
+    then).
+    """
+    out = []
+    if not trial.user_attrs.get("feasible"):
+        reason = trial.user_attrs.get("infeasible_reason")
+        if reason and not reason.startswith(SLO_MISS):
+            return [reason]
+        if reason:
+            out.append(reason)
+    c = trial.constraints or {}
+    metrics = trial.user_attrs.get("metrics") or {}
+    if isinstance(c, dict):
+        out += [f"constraint {con.describe()} not met" for con in space.constraints
+                if not con.slo and metrics.get(con.metric) is not None and c.get(con.name, 0.0) > 0]
+    return out
 
 
 def satisfied(trial) -> bool:
@@ -1106,6 +1148,13 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         path = url[len("journal:"):] if url and url.startswith("journal:") else (url or str(out_dir / "study.journal"))
         if repair:
             _repair_journal(path)
+        parent = Path(path).parent
+        if not parent.is_dir():  # created here, once the spec has been accepted (not by the CLI)
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise CodesignError(f"cannot create the directory {parent} for the journal {path}: "
+                                    f"{exc.strerror or exc}") from None
         backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
         return optuna.storages.JournalStorage(backend), path
     try:
@@ -1350,6 +1399,9 @@ class SearchResult:
     reference: dict | None
     storage: str
     new_trials: int
+    #: Pareto trial number -> later trials of the very same design (identical parameter values),
+    #: left out of ``pareto``.
+    duplicates: dict = attrs.field(factory=dict)
 
 
 @attrs.define
@@ -1364,7 +1416,9 @@ class _Context:
 
 
 def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, evaluate=None,
-                rank: int = 0, repair: bool = False) -> _Context:
+                rank: int = 0, repair: bool = False, claim: bool = False) -> _Context:
+    """Open (or create) the spec's study. With ``claim``, ``out_dir`` receives this study's report:
+    refuse when it already holds another study's (:func:`_check_out_dir`)."""
     import optuna
 
     from .baselines import reference_spec, resolve_efficiency
@@ -1381,6 +1435,8 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     seed = s.seed if seed is None else seed
     store, where = open_storage(storage, out_dir, repair=repair)
     name = spec.name or "codesign-study"
+    if claim:
+        _check_out_dir(Path(out_dir), name, store if storage is None else None)
     directions = [d for _, d in space.objectives]
     # each worker process gets its own sampler stream (seed + rank) so that they do not propose
     # the same designs; the single-process search (rank 0) is reproducible from the seed
@@ -1548,7 +1604,7 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None, re
             t.set_user_attr("metrics", {k: (v if math.isfinite(v) else None) for k, v in m.items()})
             t.set_user_attr("feasible", ok)
             if reason or not ok:
-                t.set_user_attr("infeasible_reason", reason or "no feasible concurrency point")
+                t.set_user_attr("infeasible_reason", reason or _no_value_reason(m, space, tpot_ref))
             study.tell(t, vals)
         new += batch
         if progress:
@@ -1558,6 +1614,15 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None, re
     return new
 
 
+def _no_value_reason(metrics: dict, space: SearchSpace, tpot_ref: float | None) -> str:
+    """Why a design that the cost model priced has no value for an objective."""
+    missing = [o for o, _ in space.objectives if not math.isfinite(metrics.get(o, math.nan))]
+    if missing == ["mixed_tok_s_per_kw_at_tpot"] and tpot_ref is not None:
+        return (f"no concurrency point reaches the reference's min TPOT ({tpot_ref * 1e3:.3g} ms), so "
+                f"mixed_tok_s_per_kw_at_tpot has no value")
+    return "no feasible concurrency point"
+
+
 def _result(ctx: _Context, new: int) -> SearchResult:
     import optuna
 
@@ -1565,8 +1630,15 @@ def _result(ctx: _Context, new: int) -> SearchResult:
     directions = [d for _, d in ctx.space.objectives]
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     pareto = [t for t in study.best_trials if t.user_attrs.get("feasible") and satisfied(t)]
+    # a search over choices (or whole numbers) draws the same design again: list it once, as its
+    # first trial, and keep the numbers of the repeats
+    same: dict[tuple, list] = {}
+    for t in sorted(pareto, key=lambda t: t.number):
+        same.setdefault(tuple(sorted((k, _plain(v)) for k, v in t.params.items())), []).append(t)
+    pareto = [ts[0] for ts in same.values()]
+    duplicates = {ts[0].number: [u.number for u in ts[1:]] for ts in same.values() if len(ts) > 1}
     pareto.sort(key=lambda t: t.values[0], reverse=directions[0] == "maximize")
-    return SearchResult(study, ctx.space, complete, pareto, ctx.reference, ctx.storage, new)
+    return SearchResult(study, ctx.space, complete, pareto, ctx.reference, ctx.storage, new, duplicates)
 
 
 def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, storage: str | None,
@@ -1577,32 +1649,44 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         trials: total completed trials wanted in the study (default ``search.trials``); a resumed
             study only runs the missing ones.
         seed: sampler seed (default ``search.seed``).
-        out_dir: directory for the default journal storage.
+        out_dir: the study's output directory (its report goes there) and the home of the default
+            journal storage; created once the spec has been accepted, and refused when it holds
+            another study (:func:`_check_out_dir`).
         storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path.
         progress: optional ``callback(done, total)``.
         workers: local worker processes (``spawn``), each asking and telling batches on the same
             storage (the journal file through Optuna's file lock); 1 runs in this process.
 
     Raises:
-        SpecError: bad ``[search]``; PluginError: the cost model failed.
+        SpecError: bad ``[search]``; PluginError: the cost model failed; CodesignError: ``out_dir``
+            holds another study, or the stored study was run with another spec or cost model.
     """
     import optuna
 
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
     total = trials if trials is not None else spec.search.trials
+    out_dir = Path(out_dir)
     private = storage is None or storage.startswith("journal:") or storage.endswith(".journal")
     journal = (Path(storage[len("journal:"):] if storage.startswith("journal:") else storage) if storage
-               else Path(out_dir) / "study.journal") if private else None
+               else out_dir / "study.journal") if private else None
     fresh = journal is not None and not journal.exists()
+    made = _missing_dirs(journal.parent) if journal is not None else []
     try:
-        ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private)
+        ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private,
+                          claim=True)
         _prepare(ctx, total, private=private)
-    except SpecError:
-        # the cost model refused the spec (an out-of-range knob, say) before any trial ran: leave
-        # no new journal behind, or the corrected spec would clash with its recorded spec
+    except BaseException:
+        # refused before any trial ran (the cost model refused the spec, say, or the output
+        # directory holds another study): leave no new journal behind, or the corrected spec would
+        # clash with its recorded spec, and no directory this call created
         if fresh:
             journal.unlink(missing_ok=True)
+        for d in made:  # deepest first; stops at the first one that is not empty
+            try:
+                d.rmdir()
+            except OSError:
+                break
         raise
     done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     todo = max(total - done, 0)
@@ -1615,6 +1699,69 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                          poll=(lambda k: progress(done + k, total)) if progress else None)
     return _result(ctx, new)
+
+
+def _missing_dirs(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first."""
+    out = []
+    for p in (path, *path.parents):
+        if p.exists() or p == p.parent:
+            break
+        out.append(p)
+    return out
+
+
+def _check_out_dir(out_dir: Path, name: str, journal_store=None) -> None:
+    """Refuse to write study ``name``'s report into ``out_dir`` when the directory already holds
+    another study: one in its ``study.journal`` (``journal_store``: that journal, already open when
+    it is the study's own storage) or the one its ``pareto.json`` reports. Its ``pareto.csv`` and
+    ``designs/`` would be overwritten by this study's, and its journal would hold two studies.
+    The same study resumes. (A PostgreSQL URL holds many studies, keyed by name; only the output
+    directory's files conflict there.)
+
+    Raises:
+        CodesignError: one line naming the directory, the study in it and what to do.
+    """
+    import json
+
+    import optuna
+
+    held: dict[str, str] = {}  # study name -> its spec, as it was recorded
+    journal = out_dir / "study.journal"
+    store = journal_store
+    if store is None and journal.is_file() and journal.stat().st_size:
+        from optuna.storages.journal import JournalFileBackend
+
+        try:
+            store = optuna.storages.JournalStorage(JournalFileBackend(str(journal)))
+        except Exception:  # noqa: BLE001 - not a journal we can read: the report check still runs
+            store = None
+    if store is not None:
+        try:
+            studies = store.get_all_studies()
+        except Exception:  # noqa: BLE001 - as above
+            studies = []
+        for st in studies:
+            held.setdefault(st.study_name, str(st.user_attrs.get("spec") or ""))
+    report = out_dir / "pareto.json"
+    if report.is_file():
+        try:
+            doc = json.loads(report.read_text(encoding="utf-8"))
+            if isinstance(doc, dict) and isinstance(doc.get("study"), str):
+                held.setdefault(doc["study"], str(doc.get("spec") or ""))
+        except (OSError, ValueError):
+            pass
+    if not held or name in held:
+        return
+    others = list(held)
+    specs = [held[o] for o in others if held[o]]
+    what = (f"the study {others[0]!r}" if len(others) == 1 else "the studies " + ", ".join(repr(o) for o in others)) \
+        + (f" (spec {', '.join(dict.fromkeys(specs))})" if specs else "")
+    resume = (f"rerun {specs[0]} to resume {others[0]!r}" if len(others) == 1 and specs
+              else "rerun its own spec to resume it")
+    raise CodesignError(f"output directory {out_dir} already holds {what}, not this spec's study {name!r}; "
+                        f"running {name!r} there would overwrite its pareto.csv and designs/. Use another "
+                        f"--out for {name!r}, or {resume}.")
 
 
 def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) -> int:

@@ -28,7 +28,7 @@ from typing import Any, Literal, NewType
 import attrs
 from attrs import field, frozen
 
-from .errors import SpecError
+from .errors import SpecError, format_value
 from .units import KINDS, QuantityError, parse_quantity
 
 if sys.version_info >= (3, 11):
@@ -341,7 +341,8 @@ class Deployment:
     #: ``max_batch_size`` per attention-DP rank × ranks, SGLang ``--max-running-requests``, vLLM
     #: ``max_num_seqs``). Users beyond it, or beyond the KV cache's slots, wait for admission.
     #: ``None``: only the KV cache limits the batch.
-    max_batch_size: int | None = field(default=None)
+    max_batch_size: int | None = field(default=None,
+                                      metadata={"doc": "the engine's batch limit, per decode instance"})
 
     @max_batch_size.validator
     def _max_batch(self, att, value):
@@ -530,7 +531,7 @@ def _origin(origins: dict, path: tuple, default: str) -> str:
 def _strict(tp, check):
     def hook(value, _type):
         if not check(value):
-            raise TypeError(f"expected {_HUMAN[tp]} (got {value!r})")
+            raise TypeError(f"expected {_HUMAN[tp]} (got {format_value(value)})")
         return tp(value)
     return hook
 
@@ -540,7 +541,7 @@ _HUMAN = {int: "a whole number", float: "a number", str: "a string", bool: "true
 
 def _pos_int(value, _type):
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected a whole number (got {value!r})")
+        raise TypeError(f"expected a whole number (got {format_value(value)})")
     if value < 1:
         raise ValueError(f"must be a whole number >= 1 (got {value})")
     return value
@@ -567,10 +568,28 @@ def converter():
 
     def _choices(value, _type):  # a list in TOML; a string or a table would iterate char by char
         if not isinstance(value, (list, tuple)):
-            raise TypeError(f"expected a list (got {value!r})")
+            raise TypeError(f"expected a list (got {format_value(value)})")
         return tuple(value)
 
     conv.register_structure_hook_func(lambda t: t == tuple[typing.Any, ...], _choices)
+
+    def _array(value, type_):  # tuple[X, ...]: a TOML array; a table or a string would iterate
+        if not isinstance(value, (list, tuple)):
+            what = "an array of tables ([[…]] sections)" if attrs.has(typing.get_args(type_)[0]) else "a list"
+            raise TypeError(f"expected {what} (got {format_value(value)})")
+        return conv._structure_tuple(value, type_)
+
+    conv.register_structure_hook_func(
+        lambda t: typing.get_origin(t) is tuple and len(typing.get_args(t)) == 2 and typing.get_args(t)[1] is ...
+        and typing.get_args(t)[0] is not typing.Any, _array)
+
+    def _literal(value, type_):  # the allowed strings, and the value as the TOML wrote it
+        allowed = typing.get_args(type_)
+        if isinstance(value, bool) or value not in allowed:
+            raise ValueError(f"expected one of {', '.join(repr(x) for x in allowed)} (got {format_value(value)})")
+        return value
+
+    conv.register_structure_hook_func(lambda t: typing.get_origin(t) is Literal, _literal)
 
     def quantity_hook(a):
         kind, allow_zero = a.metadata["unit"], a.metadata.get("allow_zero", False)
@@ -593,19 +612,21 @@ def _format_exception(exc: BaseException, type_) -> str:
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         names = [a.name for a in attrs.fields(exc.cl) if not a.metadata.get("internal")]
         return "\x00UNKNOWN\x00" + "\x00".join(
-            f"{k}\x01{_did_you_mean(k, names)}" for k in sorted(exc.extra_fields))
+            f"{k}\x01{_did_you_mean(k, names, exc.cl)}" for k in sorted(exc.extra_fields))
     if isinstance(exc, KeyError):
         return "missing (required)"
     if isinstance(exc, AttributeError) and "'keys'" in str(exc):
-        return "expected a table (e.g. {low = …, high = …} or {choices = […]})"
+        return _expected_table(type_)
     if "not in literal" in str(exc):
         allowed = typing.get_args(type_) if type_ is not None else ()
         got = str(exc).split(" not in literal")[0]
-        return f"expected one of {', '.join(repr(x) for x in allowed)} (got {got!r})"
+        return f"expected one of {', '.join(repr(x) for x in allowed)} (got {got})"
     if isinstance(exc, (QuantityError, ValueError, TypeError)):
         msg = str(exc)
         if "is not iterable" in msg:
-            return "expected a list"
+            return _expected_table(type_) if attrs.has(type_) else "expected a list"
+        if msg.startswith("expected one of"):
+            return msg
         if "not in literal" in msg or (type_ is not None and typing.get_origin(type_) is Literal):
             allowed = typing.get_args(type_) if type_ is not None else ()
             return f"expected one of {', '.join(repr(x) for x in allowed)}" if allowed else msg
@@ -613,10 +634,72 @@ def _format_exception(exc: BaseException, type_) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def _did_you_mean(key: str, names: list[str]) -> str:
+def _expected_table(type_) -> str:
+    """What a TOML table for ``type_`` (an attrs class of the spec) looks like."""
+    if type_ is SearchParam:
+        return "expected a table (e.g. {low = …, high = …} or {choices = […]})"
+    if attrs.has(type_):
+        keys = [a.name for a in attrs.fields(type_) if not a.metadata.get("internal")]
+        return f"expected a table (keys: {', '.join(keys)})"
+    return "expected a table"
+
+
+def _did_you_mean(key: str, names: list[str], cls: type | None = None) -> str:
+    """The message for an unknown ``key`` of the table structured as ``cls`` (field ``names``):
+    the closest field name; else, for a key that is a field of another table of the spec
+    (``max_batch_size`` under ``[deployment.decode]``), the table(s) it belongs in, with the
+    field's ``doc`` metadata when it says what the key means there; else every field name."""
     close = difflib.get_close_matches(key, names, n=1)
-    return f"unknown key; did you mean {close[0]!r}?" if close else \
-        f"unknown key; expected one of {', '.join(names)}"
+    homes, tree = _key_homes()
+    elsewhere = [(table, doc) for table, doc, owner in homes.get(key, ()) if owner is not cls] if cls in tree else []
+    belongs = ""
+    if elsewhere:
+        tables = list(dict.fromkeys(t for t, _ in elsewhere))
+        where = tables[0] if len(tables) == 1 else ", ".join(tables[:-1]) + " or " + tables[-1]
+        docs = list(dict.fromkeys(d for _, d in elsewhere if d))
+        belongs = f"{key} belongs in {where}" + (f" ({docs[0]})" if len(docs) == 1 else "")
+    if close:
+        return f"unknown key; did you mean {close[0]!r}?" + (f" ({belongs})" if belongs else "")
+    if belongs:
+        return f"unknown key here; {belongs}"
+    return f"unknown key; expected one of {', '.join(names)}"
+
+
+@functools.cache
+def _key_homes() -> tuple[dict[str, list[tuple[str, str, type]]], frozenset]:
+    """Every field of the spec's tables: ``({name: [(table as TOML writes it, doc, class)]},
+    classes of the spec)``, so that a key put in the wrong table can be pointed to its own."""
+    homes: dict[str, list[tuple[str, str, type]]] = {}
+    seen: set = set()
+
+    def inner(hint):
+        """``(attrs class, how it nests)`` inside a field's type, or None."""
+        args = [t for t in typing.get_args(hint) if t is not type(None)]
+        origin = typing.get_origin(hint)
+        if attrs.has(hint):
+            return hint, "table"
+        if origin in (typing.Union, __import__("types").UnionType) and len(args) == 1:
+            return inner(args[0])
+        if origin is tuple and args and attrs.has(args[0]):
+            return args[0], "array"
+        if origin is dict and len(args) == 2 and attrs.has(args[1]):
+            return args[1], "entry"
+        return None
+
+    def walk(cls, path: str, shown: str):
+        seen.add(cls)
+        hints = typing.get_type_hints(cls)
+        for a in attrs.fields(cls):
+            if a.metadata.get("internal"):
+                continue
+            homes.setdefault(a.name, []).append((shown, a.metadata.get("doc", ""), cls))
+            sub = inner(hints[a.name])
+            if sub:
+                p = f"{path}.{a.name}" if path else a.name
+                walk(sub[0], p, {"table": f"[{p}]", "array": f"[[{p}]]", "entry": f"a [{p}] entry"}[sub[1]])
+
+    walk(Spec, "", "the top level")
+    return homes, frozenset(seen)
 
 
 def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]]:

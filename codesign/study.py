@@ -103,8 +103,9 @@ def load_study(path: str | os.PathLike) -> Study:
     """Load and validate a study TOML (errors name the file and key path).
 
     Everything that can be checked without running is checked here, so a long study fails before
-    it starts: spec files exist; a grid step's ``metric`` is known and each axis ``key`` is a numeric
-    spec key its cost model can vary, with a non-empty ``values`` list valid for that key.
+    it starts: spec files exist, and load for optimize and grid steps; a grid step's ``metric`` is
+    known and each axis ``key`` is a numeric spec key its cost model can vary, with a non-empty
+    ``values`` list valid for that key.
 
     Raises:
         SpecError: a malformed study, a missing spec file, a bad grid step; each problem names the
@@ -136,6 +137,11 @@ def load_study(path: str | os.PathLike) -> Study:
                 problems.append((str(path), where, f"expected whole numbers >= 1 (got {list(values)})"))
         if s.kind == "grid":
             problems += _grid_problems(s, f"steps.{i}", str(path), base)
+        if s.kind in ("optimize", "grid") and s.spec and (base / s.spec).is_file():
+            try:  # a step's spec is refused now, not after the steps before it have run
+                load_spec(base / s.spec)
+            except SpecError as exc:
+                problems += exc.problems
     if problems:
         raise SpecError(problems)
     return st
@@ -321,8 +327,7 @@ def _optimize(step: Step, base: Path, out: Path, quick: bool):
     from .search import run_search
 
     spec = load_spec(base / step.spec)
-    sdir = out / step.name
-    sdir.mkdir(parents=True, exist_ok=True)
+    sdir = out / step.name  # created by the search once the spec's [search] has been accepted
     trials = step.quick_trials if quick else step.trials
     result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None)
     doc = write_outputs(spec, result, sdir)

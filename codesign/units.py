@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import math
 
+from .errors import format_value
+
 __all__ = ["UNITS", "QuantityError", "parse_quantity", "format_quantity"]
 
 _DEFINITIONS = """
@@ -126,7 +128,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
 
     si, human, example = KINDS[kind]
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {value!r})")
+        raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {format_value(value)})")
     if isinstance(value, (int, float)):
         if value == 0 and allow_zero:
             return 0.0

@@ -244,3 +244,34 @@ def test_numerics_text_file_is_not_npy(cli, tmp_path):
     src.write_text("1, 2, 3\n")
     err = _refused(cli("numerics", "quantize", "--format", "mxfp4", src, tmp_path / "o.npy"))
     assert f"{src} is not a NumPy .npy array file" in err and "pickled" not in err
+
+
+# ------------------------------------------------------------------ 4. refused input leaves no --out behind
+BAD_SEARCH = '[search.params]\n"memory.hbm.bandwith" = { low = "1 TB/s", high = "2 TB/s" }\n'
+
+
+@pytest.mark.parametrize("cmd", ["optimize", "sweep"])
+def test_a_refused_spec_leaves_no_output_directory(cli, tmp_path, cmd):
+    spec = tmp_path / "typo.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n' + BAD_SEARCH)
+    out = tmp_path / "runs" / "new"
+    _refused(cli(cmd, spec, "--out", out), "search.params.memory.hbm.bandwith: no such spec key")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_spec_the_cost_model_refuses_leaves_no_output_directory(cli, tmp_path):
+    # a decode compute efficiency of 7 (700% of peak) is refused by the cost model, not the loader
+    spec = tmp_path / "knob.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[efficiency]\ncompute_decode = 7.0\n')
+    _refused(cli("optimize", spec, "--out", tmp_path / "runs" / "new"), "efficiency.compute_decode")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_study_with_a_refused_step_spec_leaves_no_output_directory(cli, tmp_path):
+    spec = tmp_path / "typo.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[memory.hbm]\nbandwidht = "8 TB/s"\n')
+    st = tmp_path / "s.toml"
+    st.write_text(f'name = "s"\n[[steps]]\nkind = "optimize"\nname = "o"\nspec = "{spec.as_posix()}"\n')
+    _refused(cli("study", "run", st, "--out", tmp_path / "o", "--quick"),
+             "memory.hbm.bandwidht: unknown key; did you mean 'bandwidth'?")
+    assert not (tmp_path / "o").exists()

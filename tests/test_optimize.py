@@ -71,3 +71,182 @@ def test_search_errors_are_clear(cli, tmp_path):
     nosearch = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
     rc, out, err = cli("optimize", nosearch, "--out", tmp_path / "o2")
     assert rc == 2 and "search: missing" in err
+
+
+# --- fresh-user trial findings: one study per output directory, repeated designs, reasons, the table
+
+GB200 = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+FAST = "[search]\nseed_sweep = 0\ngradient_seeds = 0\nbatch_size = 8\n"
+
+
+def _named(tmp_path, name, body=""):
+    """The flagship search under another study name, on a small budget."""
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\nname = "{name}"\n' + FAST + body)
+    return p
+
+
+def _study_names(storage):
+    import optuna
+
+    from codesign.search import open_storage
+
+    store, _ = open_storage(str(storage), None)
+    return sorted(optuna.get_all_study_names(store))
+
+
+def _files(out):
+    return {p.relative_to(out).as_posix(): p.read_bytes()
+            for p in [out / "pareto.csv", out / "pareto.json", *sorted((out / "designs").glob("*.toml"))]}
+
+
+def test_an_output_directory_holds_one_study_and_that_study_resumes(cli, tmp_path):
+    out = tmp_path / "run"
+    alpha, beta = _named(tmp_path, "alpha"), _named(tmp_path, "beta")
+    rc, stdout, err = cli("optimize", alpha, "--trials", "8", "--out", out, "--json")
+    assert rc == 0, err
+    before = _files(out)
+    rc, stdout, err = cli("optimize", beta, "--trials", "8", "--out", out, "--json")
+    assert rc == 2 and stdout == "" and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    # names the directory, the study stored there (and its spec) and both ways out
+    for words in (str(out), "'alpha'", str(alpha), "'beta'", "another --out"):
+        assert words in lines[0], lines[0]
+    assert _files(out) == before                              # alpha's report and designs untouched
+    assert _study_names(out / "study.journal") == ["alpha"]  # no second study in its journal
+    # the same spec resumes its own study there
+    rc, stdout, err = cli("optimize", alpha, "--trials", "12", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    assert doc["study"] == "alpha" and doc["trials"] == 12 and doc["new_trials"] == 4
+
+
+def test_a_shared_rdb_storage_holds_many_studies_but_each_directory_one(cli, tmp_path):
+    # an RDB URL (PostgreSQL, here SQLite: the same Optuna RDBStorage) keys studies by name, so
+    # several studies in one storage are normal; only the output directory's files conflict
+    url = f"sqlite:///{(tmp_path / 'shared.db').as_posix()}"
+    alpha, beta = _named(tmp_path, "alpha"), _named(tmp_path, "beta")
+    rc, _, err = cli("optimize", alpha, "--storage", url, "--trials", "8", "--out", tmp_path / "a", "--json")
+    assert rc == 0, err
+    rc, _, err = cli("optimize", beta, "--storage", url, "--trials", "8", "--out", tmp_path / "b", "--json")
+    assert rc == 0, err
+    assert _study_names(url) == ["alpha", "beta"]
+    before = _files(tmp_path / "a")
+    rc, stdout, err = cli("optimize", beta, "--storage", url, "--trials", "8", "--out", tmp_path / "a", "--json")
+    assert rc == 2 and "Traceback" not in err and "'alpha'" in err and str(tmp_path / "a") in err, err
+    assert _files(tmp_path / "a") == before
+
+
+def test_throughput_at_the_reference_tpot_is_empty_when_no_point_reaches_it(cli, tmp_path):
+    # mixed_tok_s_per_kw_at_tpot is the best tok/s/kW over the points with TPOT <= the reference's
+    # min TPOT: such a point exists exactly when the design's own min TPOT is that low
+    import csv
+
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", _named(tmp_path, "tpot"), "--trials", "16", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    ref_tpot = doc["reference"]["metrics"]["min_tpot_s"]
+    assert doc["reference"]["metrics"]["mixed_tok_s_per_kw_at_tpot"] > 0  # the reference reaches its own
+    with (out / "pareto.csv").open() as fh:
+        cells = {int(r["trial"]): r["mixed_tok_s_per_kw_at_tpot"] for r in csv.DictReader(fh)}
+    for r in doc["pareto"]:
+        v = r["metrics"]["mixed_tok_s_per_kw_at_tpot"]
+        if r["metrics"]["min_tpot_s"] <= ref_tpot:
+            assert v > 0 and float(cells[r["trial"]]) == pytest.approx(v)
+        else:
+            assert v is None and cells[r["trial"]] == ""  # no throughput at that TPOT, not 0
+
+
+def _gb200_search(tmp_path, name, body):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST
+                 + '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
+                 + '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 + '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n' + body)
+    return p
+
+
+def test_a_design_drawn_by_several_trials_is_listed_once(cli, tmp_path):
+    # two choices, twelve trials: the same designs come back. At the same TDP, GB200 with 8 TB/s
+    # of HBM decodes faster than with 4 TB/s (decode reads the weights and KV cache every step),
+    # so it alone is the front: one row, its first trial, the others with 8 TB/s merged into it
+    out = tmp_path / "run"
+    spec = _gb200_search(tmp_path, "repeats", "")
+    rc, stdout, err = cli("optimize", spec, "--trials", "12", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    import optuna
+
+    from codesign.search import open_storage
+
+    store, _ = open_storage(str(out / "study.journal"), None)
+    trials = optuna.load_study(study_name="repeats", storage=store).get_trials(deepcopy=False)
+    fast = sorted(t.number for t in trials if t.state.name == "COMPLETE" and t.params["memory.hbm.bandwidth"] == 8e12)
+    assert len(fast) >= 2, "the sampler drew 8 TB/s once: no repeat to merge"
+    [row] = doc["pareto"]
+    assert row["params"] == {"memory.hbm.bandwidth": 8e12}
+    assert row["trial"] == fast[0] and row["duplicate_trials"] == fast[1:]
+    assert doc["duplicate_trials_merged"] == len(fast) - 1
+    assert [p.name for p in (out / "designs").iterdir()] == [f"trial-{fast[0]:05d}.toml"]
+    rc, stdout, err = cli("optimize", spec, "--trials", "12", "--out", out)  # the table says so
+    assert f"{len(fast) - 1} repeat trial(s) of a listed design merged" in stdout
+
+
+def test_infeasible_reasons_count_missed_constraints(cli, tmp_path):
+    # no chip draws 1 W, and no 8k-token prefill takes 1 ms (8192 tokens x 2 x 5.1e9 active
+    # parameters = 8.4e13 FLOP, ~34 ms at GB200's 2.5 PFLOP/s FP8): every trial misses both
+    spec = _gb200_search(tmp_path, "tight", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n'
+                                            '[[search.constraints]]\nmetric = "ttft_s"\nmax = "1 ms"\n')
+    rc, stdout, err = cli("optimize", spec, "--trials", "6", "--out", tmp_path / "o", "--json")
+    assert rc == 1, err
+    doc = json.loads(stdout)
+    assert doc["feasible_trials"] == 0
+    reasons = {r["reason"]: r["trials"] for r in doc["infeasible_reasons"]}
+    assert reasons == {"constraint peak_power_w <= 1 W not met": 6,
+                       "no concurrency point meets the SLOs (ttft_s <= 0.001 s)": 6}
+
+
+def _table_doc(n_params):
+    params = {"chip.peak_flops.fp4": 3.78e15, "memory.hbm.bandwidth": 8.27e12, "memory.hbm.capacity": 144e9,
+              "memory.sram.capacity": 104e6, "network.scaleup_bandwidth": 145e9,
+              "deployment.max_batch_size": 256, "deployment.tp": 8}
+    params = dict(list(params.items())[:n_params])
+    metrics = {"peak_mixed_tok_s_per_kw": 183495.0, "min_e2e_latency_s": 1.45, "min_tpot_s": 1.48e-3,
+               "peak_power_w": 692.0, "area_mm2": 705.0}
+    row = {"trial": 12345, "params": params, "metrics": metrics, "beats_reference": True,
+           "vs_reference": {"peak_mixed_tok_s_per_kw": 1.084, "min_e2e_latency_s": 1.041}}
+    return {"objectives": [{"metric": "peak_mixed_tok_s_per_kw"}, {"metric": "min_e2e_latency_s"}],
+            "reference": {"name": "gb200", "metrics": dict(metrics, peak_mixed_tok_s_per_kw=77046.0)},
+            "pareto": [row], "trials": 200, "feasible_trials": 150, "infeasible_reasons": []}
+
+
+@pytest.mark.parametrize("n_params, width", [(5, 160), (6, 160), (7, 160), (7, 120), (7, 100)])
+def test_the_table_never_cuts_the_headline(n_params, width):
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+    from codesign.spec import quantity_kind
+
+    doc = _table_doc(n_params)
+    buf = io.StringIO()
+    con = Console(file=buf, width=width, color_system=None)
+    print_table(doc, con, kinds={p: quantity_kind(p) for p in doc["pareto"][0]["params"]})
+    text = buf.getvalue()
+    assert all(len(line) <= width for line in text.splitlines())
+    # the headline metric, its ratio and its header word are whole, and so is every searched value
+    for whole in ("183,495", "77,046", "1.084", "tok/s/kW", "3.78 PFLOP/s" if width >= 120 else "PFLOP/s"):
+        assert whole in text, text
+    if "left out to fit" in text:  # less important columns go first, and the table says which
+        assert "peak power" in text.split("left out to fit")[1]
+
+
+def test_every_metric_of_pareto_csv_is_documented_in_the_readme():
+    from codesign.report import SHOWN
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert [m for m in SHOWN if f"`{m}`" not in readme] == []

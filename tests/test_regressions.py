@@ -133,7 +133,7 @@ def test_a_driver_splitting_the_url_elsewhere_leaks_no_password_piece(cli, tmp_p
     assert "%40" in err
 
 
-@pytest.mark.parametrize("choices,bad", [("[0, 8]", "0"), ("[8, -3]", "-3"), ("[4.5]", "4.5"), ("[true]", "True")])
+@pytest.mark.parametrize("choices,bad", [("[0, 8]", "0"), ("[8, -3]", "-3"), ("[4.5]", "4.5"), ("[true]", "true")])
 def test_envelope_choices_of_chip_counts_are_whole_numbers(cli, tmp_path, choices, bad):
     # an EP of 0 was tried as a deployment and counted infeasible, so a search of only bad choices
     # ended with "0 feasible" and exit 1 without saying why
@@ -183,7 +183,31 @@ def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, bod
     assert rc == 2 and "Traceback" not in err
     # the message names the user's file, not the included one that also has [search] tables
     assert f"mine.toml: {msg}" in err, err
-    assert not (tmp_path / "o" / "study.journal").exists()
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("body,line", [
+    # a fresh-user trial (session 6): the value was named twice ("low 0: … (got 0)"), Python's
+    # True and dicts showed instead of the TOML the user wrote, and a NaN bound read "low must be
+    # below high (got nan and 1024)"
+    ('"deployment.max_batch_size" = {low = 0, high = 64}',
+     "search.params.deployment.max_batch_size: low 0: must be a whole number in [1, 10000000]"),
+    ('"deployment.max_batch_size" = {choices = [true, 64]}',
+     "search.params.deployment.max_batch_size: expected a number (got true)"),
+    ('"deployment.acceptance_rate" = {low = nan, high = 0.9}',
+     "search.params.deployment.acceptance_rate: low must be a finite number (got nan)"),
+    ('"deployment.acceptance_rate" = {low = 0.2, high = inf}',
+     "search.params.deployment.acceptance_rate: high must be a finite number (got inf)"),
+    ('"deployment.acceptance_rate" = {low = {a = 1}, high = 0.9}',
+     "search.params.deployment.acceptance_rate: expected a number (got {a = 1})"),
+    ('"deployment.acceptance_rate" = {low = 0.2, high = 0.9, step = 0}',
+     "search.params.deployment.acceptance_rate: step must be a finite number > 0 (got 0)"),
+])
+def test_search_messages_show_toml_values_once(cli, tmp_path, body, line):
+    spec = _spec(tmp_path, f"[search.params]\n{body}\n", name="mine.toml", base=FLAGSHIP)
+    rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [f"error: {spec}: {line}"]
 
 
 def test_whole_valued_float_envelope_choices_are_counts(cli, tmp_path):

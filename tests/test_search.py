@@ -260,3 +260,24 @@ def test_front_search_refines_the_sweep_front(tmp_path):
                 assert v[p.key] in p.choices
             else:
                 assert p.low <= v[p.key] <= p.high
+
+
+def test_throughput_at_a_tpot_is_nan_when_no_point_reaches_it():
+    """``mixed_tok_s_per_kw_at_tpot``: the best tok/s/kW over the feasible points with TPOT <= the
+    reference; a design with no such point has no throughput at that TPOT (NaN, not 0)."""
+    from codesign.costmodel import Evaluation
+
+    conc = np.asarray([1, 8, 64])
+    tpot = np.asarray([[1.0e-3, 2.0e-3, 4.0e-3],    # reaches 2 ms at concurrency 8 (<= is inclusive)
+                       [1.0e-3, 1.5e-3, 4.0e-3],    # its fast points are infeasible
+                       [3.0e-3, 5.0e-3, 9.0e-3]])   # never as fast as 2 ms
+    kw = np.asarray([[10.0, 20.0, 40.0], [11.0, 22.0, 44.0], [12.0, 24.0, 48.0]])
+    feasible = np.asarray([[True, True, True], [False, False, True], [True, True, True]])
+    ev = Evaluation(concurrency=conc, points={"tpot_s": tpot, "mixed_tok_s_per_kw": kw,
+                                              "mixed_tok_s_per_chip": kw, "e2e_latency_s": tpot,
+                                              "ttft_s": tpot},
+                    feasible=feasible)
+    got = ev.summary(tpot_reference_s=2.0e-3)["mixed_tok_s_per_kw_at_tpot"]
+    assert got[0] == 20.0
+    assert np.isnan(got[1]) and np.isnan(got[2])
+    assert "mixed_tok_s_per_kw_at_tpot" not in ev.summary()  # only against a reference

@@ -67,6 +67,31 @@ CASES = {
     "not_a_number": ('[deployment]\ntp = "eight"\n', "deployment.tp", "expected a whole number"),
     "zero_tp": ('[deployment]\ntp = 0\n', "deployment.tp", ">= 1"),
     "bad_choice": ('[deployment]\nmode = "fancy"\n', "deployment.mode", "expected one of"),
+    # a key put in the wrong table is pointed to its own (fresh-user trial: max_batch_size, the
+    # engine's batch limit per decode instance, is a [deployment] key, not a pool's)
+    "batch_limit_in_decode_pool": ('[deployment.decode]\nchips = 8\nmax_batch_size = 64\n',
+                                   "deployment.decode.max_batch_size",
+                                   "unknown key here; max_batch_size belongs in [deployment] "
+                                   "(the engine's batch limit, per decode instance)"),
+    "batch_limit_in_prefill_pool": ('[deployment.prefill]\nchips = 8\nmax_batch_size = 64\n',
+                                    "deployment.prefill.max_batch_size", "belongs in [deployment]"),
+    "objective_key_in_search": ('[search]\nmetric = "min_tpot_s"\n', "search.metric",
+                                "belongs in [[search.objectives]] or [[search.constraints]]"),
+    # both: a close name in the table, and the table the key itself belongs in
+    "deployment_key_in_chip": ('[chip]\ntp = 8\n', "chip.tp",
+                               "did you mean 'tdp'? (tp belongs in [deployment], [deployment.prefill] or "
+                               "[deployment.decode])"),
+    # values read as the TOML the user wrote, not as Python
+    "bool_for_a_count": ('[deployment]\ntp = true\n', "deployment.tp", "expected a whole number (got true)"),
+    "bool_for_a_choice": ('[deployment]\nmode = true\n', "deployment.mode",
+                          "expected one of 'aggregated', 'disaggregated' (got true)"),
+    "table_for_a_list": ('[workload]\nconcurrency = { a = 1 }\n', "workload.concurrency",
+                         "expected a list (got {a = 1})"),
+    "one_objective_table": ('[search]\nobjectives = { metric = "min_tpot_s" }\n', "search.objectives",
+                            "expected an array of tables ([[…]] sections)"),
+    "bool_for_a_power": ('[chip]\ntdp = true\n', "chip.tdp", "with a unit, e.g. '700 W' (got true)"),
+    "table_for_a_count": ('[deployment]\ntp = { a = 1 }\n', "deployment.tp",
+                          "expected a whole number (got {a = 1})"),
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import CodesignError
 
 
-def ensure_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
+def ensure_out_dir(path: str | os.PathLike, option: str = "--out", *, create: bool = True) -> Path:
     """Create the output directory ``path`` (and its parents) and return it.
 
     Checked before any work starts, so a long run does not fail at its end.
@@ -16,6 +16,8 @@ def ensure_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
     Args:
         option: how the message names the directory: the option the user gave (``"--out"``), or
             e.g. ``"output directory"`` when ``path`` is a default.
+        create: ``False`` only checks that the directory can be made, for a command that creates
+            it once its input has been accepted (a refused spec leaves no empty directory behind).
 
     Raises:
         CodesignError: ``path`` (or one of its parents) exists and is not a directory, or it
@@ -26,6 +28,8 @@ def ensure_out_dir(path: str | os.PathLike, option: str = "--out") -> Path:
     if p.exists() and not p.is_dir():
         raise CodesignError(f"{option} {shown}: exists and is not a directory")
     _check_parents(p, option, shown)
+    if not create:
+        return p
     try:
         p.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -45,8 +45,9 @@ def run(args) -> int:
         raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
     if args.workers < 1:
         raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
-    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem),
-                         "--out" if args.out else "output directory")
+    # checked now, created by the search once the spec's [search] has been accepted
+    out_option = "--out" if args.out else "output directory"
+    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem), out_option, create=False)
     err = Console(stderr=True)
     prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err, transient=False)
@@ -67,6 +68,7 @@ def run(args) -> int:
     if result.new_trials == 0:
         err.print(f"study already has {len(result.trials)} completed trials; nothing to run "
                   f"(raise --trials to continue)")
+    ensure_out_dir(out, out_option)
     doc = write_outputs(spec, result, out)
     err.print(f"study: {doc['storage']} (optuna-dashboard {doc['storage']})")
     if args.json:
@@ -78,8 +80,10 @@ def run(args) -> int:
         ref = doc.get("reference")
         if ref:
             n = sum(1 for r in doc["pareto"] if r["beats_reference"])
+            choices = "; ".join(f"{k} = {', '.join(str(v) for v in vs)}"
+                                for k, vs in (ref.get("choices") or {}).items())
             con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
-                      f"(reference: each metric at its best over {ref.get('choices') or 'its deployment'}).")
+                      f"(reference: each metric at its best over {choices or 'its deployment'}).", highlight=False)
         con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png, hypervolume.png and {len(doc['pareto'])} design(s) in {out}/designs/")
         con.print(f"storage: {doc['storage']}")
     return ExitCode.OK if doc["pareto"] else ExitCode.NO_RESULT

@@ -30,8 +30,9 @@ def run(args) -> int:
     from ._common import ensure_out_dir
 
     st = load_study(args.study)
+    # checked now; run_study creates it once the study (and each step's spec) has been accepted
     out = ensure_out_dir(Path(args.out) if args.out else Path(args.study).parent / st.name,
-                         "--out" if args.out else "output directory")
+                         "--out" if args.out else "output directory", create=False)
     err = Console(stderr=True)
     run_study(args.study, out, quick=args.quick, progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
     print(f"wrote {out / 'report.md'} and {out / 'data.json'}")

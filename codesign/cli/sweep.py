@@ -43,14 +43,26 @@ def run(args) -> int:
         raise CodesignError(f"--points must be between 1 and 10^7 (got {args.points})")
     if args.chunk < 1:
         raise CodesignError(f"--chunk must be >= 1 (got {args.chunk})")
-    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem),
-                         "--out" if args.out else "output directory")
+    # checked now, created once the sweep has run (a refused [search] leaves no empty directory)
+    out_option = "--out" if args.out else "output directory"
+    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem), out_option, create=False)
     err = Console(stderr=True)
-    with Progress(TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=err) as prog:
-        task = prog.add_task("sweep", total=None)
+    prog = Progress(TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=err)
+    task = prog.add_task("sweep", total=None)
+
+    def progress(done, total):
+        # the bar starts with the first count, once [search] is accepted: a spec error is one line
+        if not prog.live.is_started:
+            prog.start()
+        prog.update(task, completed=done, total=total)
+
+    try:
         res = run_sweep(spec, points=args.points, method=args.method, seed=args.seed, chunk=args.chunk,
-                        progress=lambda d, t: prog.update(task, completed=d, total=t))
+                        progress=progress)
+    finally:
+        if prog.live.is_started:
+            prog.stop()
     space = res["space"]
     fc, fm = res["front"]["columns"], res["front"]["metrics"]
     metrics = list(dict.fromkeys([m for m, _ in space.objectives] + [c.metric for c in space.constraints]
@@ -68,6 +80,7 @@ def run(args) -> int:
         "hypervolume": res["hypervolume"], "hypervolume_reference_point": res["reference_point"],
         "front": rows,
     })
+    ensure_out_dir(out, out_option)
     (out / "sweep_front.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
     with (out / "sweep_front.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
