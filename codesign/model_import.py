@@ -14,11 +14,26 @@ Supported families (the keys each one reads are those of its ``configuration_*.p
   Qwen-style ``use_sliding_window`` / ``max_window_layers``);
 * MoE: ``gpt_oss`` (``num_local_experts``, ``experts_per_token``, attention sinks, expert and
   router biases, MXFP4 experts), ``mixtral`` (``num_local_experts``), ``qwen2_moe``/``qwen3_moe``
-  (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``);
+  (``num_experts``, ``decoder_sparse_step``, ``mlp_only_layers``), ``minimax_m2`` (MiniMax-M2/M2.1/
+  M2.5: ``num_local_experts``, ``num_experts_per_tok``, ``intermediate_size`` per expert, every layer
+  MoE, ``use_routing_bias`` → one score-correction bias per expert, full softmax attention on every
+  layer (``attn_type_list`` all 1; a 0, MiniMax-Text-01's lightning attention, is refused),
+  ``shared_intermediate_size`` must be 0; the per-layer q/k RMSNorms, partial RoPE (``rotary_dim``)
+  and the ``num_mtp_modules`` multi-token-prediction modules are noted, not counted);
 * MLA + MoE: ``deepseek_v3``, ``kimi_k2`` (and ``deepseek_v2``): ``q_lora_rank``,
   ``kv_lora_rank``, ``qk_nope_head_dim``, ``qk_rope_head_dim``, ``v_head_dim``,
   ``n_routed_experts``, ``n_shared_experts``, ``first_k_dense_replace``, ``moe_layer_freq``; the
-  multi-token-prediction module (``num_nextn_predict_layers``) is not part of the served model.
+  multi-token-prediction module (``num_nextn_predict_layers``) is not part of the served model;
+* MLA + DeepSeek sparse attention + MoE: ``glm_moe_dsa`` (GLM-5) and ``deepseek_v32``
+  (DeepSeek-V3.2): the MLA keys plus the lightning indexer's ``index_topk``, ``index_n_heads`` and
+  ``index_head_dim`` (all required);
+* hybrid linear attention + MoE: ``qwen3_next`` and ``qwen3_5_moe`` (Qwen3-Next, Qwen3.5; the
+  language model under ``text_config``): ``layer_types`` of ``linear_attention`` (Gated DeltaNet:
+  ``linear_num_key_heads``, ``linear_num_value_heads``, ``linear_key_head_dim``,
+  ``linear_value_head_dim``, ``linear_conv_kernel_dim``) and ``full_attention`` (gated attention,
+  ``attn_output_gate``; absent ``layer_types``: every ``full_attention_interval``-th layer is full),
+  ``num_experts`` with ``shared_expert_intermediate_size``; the vision tower and the
+  ``mtp_num_hidden_layers`` multi-token-prediction layers are not part of the priced model.
 
 Which configs are imported (the cost model prices decoder-only attention transformers only):
 
@@ -48,15 +63,22 @@ from .errors import CodesignError, SpecError
 __all__ = ["hf_config_to_model_table", "model_toml", "import_entries"]
 
 #: HF ``layer_types`` entries this importer understands, and their spec spelling.
-LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding"}
+LAYER_TYPES = {"full_attention": "full", "sliding_attention": "sliding", "linear_attention": "linear"}
 
 #: ``model_type`` values whose attention is DeepSeek's multi-head latent attention.
-MLA_TYPES = {"deepseek_v3", "kimi_k2", "deepseek_v2"}
+MLA_TYPES = {"deepseek_v3", "kimi_k2", "deepseek_v2", "glm_moe_dsa", "deepseek_v32"}
+
+#: MLA types with DeepSeek sparse attention (a lightning indexer picks ``index_topk`` positions).
+DSA_TYPES = {"glm_moe_dsa", "deepseek_v32"}
+
+#: Hybrids of Gated DeltaNet linear attention and gated full attention (Qwen3-Next, Qwen3.5; the
+#: ``*_text`` spellings are the language model's ``model_type`` inside ``text_config``).
+HYBRID_TYPES = {"qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5", "qwen3_5_text"}
 
 #: Decoder-only attention transformers whose ``configuration_*.py`` keys this importer reads (see
 #: the module docstring); any other ``model_type`` goes through the generic rule below.
 DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss",
-                 *MLA_TYPES}
+                 "minimax_m2", *MLA_TYPES, *HYBRID_TYPES}
 
 #: Keys a config of another ``model_type`` must all have to be imported as a decoder-only
 #: transformer (plus ``intermediate_size`` or an experts count for the FFN).
@@ -70,13 +92,15 @@ _ENCDEC = "an encoder-decoder model"
 NOT_PRICEABLE = {
     **dict.fromkeys(("mamba", "mamba2", "falcon_mamba", "rwkv", "rwkv5", "rwkv6", "rwkv7", "xlstm"), _SSM),
     **dict.fromkeys(("jamba", "zamba", "zamba2", "bamba", "falcon_h1", "nemotron_h", "granitemoehybrid",
-                     "recurrent_gemma", "qwen3_next", "lfm2", "minimax"), _HYBRID),
+                     "recurrent_gemma", "lfm2", "minimax"), _HYBRID),
     **dict.fromkeys(("bert", "roberta", "xlm-roberta", "distilbert", "albert", "electra", "deberta",
                      "deberta-v2", "modernbert"), _ENCODER),
     **dict.fromkeys(("t5", "mt5", "umt5", "bart", "mbart", "whisper", "pegasus", "marian"), _ENCDEC),
 }
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+#: ``quantization_config.fmt`` spellings of the FP8 formats (torch dtype names) → ``e4m3``/``e5m2``.
+_FP8_FMT = {"float8_e4m3fn": "e4m3", "float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}
 
 
 class _Entries:
@@ -145,7 +169,11 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
         raise CodesignError(f"{fname}: expected a JSON object (a Hugging Face config.json)")
     # Multimodal wrappers keep the language model under text_config.
     if "text_config" in cfg and "hidden_size" not in cfg and isinstance(cfg["text_config"], dict):
-        cfg = cfg["text_config"]
+        outer = cfg
+        cfg = dict(cfg["text_config"])
+        # the wrapper may say whether the language model ties its embeddings (Qwen3.5 does)
+        if "tie_word_embeddings" not in cfg and "tie_word_embeddings" in outer:
+            cfg["tie_word_embeddings"] = outer["tie_word_embeddings"]
     return cfg, fname
 
 
@@ -223,12 +251,32 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
         e.add("qk_nope_head_dim", nope, "qk_nope_head_dim")
         e.add("qk_rope_head_dim", rope, "qk_rope_head_dim")
         e.add("v_head_dim", _int(cfg, "v_head_dim", fname), "v_head_dim")
+    if mt in DSA_TYPES:
+        for key in ("index_topk", "index_n_heads", "index_head_dim"):
+            e.add(key, _int(cfg, key, fname), f"{key} (DeepSeek sparse attention indexer)")
+    if mt in HYBRID_TYPES:
+        gate = _bool(cfg, "attn_output_gate", fname, True)
+        e.add("attn_output_gate", gate, "attn_output_gate" if "attn_output_gate" in cfg else
+              f"attn_output_gate absent: model_type {mt!r} gates attention (q_proj yields query and gate)")
 
+    if mt == "minimax_m2":
+        _minimax_m2_attention(cfg, fname, layers)
     lt, how = _layer_types(cfg, fname, layers)
+    if lt is None and mt in HYBRID_TYPES:
+        every = _int(cfg, "full_attention_interval", fname)
+        lt = tuple("full" if (i + 1) % every == 0 else "linear" for i in range(layers))
+        how = f"layer i is full attention iff (i + 1) % full_attention_interval ({every}) == 0"
     if lt is not None:
         e.add("layer_types", lt, how)
         if "sliding" in lt:
             e.add("sliding_window", _int(cfg, "sliding_window", fname), "sliding_window")
+        if "linear" in lt:
+            if mt not in HYBRID_TYPES:
+                _fail(fname, f"layer_types[{lt.index('linear')}]", f"linear_attention layers in model_type "
+                      f"{mt!r} are not supported (known hybrids: {', '.join(sorted(HYBRID_TYPES))})")
+            for key in ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                        "linear_value_head_dim", "linear_conv_kernel_dim"):
+                e.add(key, _int(cfg, key, fname), f"{key} (Gated DeltaNet layers)")
 
     # ---------------------------------------------------------------- FFN
     moe = _moe(cfg, fname, mt, layers)
@@ -255,6 +303,9 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
         elif mla and cfg.get("topk_method") == "noaux_tc":
             e.add("router_bias", True, "topk_method 'noaux_tc': e_score_correction_bias "
                   "(one per routed expert)")
+        elif mt == "minimax_m2" and _bool(cfg, "use_routing_bias", fname, False):
+            e.add("router_bias", True, "use_routing_bias: e_score_correction_bias (one per routed "
+                  "expert, MiniMaxM2SparseMoeBlock)")
 
     # ---------------------------------------------------------------- formats
     w, m, how = _formats(cfg, fname)
@@ -270,9 +321,29 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
     if nextn:
         e.notes.append(f"{e.fname}: num_nextn_predict_layers = {nextn}: the multi-token-prediction "
                        "module is not part of the served model and is not counted")
+    if mt == "minimax_m2":
+        if cfg.get("num_mtp_modules") and cfg.get("use_mtp", True):
+            e.notes.append(f"{e.fname}: num_mtp_modules = {cfg['num_mtp_modules']}: the "
+                           "multi-token-prediction modules are not part of the served model and are "
+                           "not counted")
+        if cfg.get("use_qk_norm"):
+            e.notes.append(f"{e.fname}: minimax_m2 q_norm/k_norm (qk_norm_type "
+                           f"{cfg.get('qk_norm_type', 'per_layer')!r}: RMSNorms over all query and key "
+                           "heads of a layer) are not modelled")
+        if cfg.get("rotary_dim") is not None:
+            e.notes.append(f"{e.fname}: rotary_dim = {cfg['rotary_dim']} of head_dim "
+                           f"{cfg.get('head_dim')}: partial RoPE changes no parameter or FLOP count "
+                           "modelled here")
     if mt in ("qwen3", "qwen3_moe"):
         e.notes.append(f"{e.fname}: {mt} per-head q_norm/k_norm (2 x head_dim per layer) is not "
                        "modelled")
+    if mt in HYBRID_TYPES:
+        e.notes.append(f"{e.fname}: {mt}: text backbone only (a vision tower is not priced); "
+                       "the linear-attention recurrent state is kept in float32 when served")
+        mtp = cfg.get("mtp_num_hidden_layers")
+        if mtp:
+            e.notes.append(f"{e.fname}: mtp_num_hidden_layers = {mtp}: the multi-token-prediction "
+                           "layers are not part of the served model and are not counted")
     if mt in ("qwen2", "qwen2_moe"):
         e.notes.append(f"{e.fname}: {mt} q/k/v biases (o_proj has none) are not modelled")
     if generic:
@@ -309,6 +380,26 @@ def _check_priceable(cfg: dict, fname: str, mt: str) -> bool:
               f"transformer ({', '.join(sorted(DECODER_TYPES))}), and another model type is imported "
               f"only with every attention and FFN key: {', '.join(GENERIC_KEYS)}, intermediate_size")
     return True
+
+
+def _minimax_m2_attention(cfg: dict, fname: str, layers: int) -> None:
+    """Refuse a ``minimax_m2`` config whose layers are not all full softmax attention.
+
+    ``attn_type_list`` (MiniMax's ``configuration_minimax_m2.py``): 1 is full softmax attention, 0
+    MiniMax-Text-01's lightning (linear) attention, which the cost model does not price.
+    """
+    atl = cfg.get("attn_type_list")
+    if atl is None:
+        return
+    if not isinstance(atl, list):
+        _fail(fname, "attn_type_list", f"expected a list (got {atl!r})")
+    if len(atl) != layers:
+        _fail(fname, "attn_type_list", f"has {len(atl)} entries for num_hidden_layers = {layers}")
+    for i, t in enumerate(atl):
+        if isinstance(t, bool) or t != 1:
+            _fail(fname, f"attn_type_list[{i}]", f"{t!r} is not full softmax attention (1); "
+                  "minimax_m2 layers of another attention type (0: lightning attention) are not "
+                  "supported")
 
 
 def _layer_types(cfg: dict, fname: str, layers: int):
@@ -381,6 +472,9 @@ def _moe(cfg: dict, fname: str, mt: str, layers: int) -> dict | None:
         how = f"{ekey}: every layer is MoE"
     out["moe_layers"] = (ml, how)
 
+    if mt == "minimax_m2" and cfg.get("shared_intermediate_size"):
+        _fail(fname, "shared_intermediate_size", f"{cfg['shared_intermediate_size']!r}: minimax_m2 "
+              "shared experts are not supported (MiniMaxM2SparseMoeBlock has none; expected 0)")
     if cfg.get("n_shared_experts") is not None:
         out["num_shared_experts"] = (_int(cfg, "n_shared_experts", fname, minimum=0),
                                      "n_shared_experts")
@@ -415,11 +509,14 @@ def _formats(cfg: dict, fname: str) -> tuple[str, str, str]:
                             "modules_to_not_convert keeps attention, router, embeddings, lm_head "
                             "in bf16" if w == "bf16" else "quantization_config.quant_method 'mxfp4'")
     if method == "fp8":
-        fmt = qc.get("fmt", "e4m3")
+        raw = qc.get("fmt", "e4m3")
+        # the torch dtype spelling (MiniMax-M2: "float8_e4m3fn") names the same formats
+        fmt = _FP8_FMT.get(raw, raw) if isinstance(raw, str) else raw
         if fmt not in ("e4m3", "e5m2"):
-            _fail(fname, "quantization_config.fmt", f"unknown fp8 format {fmt!r}")
+            _fail(fname, "quantization_config.fmt", f"unknown fp8 format {raw!r} (known: "
+                  f"e4m3, e5m2, {', '.join(_FP8_FMT)})")
         block = qc.get("weight_block_size")
-        how = f"quantization_config.quant_method 'fp8', fmt {fmt!r}" + (
+        how = f"quantization_config.quant_method 'fp8', fmt {raw!r}" + (
             f", weight_block_size {block}" if block else "")
         return f"fp8_{fmt}", f"fp8_{fmt}", how
     _fail(fname, "quantization_config.quant_method",

@@ -196,8 +196,10 @@ class Network:
 class Model:
     """The architecture a cost model needs, usually imported from a Hugging Face ``config.json``.
 
-    Counts are plain integers; ``layer_types`` lists each decoder layer's attention
-    (``"full"`` or ``"sliding"``), ``moe_layers`` each layer's FFN (``True`` for MoE).
+    Counts are plain integers; ``layer_types`` lists each decoder layer's token mixer
+    (``"full"`` attention, ``"sliding"``-window attention or ``"linear"`` attention: Gated
+    DeltaNet, whose cache is a fixed-size recurrent state per request), ``moe_layers`` each
+    layer's FFN (``True`` for MoE).
     """
 
     name: str
@@ -219,8 +221,23 @@ class Model:
     qk_nope_head_dim: PosInt | None = None
     qk_rope_head_dim: PosInt | None = None
     v_head_dim: PosInt | None = None
-    layer_types: tuple[Literal["full", "sliding"], ...] = ()
+    #: attention layers gate their output with a sigmoid of a second query projection (Qwen3-Next
+    #: / Qwen3.5 "gated attention": ``q_proj`` has 2·heads·head_dim outputs)
+    attn_output_gate: bool = False
+    #: DeepSeek sparse attention (DSA; DeepSeek-V3.2, GLM-5): a lightning indexer of
+    #: ``index_n_heads`` × ``index_head_dim`` (FP8) scores every cached token and MLA attends only
+    #: the ``index_topk`` best; HF keys of the same names
+    index_topk: PosInt | None = None
+    index_n_heads: PosInt | None = None
+    index_head_dim: PosInt | None = None
+    layer_types: tuple[Literal["full", "sliding", "linear"], ...] = ()
     sliding_window: PosInt | None = None
+    # linear-attention (Gated DeltaNet) layers: HF ``linear_*`` keys of Qwen3-Next / Qwen3.5
+    linear_num_key_heads: PosInt | None = None
+    linear_num_value_heads: PosInt | None = None
+    linear_key_head_dim: PosInt | None = None
+    linear_value_head_dim: PosInt | None = None
+    linear_conv_kernel_dim: PosInt | None = None
     # FFN
     intermediate_size: PosInt
     ffn_gated: bool = True
@@ -243,6 +260,21 @@ class Model:
             raise ValueError(f"moe_layers: has {len(self.moe_layers)} entries for {self.num_layers} layers")
         if "sliding" in self.layer_types and self.sliding_window is None:
             raise ValueError("sliding_window: missing (the sliding layers of layer_types need it)")
+        linear = (self.linear_num_key_heads, self.linear_num_value_heads, self.linear_key_head_dim,
+                  self.linear_value_head_dim, self.linear_conv_kernel_dim)
+        if "linear" in self.layer_types and None in linear:
+            raise ValueError("linear_num_key_heads: the linear-attention layers of layer_types need "
+                             "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
+                             "linear_value_head_dim and linear_conv_kernel_dim")
+        if "linear" in self.layer_types and self.linear_num_value_heads % self.linear_num_key_heads:
+            raise ValueError("linear_num_value_heads: must be a multiple of linear_num_key_heads (got "
+                             f"{self.linear_num_value_heads} and {self.linear_num_key_heads})")
+        dsa = (self.index_topk, self.index_n_heads, self.index_head_dim)
+        if any(v is not None for v in dsa) and None in dsa:
+            raise ValueError("index_topk: sparse attention needs index_topk, index_n_heads and index_head_dim")
+        if self.index_topk is not None and not (self.attention == "mla" and self.q_lora_rank):
+            raise ValueError("index_topk: DeepSeek sparse attention is modelled on MLA with a q_lora_rank "
+                             "(its indexer projects the compressed query)")
         if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
             raise ValueError("MoE layers need num_experts, experts_per_token and moe_intermediate_size")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):

@@ -102,10 +102,35 @@ MODELS: dict[str, tuple[str, str]] = {
     "nvidia/Llama-3.1-8B-Instruct-FP8": ("llama-3.1-8b", ""),
     # Kimi-K2.5's language model has Kimi-K2's dimensions (its vision tower is not priced).
     "moonshotai/Kimi-K2.5": ("kimi-k2", "architecture of kimi-k2 (Kimi-K2-Instruct config; K2.5 text backbone)"),
+    "kimik2.5": ("kimi-k2", "architecture of kimi-k2 (Kimi-K2-Instruct config; K2.5 text backbone)"),
+    # Llama-3.3-70B-Instruct's config.json (ai-dynamo/aiconfigurator model_configs/
+    # meta-llama--Llama-3.3-70B-Instruct_config.json, f577ab84) has Llama-3.1-70B's dimensions: hidden
+    # 8192, 80 layers, 64/8 heads, intermediate 28672, vocab 128256, untied. InferenceMAX's first
+    # model-prefix for it was "70b" (InferenceX benchmarks/70b_fp8_h200_slurm.sh).
+    "meta-llama/Llama-3.3-70B-Instruct": ("llama-3.1-70b", "architecture of llama-3.1-70b (same config dimensions as Llama-3.3-70B-Instruct)"),
+    "llama70b": ("llama-3.1-70b", "architecture of llama-3.1-70b (same config dimensions as Llama-3.3-70B-Instruct)"),
+    "70b": ("llama-3.1-70b", "architecture of llama-3.1-70b (same config dimensions as Llama-3.3-70B-Instruct)"),
+    "Qwen/Qwen3-32B": ("qwen3-32b", ""),
+    # NVIDIA's ModelOpt NVFP4 export of Qwen3-32B (its formats come from the row's quant columns).
+    "nvidia/Qwen3-32B-NVFP4": ("qwen3-32b", ""),
+    "Qwen/Qwen3-235B-A22B": ("qwen3-235b-a22b", ""),
+    # Qwen's block-FP8 release of the same weights (formats from the row's quant columns).
+    "Qwen/Qwen3-235B-A22B-FP8": ("qwen3-235b-a22b", ""),
+    "MiniMaxAI/MiniMax-M2.5": ("minimax-m2.5", ""),
+    "minimaxm2.5": ("minimax-m2.5", ""),  # InferenceMAX model-prefix (InferenceX minimaxm2.5_*.sh)
+    # hybrid Gated DeltaNet + gated attention (specs/models/hf_configs/qwen3.5-397b-a17b.json)
+    "Qwen/Qwen3.5-397B-A17B": ("qwen3.5-397b-a17b", ""),
+    "qwen3.5": ("qwen3.5-397b-a17b", ""),  # InferenceMAX model-prefix (InferenceX qwen3.5_*.sh)
+    # MLA with DeepSeek sparse attention (specs/models/hf_configs/glm-5.json)
+    "zhipuai/GLM-5": ("glm-5", ""),
+    "zai-org/GLM-5": ("glm-5", ""),
+    "zai-org/GLM-5-FP8": ("glm-5", ""),
+    "glm5": ("glm-5", ""),  # InferenceMAX model-prefix (InferenceX glm5_*.sh)
 }
 
-#: GPUs per NVLink node of the HGX systems (a worker above this is multi-node).
-NODE_GPUS = {"b200": 8, "h200": 8, "h100": 8}
+#: GPUs per scale-up node of the 8-GPU systems (HGX NVLink, AMD xGMI; a worker above this is
+#: multi-node): hardware_specs.csv scaleup_domain_size_chips.
+NODE_GPUS = {"b200": 8, "h200": 8, "h100": 8, "b300": 8, "mi300x": 8, "mi325x": 8, "mi355x": 8}
 #: Rack-scale NVLink systems.
 RACK_SYSTEMS = ("gb200", "gb300")
 

@@ -149,6 +149,13 @@ def run_show(args) -> int:
     if a.sliding_window:
         row("KV cache / token (window)", f"{a.window_kv_cache_elems_per_token:,}",
             f"elements, up to {a.sliding_window} tokens")
+    if a.sparse_attention_topk:
+        row("indexer keys / token", f"{a.indexer_cache_elems_per_token:,}",
+            f"elements (FP8); attention reads the top {a.sparse_attention_topk:,} positions")
+    if a.linear_attention_layers:
+        row("linear-attention state / request", f"{a.recurrent_state_elems_per_request:,}",
+            f"elements over {a.linear_attention_layers} layers, whatever the context "
+            f"(+ {a.conv_state_elems_per_request:,} conv window)")
     row(f"prefill FLOPs / token (ISL {isl:,})", f"{doc['prefill_flops_per_token']:.4g}", "FLOP")
     row(f"decode FLOPs / token (context {isl:,})", f"{doc['decode_flops_per_token']:.4g}", "FLOP")
     Console().print(t)

@@ -158,7 +158,11 @@ def _scale_family(fmt) -> str:
 #: GEMM, top-k, permute/dispatch, grouped GEMM 1, activation, grouped GEMM 2, unpermute/combine,
 #: shared expert (gate/up, act, down), all-reduce (12). ``layer_overhead_s`` is the overhead of the
 #: reference dense GQA layer (11 kernels); another architecture's layer costs kernels/11 times that.
-KERNELS_ATTN = {"gqa": 6.0, "mla": 12.0}
+#: Linear attention (Gated DeltaNet, vLLM/SGLang Qwen3-Next code) = norm, in_proj GEMM, conv1d
+#: update, gating, gated delta rule, gated norm, out_proj GEMM, TP all-reduce (8).
+#: MLA with DSA adds the indexer's wq_b and weights_proj GEMMs, k_norm + RoPE, the FP8 key write,
+#: the MQA-logits kernel and the top-k selection (+6: 18).
+KERNELS_ATTN = {"gqa": 6.0, "mla": 12.0, "linear": 8.0, "mla_dsa": 18.0}
 KERNELS_FFN = {"dense": 5.0, "moe": 12.0}
 KERNELS_REF = KERNELS_ATTN["gqa"] + KERNELS_FFN["dense"]
 
@@ -183,6 +187,15 @@ RHO_MAX = 0.999
 #: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
 #: this budget; prefill workers pack up to this many tokens of several requests into one pass.
 CHUNK_TOKENS = 8192.0
+
+#: Bytes per element of the linear-attention recurrent state: SGLang keeps it in float32 by
+#: default (``--mamba-ssm-dtype``, docs/basic_usage/qwen3.md: "The default setting is float32"),
+#: whatever the KV-cache format; the conv window stays in the activation dtype (bf16).
+STATE_BYTES = 4.0
+#: Bytes per cached DSA indexer-key element: FP8 plus one FP32 scale per 128 elements (DeepSeek-V3.2
+#: ``Indexer.k_cache`` float8_e4m3fn and ``k_scale_cache`` float32 of head_dim // 128).
+INDEXER_KEY_BYTES = 1.0 + 4.0 / 128.0
+CONV_STATE_BYTES = 2.0
 
 #: Spec key path -> parameter name of the design pytree. These are the keys a search may vary.
 KEYMAP: dict[str, str] = {
@@ -281,6 +294,28 @@ class Static:
     #: input-embedding parameters resident beside the lm_head (0 when tied): held in memory, never
     #: read in bulk (a lookup reads one row per token), so not part of ``dense_params``
     embed_params: float = 0.0
+    #: linear-attention (Gated DeltaNet) cache of one request [bytes], whatever the context: the
+    #: recurrent state at :data:`STATE_BYTES` plus the conv window at :data:`CONV_STATE_BYTES`
+    state_bytes: float = 0.0
+    #: heads the linear-attention state splits over under TP (``linear_num_key_heads``)
+    state_heads: int = 1
+    #: FLOPs per token of the state update/read-out (recurrent form) and the chunked form's extra
+    state_flops: float = 0.0
+    state_chunk_flops: float = 0.0
+    #: DeepSeek sparse attention: full layers attend at most ``topk`` positions (huge: all); the
+    #: indexer caches ``idx_bytes`` per token (all layers) and scores every position with
+    #: ``idx_flops`` FLOPs per query token, replicated on every TP rank (DeepSeek-V3.2's Indexer
+    #: uses plain, not tensor-parallel, Linear layers)
+    topk: float = 1e30
+    idx_bytes: float = 0.0
+    idx_flops: float = 0.0
+
+
+def _state_split(s: Static, tp):
+    """TP ranks the linear-attention state is split over (whole key-head groups per rank)."""
+    import jax.numpy as jnp
+
+    return jnp.minimum(tp, s.state_heads)
 
 
 def _knobs(p, eff):
@@ -310,21 +345,32 @@ def _kv_elems(s: Static, ctx):
     return s.kv_full * ctx + s.kv_window * jnp.minimum(ctx, s.window)
 
 
-def _attn_flops(af_full, af_win, window, ctx):
+def _kv_read_elems(s: Static, ctx):
+    """KV-cache elements one decode step reads per request at context ``ctx``: sliding layers
+    capped at the window, sparse-attention layers at ``index_topk`` (the cache holds them all)."""
     import jax.numpy as jnp
 
-    return af_full * ctx + af_win * jnp.minimum(ctx, window)
+    return s.kv_full * jnp.minimum(ctx, s.topk) + s.kv_window * jnp.minimum(ctx, s.window)
 
 
-def _prefill_attn_flops(af_full, af_win, window, isl):
-    """Causal attention FLOPs of a whole ISL-token prefill, summed over positions 1..ISL."""
+def _attn_flops(af_full, af_win, window, ctx, topk=1e30):
     import jax.numpy as jnp
 
-    full = af_full * isl * (isl + 1.0) / 2.0
-    w = jnp.minimum(isl, window)
-    # positions 1..w attend to themselves; later ones to exactly `window` positions
-    win = af_win * (w * (w + 1.0) / 2.0 + jnp.maximum(isl - window, 0.0) * window)
-    return full + win
+    return af_full * jnp.minimum(ctx, topk) + af_win * jnp.minimum(ctx, window)
+
+
+def _sum_min(n, w):
+    """``Σ_{p=1..n} min(p, w)``: positions 1..w attend to themselves, later ones to exactly w."""
+    import jax.numpy as jnp
+
+    m = jnp.minimum(n, w)
+    return m * (m + 1.0) / 2.0 + jnp.maximum(n - w, 0.0) * jnp.minimum(w, n)
+
+
+def _prefill_attn_flops(af_full, af_win, window, isl, topk=1e30):
+    """Causal attention FLOPs of a whole ISL-token prefill, summed over positions 1..ISL (full
+    layers attend at most ``topk`` positions under sparse attention)."""
+    return af_full * _sum_min(isl, topk) + af_win * _sum_min(isl, window)
 
 
 def _allreduce(n, size, bw, lat, peer=0.0):
@@ -366,22 +412,29 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
                 + s.shared_params / n / pp) * p["mw_bytes"]
     kv_split = 1.0 if s.mla else jnp.minimum(tp, s.kv_heads)
     reqs_per_replica = tokens / dp if not prefill else 1.0
-    kv_elems = _kv_elems(s, ctx)
-    kv_read = reqs_per_replica * kv_elems * p["kv_bytes"] / kv_split / pp
+    # linear attention: the fixed-size state is read and written back every decode step; sparse
+    # attention reads its top-k KV entries plus every indexer key
+    state = s.state_bytes / _state_split(s, tp) / pp
+    kv_read = reqs_per_replica * ((_kv_read_elems(s, ctx) * p["kv_bytes"] / kv_split + s.idx_bytes * ctx) / pp
+                                  + 2.0 * state)
     if prefill:
-        kv_read = reqs * kv_elems * p["kv_bytes"] / kv_split / pp  # written once
+        kv_read = reqs * ((_kv_elems(s, ctx) * p["kv_bytes"] / kv_split + s.idx_bytes * ctx) / pp
+                          + state)  # written once
     # --- FLOPs per chip
     # per token: expert GEMMs (shared + k routed) and the rest (dense FFN layers, lm_head, router)
     moe_fl_tok = 2.0 * (s.shared_params + s.k * s.per_expert * s.n_moe_layers) if s.experts else 0.0
     dense_fl_tok = max(s.linear_flops_rest - moe_fl_tok, 0.0)
     if prefill:
-        attn_fl = reqs * _prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx) / tp / pp
+        attn_fl = reqs * ((_prefill_attn_flops(s.af_pre_full, s.af_pre_win, s.window, ctx, s.topk)
+                           + ctx * (s.state_flops + s.state_chunk_flops)) / tp
+                          + s.idx_flops * ctx * (ctx + 1.0) / 2.0) / pp
         # one request per attention replica runs at once (dp requests): its attention on tp chips,
         # the dp·tokens of FFN/expert work spread over all n = tp·dp chips of the stage
         lin_attn = tokens * s.linear_flops_attn / tp / pp
         rest_tokens = dp * tokens / n / pp
     else:
-        attn_fl = q * reqs_per_replica * _attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx) / tp / pp
+        attn_fl = (q * reqs_per_replica * ((_attn_flops(s.af_dec_full, s.af_dec_win, s.window, ctx, s.topk)
+                                            + s.state_flops) / tp + s.idx_flops * ctx) / pp)
         lin_attn = q * tokens * s.linear_flops_attn / n / pp
         rest_tokens = q * tokens / n / pp
     lin_dense = rest_tokens * dense_fl_tok
@@ -479,7 +532,8 @@ def _resident(p, s: Static, tp, ep, dp, reqs_per_replica, ctx_max):
     w = ((s.attn_params + s.dense_params + s.embed_params) / tp * p["w_bytes"]
          + (s.n_moe_layers * slots * s.per_expert / (n / ep) + s.shared_params / n) * p["mw_bytes"]) / pp
     kv_split = 1.0 if s.mla else jnp.minimum(tp, s.kv_heads)
-    kv_req = _kv_elems(s, ctx_max) * p["kv_bytes"] / kv_split / pp
+    kv_req = (_kv_elems(s, ctx_max) * p["kv_bytes"] / kv_split + s.idx_bytes * ctx_max
+              + s.state_bytes / _state_split(s, tp)) / pp
     return w, kv_req * reqs_per_replica, kv_req
 
 
@@ -845,8 +899,19 @@ class AnalyticalModel:
             concurrency=tuple(int(c) for c in w.concurrency),
             jitter=float(j),
             embed_params=0.0 if m.tie_word_embeddings else float(acc.embedding_params),
+            state_bytes=(acc.recurrent_state_elems_per_request * STATE_BYTES
+                         + acc.conv_state_elems_per_request * CONV_STATE_BYTES),
+            state_heads=int(m.linear_num_key_heads or 1),
+            state_flops=float(acc.recurrent_flops_per_token),
+            state_chunk_flops=float(acc.recurrent_chunk_flops_per_token),
+            topk=float(acc.sparse_attention_topk or 1e30),
+            idx_bytes=acc.indexer_cache_elems_per_token * INDEXER_KEY_BYTES,
+            idx_flops=float(acc.indexer_flops_per_ctx),
             kernel_factor=float(
-                (KERNELS_ATTN["mla" if m.attention == "mla" else "gqa"]
+                ((acc.linear_attention_layers * KERNELS_ATTN["linear"]
+                  + (m.num_layers - acc.linear_attention_layers)
+                  * KERNELS_ATTN[("mla_dsa" if m.index_topk else "mla") if m.attention == "mla" else "gqa"])
+                 / m.num_layers
                  + (acc.n_moe_layers * KERNELS_FFN["moe"]
                     + (m.num_layers - acc.n_moe_layers) * KERNELS_FFN["dense"]) / m.num_layers)
                 / KERNELS_REF),

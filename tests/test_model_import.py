@@ -1,0 +1,255 @@
+"""Qwen3-32B, Qwen3-235B-A22B and MiniMax-M2.5: the vendored configs, their specs, the
+``minimax_m2`` importer family and the names ``codesign validate`` maps to them.
+
+The configs are ``specs/models/hf_configs/*.json`` (sources in that directory's README.md). Every
+expected count below is arithmetic on the config numbers, written out, and is checked against the
+totals the model publishers state:
+
+* Qwen3-32B model card (huggingface.co/Qwen/Qwen3-32B): "Number of Parameters: 32.8B; Number of
+  Paramaters (Non-Embedding): 31.2B; Number of Layers: 64; Number of Attention Heads (GQA): 64 for
+  Q and 8 for KV".
+* Qwen3-235B-A22B model card (huggingface.co/Qwen/Qwen3-235B-A22B): 235B total, 22B activated,
+  234B non-embedding, 94 layers, 64 Q / 4 KV heads, 128 experts, 8 activated.
+* MiniMax-M2 (MiniMax-AI/MiniMax-M2 README.md; M2.5 keeps the architecture, MiniMax-AI/MiniMax-M2.5
+  docs/transformers_deploy_guide.md): "230 billion total parameters with 10 billion active
+  parameters".
+
+Module shapes (what a layer holds): Qwen3 ``modeling_qwen3.py`` / ``modeling_qwen3_moe.py`` (q, k,
+v, o without bias; gated MLP or experts gate/up/down; router ``Linear(h, E, bias=False)``);
+MiniMax-M2 ``modeling_minimax_m2.py`` (the same attention; ``block_sparse_moe.gate (E, h)`` plus
+``e_score_correction_bias (E,)``; experts w1/w3/w2). Two RMSNorms per layer and a final norm;
+embeddings untied. Per-head q/k RMSNorms are not counted (the importer notes it).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from codesign.arch import account
+from codesign.errors import CodesignError
+from codesign.model_import import hf_config_to_model_table, model_toml
+from codesign.spec import Model, load_raw, spec_from_dict
+from codesign.validate import MODELS, read_measured
+
+REPO = Path(__file__).resolve().parents[1]
+VENDORED = REPO / "specs" / "models" / "hf_configs"
+SPECS = REPO / "specs" / "models"
+
+
+def spec_acc(stem: str):
+    raw, _ = load_raw(SPECS / f"{stem}.toml")
+    return account(spec_from_dict(raw["model"], cls=Model))
+
+
+# --------------------------------------------------------------------------- hand derivations
+# Qwen3-32B: h 5120, 64 layers, 64 query / 8 KV heads of 128, intermediate 25600, vocab 151936.
+Q32_ATTN = 5120 * 64 * 128 + 2 * 5120 * 8 * 128 + 64 * 128 * 5120      # q, k, v, o = 94,371,840
+Q32_MLP = 3 * 5120 * 25600                                             # gate, up, down = 393,216,000
+Q32_EMB = 151936 * 5120                                                # 777,912,320 (lm_head the same)
+Q32_TOTAL = 64 * (Q32_ATTN + Q32_MLP + 2 * 5120) + 5120 + 2 * Q32_EMB  # 32,762,106,880
+
+# Qwen3-235B-A22B: h 4096, 94 layers, 64 query / 4 KV heads of 128, 128 experts of 1536, top-8.
+Q235_ATTN = 4096 * 64 * 128 + 2 * 4096 * 4 * 128 + 64 * 128 * 4096    # 71,303,168
+Q235_EXPERT = 3 * 4096 * 1536                                          # 18,874,368
+Q235_ROUTER = 128 * 4096                                               # 524,288
+Q235_EMB = 151936 * 4096                                               # 622,329,856
+Q235_TOTAL = 94 * (Q235_ATTN + 128 * Q235_EXPERT + Q235_ROUTER + 2 * 4096) + 4096 + 2 * Q235_EMB
+Q235_ACTIVE = 94 * (Q235_ATTN + 8 * Q235_EXPERT + Q235_ROUTER + 2 * 4096) + 4096 + Q235_EMB
+
+# MiniMax-M2.5: h 3072, 62 layers, 48 query / 8 KV heads of 128, 256 experts of 1536, top-8,
+# router weight plus one correction bias per expert.
+MM_ATTN = 3072 * 48 * 128 + 2 * 3072 * 8 * 128 + 48 * 128 * 3072      # 44,040,192
+MM_EXPERT = 3 * 3072 * 1536                                            # 14,155,776
+MM_ROUTER = 256 * 3072 + 256                                           # 786,688
+MM_EMB = 200064 * 3072                                                 # 614,596,608
+MM_TOTAL = 62 * (MM_ATTN + 256 * MM_EXPERT + MM_ROUTER + 2 * 3072) + 3072 + 2 * MM_EMB
+MM_ACTIVE = 62 * (MM_ATTN + 8 * MM_EXPERT + MM_ROUTER + 2 * 3072) + 3072 + MM_EMB
+
+
+def test_hand_sums():
+    # the written-out sums, evaluated by hand once more (guards a typo in the expressions above)
+    assert Q32_TOTAL == 32_762_106_880
+    assert Q235_TOTAL == 235_093_610_496 and Q235_ACTIVE == 21_568_409_600
+    assert MM_TOTAL == 228_689_320_448 and MM_ACTIVE == 10_415_512_064
+
+
+def test_qwen3_32b_counts():
+    a = spec_acc("qwen3-32b")
+    assert a.total_params == Q32_TOTAL
+    assert a.attention_params == 64 * Q32_ATTN and a.dense_ffn_params == 64 * Q32_MLP
+    # model card: 32.8B total, 31.2B non-embedding (embedding and lm_head excluded), within 0.5 %
+    assert a.total_params == pytest.approx(32.8e9, rel=5e-3)
+    assert a.total_params - 2 * Q32_EMB == pytest.approx(31.2e9, rel=5e-3)
+    # KV cache: 64 layers x 2 (K, V) x 8 heads x 128
+    assert a.kv_cache_elems_per_token == 64 * 2 * 8 * 128
+    assert a.num_experts == 0
+
+
+def test_qwen3_235b_a22b_counts():
+    a = spec_acc("qwen3-235b-a22b")
+    assert a.total_params == Q235_TOTAL and a.active_params == Q235_ACTIVE
+    assert (a.n_moe_layers, a.num_experts, a.experts_per_token) == (94, 128, 8)
+    assert a.params_per_routed_expert == Q235_EXPERT and a.dense_ffn_params == 0
+    # model card: 235B total, 234B non-embedding (within 0.5 %); 22B activated. Our active count
+    # leaves out the input embedding (gpt-oss convention); with it the figure is 22.19B. Within 3 %.
+    assert a.total_params == pytest.approx(235e9, rel=5e-3)
+    assert a.total_params - 2 * Q235_EMB == pytest.approx(234e9, rel=5e-3)
+    assert a.active_params == pytest.approx(22e9, rel=3e-2)
+    assert a.active_params + Q235_EMB == pytest.approx(22e9, rel=3e-2)
+    assert a.kv_cache_elems_per_token == 94 * 2 * 4 * 128
+
+
+def test_minimax_m25_counts():
+    a = spec_acc("minimax-m2.5")
+    assert a.total_params == MM_TOTAL and a.active_params == MM_ACTIVE
+    assert (a.n_moe_layers, a.num_experts, a.experts_per_token) == (62, 256, 8)
+    assert a.params_per_routed_expert == MM_EXPERT and a.router_params == 62 * MM_ROUTER
+    assert a.shared_expert_params == 0 and a.dense_ffn_params == 0
+    # MiniMax: "230 billion total parameters with 10 billion active". 228.7B without the three
+    # MTP modules (not served, not counted): within 1 %; 10.4B active: within 5 %.
+    assert a.total_params == pytest.approx(230e9, rel=1e-2)
+    assert a.active_params == pytest.approx(10e9, rel=5e-2)
+    assert a.kv_cache_elems_per_token == 62 * 2 * 8 * 128
+
+
+@pytest.mark.parametrize("stem", ["qwen3-32b", "qwen3-235b-a22b", "minimax-m2.5"])
+def test_checked_in_specs_are_current(stem):
+    cmd = f"codesign model import specs/models/hf_configs/{stem}.json"
+    text = (SPECS / f"{stem}.toml").read_text(encoding="utf-8")
+    assert text.splitlines()[0] == f"# Generated by `{cmd}`."
+    assert text == model_toml(VENDORED / f"{stem}.json", command=cmd), f"{stem}.toml is stale: rerun {cmd}"
+
+
+def test_vendored_configs_have_the_cross_checked_numbers():
+    # the second sources named in specs/models/hf_configs/README.md, number by number
+    q32 = json.loads((VENDORED / "qwen3-32b.json").read_text())
+    assert [q32[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                             "head_dim", "intermediate_size", "vocab_size")] == [64, 5120, 64, 8, 128, 25600, 151936]
+    q235 = json.loads((VENDORED / "qwen3-235b-a22b.json").read_text())
+    assert [q235[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                              "head_dim", "moe_intermediate_size", "num_experts", "num_experts_per_tok",
+                              "vocab_size")] == [94, 4096, 64, 4, 128, 1536, 128, 8, 151936]
+    mm = json.loads((VENDORED / "minimax-m2.5.json").read_text())
+    assert [mm[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "num_key_value_heads",
+                            "head_dim", "intermediate_size", "num_local_experts", "num_experts_per_tok",
+                            "vocab_size")] == [62, 3072, 48, 8, 128, 1536, 256, 8, 200064]
+    assert not q32["tie_word_embeddings"] and not q235["tie_word_embeddings"] and not mm["tie_word_embeddings"]
+
+
+# ------------------------------------------------------------------------ minimax_m2 importer
+MINIMAX = json.loads((VENDORED / "minimax-m2.5.json").read_text())
+
+
+def write(tmp_path, cfg, name="cfg.json"):
+    p = tmp_path / name
+    p.write_text(json.dumps(cfg))
+    return p
+
+
+def test_minimax_m2_fields(tmp_path):
+    t = hf_config_to_model_table(VENDORED / "minimax-m2.5.json")
+    assert t["architecture"] == "minimax_m2" and t["attention"] == "gqa"
+    assert t["moe_layers"] == (True,) * 62 and t["moe_intermediate_size"] == 1536
+    assert t["router_bias"] is True                                   # use_routing_bias
+    assert t.get("num_shared_experts", 0) == 0
+    # fmt "float8_e4m3fn" is torch's name of FP8 E4M3
+    assert (t["native_weights_format"], t["native_moe_weights_format"]) == ("fp8_e4m3", "fp8_e4m3")
+    toml = model_toml(VENDORED / "minimax-m2.5.json")
+    assert "num_mtp_modules = 3" in toml and "not counted" in toml   # MTP noted, not counted
+    no_bias = write(tmp_path, {**MINIMAX, "use_routing_bias": False})
+    assert "router_bias" not in hf_config_to_model_table(no_bias)
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"attn_type_list": [0] + [1] * 61}, r"attn_type_list\[0\]: 0 is not full softmax attention"),
+    ({"attn_type_list": [1] * 61}, "attn_type_list: has 61 entries for num_hidden_layers = 62"),
+    ({"attn_type_list": "all"}, "attn_type_list: expected a list"),
+    ({"shared_intermediate_size": 1536}, "shared_intermediate_size: 1536: minimax_m2 shared experts"),
+    ({"quantization_config": {"quant_method": "fp8", "fmt": "float8_e3m4"}},
+     "quantization_config.fmt: unknown fp8 format 'float8_e3m4'"),
+])
+def test_minimax_m2_refusals(tmp_path, change, match):
+    p = write(tmp_path, {**MINIMAX, **change})
+    with pytest.raises(CodesignError, match=match) as exc:
+        hf_config_to_model_table(p)
+    assert "\n" not in str(exc.value)  # one line
+
+
+def test_old_minimax_hybrid_still_refused(tmp_path):
+    # MiniMax-Text-01 (model_type "minimax") mixes lightning attention into its layers
+    p = write(tmp_path, {**MINIMAX, "model_type": "minimax"})
+    with pytest.raises(CodesignError, match="'minimax' is a hybrid"):
+        hf_config_to_model_table(p)
+
+
+def test_deepseek_fp8_fmt_spelling_unchanged(tmp_path):
+    cfg = {"model_type": "qwen3", "hidden_size": 256, "num_hidden_layers": 2, "vocab_size": 100,
+           "num_attention_heads": 4, "intermediate_size": 512,
+           "quantization_config": {"quant_method": "fp8", "fmt": "e5m2"}}
+    assert hf_config_to_model_table(write(tmp_path, cfg))["native_weights_format"] == "fp8_e5m2"
+
+
+# ------------------------------------------------------------------------- validate mapping
+NEW_NAMES = {
+    "Qwen/Qwen3-32B": "qwen3-32b", "nvidia/Qwen3-32B-NVFP4": "qwen3-32b",
+    "Qwen/Qwen3-235B-A22B": "qwen3-235b-a22b", "Qwen/Qwen3-235B-A22B-FP8": "qwen3-235b-a22b",
+    "MiniMaxAI/MiniMax-M2.5": "minimax-m2.5", "minimaxm2.5": "minimax-m2.5",
+    "meta-llama/Llama-3.3-70B-Instruct": "llama-3.1-70b", "llama70b": "llama-3.1-70b", "70b": "llama-3.1-70b",
+    "kimik2.5": "kimi-k2",
+}
+
+
+def test_validate_maps_the_new_names():
+    for name, stem in NEW_NAMES.items():
+        assert MODELS[name][0] == stem, name
+        assert (SPECS / f"{stem}.toml").is_file()
+    # aliases of another checkpoint's architecture say so in the row's warning
+    assert MODELS["meta-llama/Llama-3.3-70B-Instruct"][1].startswith("architecture of llama-3.1-70b")
+
+
+def test_llama_33_70b_has_llama_31_70b_dimensions():
+    # ai-dynamo/aiconfigurator model_configs/meta-llama--Llama-3.3-70B-Instruct_config.json (f577ab84):
+    # hidden 8192, intermediate 28672, 80 layers, 64 heads, 8 KV heads, vocab 128256, untied
+    raw, _ = load_raw(SPECS / "llama-3.1-70b.toml")
+    m = raw["model"]
+    assert [m[k] for k in ("hidden_size", "intermediate_size", "num_layers", "num_attention_heads",
+                           "num_kv_heads", "vocab_size", "tie_word_embeddings")] == \
+        [8192, 28672, 80, 64, 8, 128256, False]
+
+
+AIC_COLS = ["id", "silicon_data_source", "backend", "model_path", "system", "mode", "isl", "osl",
+            "gemm_quant_mode", "moe_quant_mode", "batch_size", "tp_size", "pp_size", "attention_dp_size",
+            "moe_tp_size", "moe_ep_size", "silicon_ttft_ms", "silicon_tpot_ms"]
+
+
+def test_measured_rows_of_the_new_models_are_mapped(tmp_path):
+    rows = [
+        # (id, model_path, system, gemm, moe, tp, ep)
+        ("a", "Qwen/Qwen3-32B", "h100_sxm", "", "", 2, 1),
+        ("b", "nvidia/Qwen3-32B-NVFP4", "gb200", "nvfp4", "nvfp4", 2, 1),
+        ("c", "Qwen/Qwen3-235B-A22B-FP8", "h100_sxm", "fp8_block", "fp8_block", 8, 1),
+        ("d", "MiniMaxAI/MiniMax-M2.5", "b200_sxm", "fp8", "fp8", 4, 4),
+        ("e", "some/unknown-model", "h100_sxm", "", "", 1, 1),
+    ]
+    p = tmp_path / "aic.csv"
+    with open(p, "w", newline="") as f:
+        w = csv.DictWriter(f, AIC_COLS)
+        w.writeheader()
+        for i, model, system, g, mo, tp, ep in rows:
+            w.writerow({"id": i, "silicon_data_source": "silicon_concurrency=8", "backend": "trtllm",
+                        "model_path": model, "system": system, "mode": "agg", "isl": 1024, "osl": 128,
+                        "gemm_quant_mode": g, "moe_quant_mode": mo, "batch_size": 8, "tp_size": tp,
+                        "pp_size": 1, "attention_dp_size": 1, "moe_tp_size": tp // ep, "moe_ep_size": ep,
+                        "silicon_ttft_ms": 100, "silicon_tpot_ms": 10})
+    _, pts = read_measured(p)
+    by = {pt.id: pt for pt in pts}
+    assert [by[i].model for i in "abcd"] == ["qwen3-32b", "qwen3-32b", "qwen3-235b-a22b", "minimax-m2.5"]
+    assert all(by[i].status == "ok" for i in "abcd")
+    assert by["a"].formats["weights"] == "bf16"                     # blank quant columns: BF16
+    assert by["b"].formats["weights"] == "nvfp4"
+    assert by["c"].formats["moe"] == "fp8_e4m3"                    # Qwen's block FP8 (E4M3, 128x128)
+    assert by["e"].status == "unsupported: no model config for some/unknown-model"
