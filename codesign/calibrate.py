@@ -44,7 +44,7 @@ import numpy as np
 
 from .errors import CodesignError
 from .validate import (FRAMEWORK_FAMILIES, Point, build_spec, error_stats, file_sha256, framework_family,
-                       group_points, hardware_paths, read_measured)
+                       group_points, hardware_paths, read_measured, refuse_fp4_without_fp4_units)
 
 __all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES",
            "write_calibration", "domain_of", "CALIBRATION_VERSION"]
@@ -130,6 +130,7 @@ class Fitter:
 
         pm = pm or get_plugin_manager()
         hardware = hardware_paths(pm)
+        refuse_fp4_without_fp4_units(points, hardware, pm)  # the statuses validate.predict gives
         self.points = [p for p in points if p.status == "ok" and p.system_key in hardware]
         self.defaults = dict(DEFAULT_EFFICIENCY)
         self.knobs = list(DEFAULT_EFFICIENCY)
@@ -273,13 +274,15 @@ def _errors(pred: np.ndarray, pts: list[Point]) -> dict:
 
 
 def domain_of(points: list[Point]) -> dict:
-    """The training domain: systems, models, modes and ISL/OSL/concurrency ranges."""
+    """The training domain: systems, models, modes, engine families and ISL/OSL/concurrency ranges."""
     if not points:
         return {}
     return {
         "systems": sorted({p.system_key for p in points}),
         "models": sorted({p.model for p in points if p.model}),
         "modes": sorted({p.mode for p in points}),
+        # engine families seen (a row of another family is priced without a framework offset)
+        "frameworks": sorted({framework_family(p.framework) for p in points} - {None}),
         "isl": [min(p.isl for p in points), max(p.isl for p in points)],
         "osl": [min(p.osl for p in points), max(p.osl for p in points)],
         "concurrency": [min(p.concurrency for p in points), max(p.concurrency for p in points)],

@@ -6,7 +6,9 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   point of ai-dynamo/aiconfigurator's silicon sample. Mapping of the columns, read from the data:
 
   - ``system`` ``b200_sxm``/``h200_sxm``/``h100_sxm``/``gb200``/``gb300`` → hardware baseline
-    ``b200``/``h200``/``h100``/``gb200``/``gb300``.
+    ``b200``/``h200``/``h100``/``gb200``/``gb300``; ``b300_sxm`` → ``b300``, a baseline described by
+    its datasheet only (no measured data: priced with B200's knobs, marked extrapolated; see
+    :data:`SYSTEMS` for every name, the AMD ones included).
   - ``mode`` ``agg``: one worker of ``tp_size × attention_dp_size × pp_size`` GPUs (aiconfigurator's
     convention: ``tp_size`` is the attention TP, ``moe_tp_size × moe_ep_size`` = TP × DP; we take
     ``deployment.ep = moe_ep_size``). ``batch_size`` is the batch of ONE attention-DP rank (the data
@@ -44,7 +46,11 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   medians where a row has no mean) and
   ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. ``spec_method = mtp`` rows are priced with
   :data:`MTP_DRAFT_TOKENS` draft tokens per step (not recorded; a warning says so) at the calibrated
-  acceptance; any other speculative method gets an ``unsupported`` status.
+  acceptance; any other speculative method gets an ``unsupported`` status. ``precision`` ``fp4`` of
+  DeepSeek-R1 is NVIDIA's NVFP4 checkpoint (NVFP4 experts, FP8 elsewhere) on NVIDIA hardware and
+  AMD's MXFP4 one (MXFP4 weights and activations) on AMD hardware (:data:`AMD_SYSTEMS`); 4-bit
+  activations on hardware without FP4 tensor cores (MI300X, MI325X, H100, H200) get an
+  ``unsupported`` status.
 
 A row whose ``conc`` (InferenceMAX) or ``isl``/``osl`` is not a whole number >= 1 is never priced
 at a default: it gets the status ``invalid: conc must be a whole number >= 1 (got -4)``, stays in
@@ -81,11 +87,27 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[1]
 
-#: Measured ``system``/``hardware`` names → baseline name (``codesign_baselines``).
+#: Measured ``system``/``hardware`` names → baseline name (``codesign_baselines``). InferenceMAX
+#: rows name the dashboard's GPU key (SemiAnalysisAI/InferenceX-app packages/constants/src/
+#: gpu-keys.ts: h100 h200 b200 b300 gb200 gb300 mi300x mi325x mi355x) or a runner type
+#: (SemiAnalysisAI/InferenceX CLAUDE.md, .github/configs/runners.yaml: b200-trt,
+#: b200-multinode-slurm, h100-multinode-slurm, mi355x-disagg); aiconfigurator rows its systems/
+#: file stem (b200_sxm, b300_sxm, h100_sxm, h200_sxm, gb200, gb300).
 SYSTEMS = {
     "gb200": "gb200", "gb300": "gb300", "b200": "b200", "b200_sxm": "b200", "b200-trt": "b200",
     "h200": "h200", "h200_sxm": "h200", "h100": "h100", "h100_sxm": "h100",
+    "b200-multinode-slurm": "b200", "h100-multinode-slurm": "h100",
+    # datasheet-only systems (no measured data in ../shared/data/measured; uncalibrated baselines)
+    "b300": "b300", "b300_sxm": "b300",
+    "mi300x": "mi300x", "mi325x": "mi325x", "mi355x": "mi355x", "mi355x-disagg": "mi355x",
 }
+#: AMD Instinct systems: InferenceMAX's DeepSeek-R1 ``fp4`` is AMD's MXFP4 checkpoint there
+#: (amd/DeepSeek-R1-0528-MXFP4[-Preview], InferenceX .github/configs/amd-master.yaml), NVIDIA's NVFP4
+#: one elsewhere.
+AMD_SYSTEMS = ("mi300x", "mi325x", "mi355x")
+#: Systems without FP4 tensor cores (no ``chip.peak_flops.fp4`` in their hardware spec): FP4 weights
+#: are upcast and the GEMMs run with BF16 activations (W4A16).
+NO_FP4_SYSTEMS = ("h100", "h200", "mi300x", "mi325x")
 
 #: Measured model names → (model spec stem in specs/models, note when it is an architecture alias).
 MODELS: dict[str, tuple[str, str]] = {
@@ -207,8 +229,13 @@ def _gpt_oss_formats(pt: Point) -> dict:
     """gpt-oss-120b's MXFP4 experts: MXFP8 activations on Blackwell, BF16 on Hopper (no FP4/MX
     tensor cores). Source: TensorRT-LLM's GPT-OSS deployment guide, MoE backend support matrix
     (B200/GB200/B300/GB300: MXFP8 activations x MXFP4 weights, TRTLLM backend; H200: BF16 x MXFP4,
-    TRITON backend); vLLM's Hopper path is likewise W4A16."""
-    act = "bf16" if pt.system_key in ("h100", "h200") else "fp8_e4m3"
+    TRITON backend); vLLM's Hopper path is likewise W4A16. AMD: MI300X/MI325X (gfx942, no FP4 or
+    MX tensor cores) run the MXFP4 experts through triton_kernels' matmul_ogs, W4A16 (ROCm/ATOM
+    PR #220: the Triton MXFP4 MoE path is gfx94x's); MI355X (gfx950) through AITER's per_1x32 MoE,
+    which picks FP8 activations for the interleaved SwiGLU above 512 tokens per GEMM and BF16 below
+    (ROCm/aiter PR #3593): FP8 as on Blackwell, right for prefill, where the rate matters; decode
+    at those batches is bound by memory (:data:`NO_FP4_SYSTEMS`)."""
+    act = "bf16" if pt.system_key in NO_FP4_SYSTEMS else "fp8_e4m3"
     return dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act=act)
 
 
@@ -216,6 +243,9 @@ def _gpt_oss_formats(pt: Point) -> dict:
 #: data): TensorRT-LLM's DeepSeek-R1 recipe sets ``num_nextn_predict_layers: 3``, SGLang's
 #: ``--speculative-num-steps 3``.
 MTP_DRAFT_TOKENS = 3
+#: Frameworks whose recipes set another draft count: AMD's disaggregated SGLang (MoRI) runs pass
+#: ``DECODE_MTP_SIZE=2`` (InferenceX .github/configs/amd-master.yaml, dsr1-*-mi355x-sglang-disagg).
+MTP_DRAFT_TOKENS_BY_FRAMEWORK = {"sglang-disagg": 2, "mori-sglang": 2}
 
 
 # ------------------------------------------------------------------------------ reading
@@ -450,8 +480,8 @@ def _imx(r: dict) -> Point:
         # DeepSeek's multi-token-prediction heads: 3 draft tokens per step, the TensorRT-LLM
         # DeepSeek-R1 recipe (speculative_config: decoding_type MTP, num_nextn_predict_layers 3) and
         # SGLang's (--speculative-num-steps 3); acceptance is the calibrated `spec_acceptance`
-        spec_tokens = MTP_DRAFT_TOKENS
-        pt.warnings.append(f"MTP speculative decoding: {MTP_DRAFT_TOKENS} draft tokens per step assumed "
+        spec_tokens = MTP_DRAFT_TOKENS_BY_FRAMEWORK.get(pt.framework.strip().lower(), MTP_DRAFT_TOKENS)
+        pt.warnings.append(f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
                            "(not recorded); acceptance from the calibration")
     elif spec_method != "none":
         spec_tokens = 0
@@ -464,6 +494,11 @@ def _imx(r: dict) -> Point:
         pt.formats = _gpt_oss_formats(pt)
     elif prec == "fp8":
         pt.formats = dict(weights="fp8_e4m3", moe="fp8_e4m3", kv="fp8_e4m3", act="fp8_e4m3")
+    elif prec == "fp4" and pt.system_key in AMD_SYSTEMS:
+        # AMD's DeepSeek-R1 MXFP4 checkpoint (amd/DeepSeek-R1-0528-MXFP4[-Preview]): AMD Quark's
+        # w_mxfp4_a_mxfp4 scheme, group 32, every linear layer but lm_head (amd/DeepSeek-R1-MXFP4
+        # README, commit d39da30); on MI300X/MI325X (no FP4 tensor cores) predict() refuses it
+        pt.formats = dict(weights="mxfp4", moe="mxfp4", kv="fp8_e4m3", act="mxfp4")
     elif prec == "fp4":  # NVIDIA's DeepSeek-R1 FP4 checkpoint: experts in NVFP4, the rest FP8
         pt.formats = dict(weights="fp8_e4m3", moe="nvfp4", kv="fp8_e4m3", act="nvfp4")
     elif pt.status == "ok":
@@ -549,9 +584,15 @@ def _dynamo_trt_batch_limit(pt: Point) -> None:
 #: Serving-framework families: a Dynamo disaggregated deployment runs the same engine as the
 #: aggregated one (``dynamo-trt`` is TensorRT-LLM, ``dynamo-sglang`` SGLang); InferenceMAX calls
 #: TensorRT-LLM ``trt``, aiconfigurator ``trtllm``. Used for recipe matching here and for the
-#: calibration's per-framework offsets (:mod:`codesign.calibrate`).
+#: calibration's per-framework offsets (:mod:`codesign.calibrate`). AMD's disaggregated SGLang
+#: (MoRI KV transfer) is ``sglang-disagg`` in InferenceX's configs and ``mori-sglang`` on the
+#: dashboard, which also renames ``dynamo-trtllm`` to ``dynamo-trt`` (InferenceX-app
+#: packages/constants/src/framework-aliases.ts). AMD's own engine ``atom`` (ROCm/ATOM) is no family:
+#: its rows are priced without a framework offset, and validate says so.
 FRAMEWORK_FAMILIES = {"trtllm": "trtllm", "trt": "trtllm", "tensorrt-llm": "trtllm", "dynamo-trt": "trtllm",
-                      "sglang": "sglang", "dynamo-sglang": "sglang", "vllm": "vllm", "dynamo-vllm": "vllm"}
+                      "dynamo-trtllm": "trtllm",
+                      "sglang": "sglang", "dynamo-sglang": "sglang", "sglang-disagg": "sglang",
+                      "mori-sglang": "sglang", "vllm": "vllm", "dynamo-vllm": "vllm"}
 
 
 def framework_family(framework: str | None) -> str | None:
@@ -732,8 +773,8 @@ def group_points(points: Iterable[Point]) -> dict[tuple, list[Point]]:
 
 
 #: Hardware spec keys that differ between systems, sent as override arrays.
-HW_KEYS = ("chip.tdp", "chip.peak_flops.bf16", "chip.peak_flops.fp8", "chip.peak_flops.fp4",
-           "chip.peak_flops.int8", "memory.hbm.capacity", "memory.hbm.bandwidth",
+HW_KEYS = ("chip.tdp", "chip.peak_flops.bf16", "chip.peak_flops.fp8", "chip.peak_flops.fp6",
+           "chip.peak_flops.fp4", "chip.peak_flops.int8", "memory.hbm.capacity", "memory.hbm.bandwidth",
            "memory.sram.capacity", "memory.sram.bandwidth", "memory.host.capacity",
            "memory.host.bandwidth", "network.scaleup_bandwidth", "network.scaleup_latency",
            "network.scaleup_domain", "network.scaleout_bandwidth", "network.scaleout_latency")
@@ -830,14 +871,23 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
 
 
 def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None = None, pm=None,
-            domain: dict | None = None) -> list[Point]:
+            domain: dict | None = None, basis_for=None) -> list[Point]:
     """Fill ``pred_*`` of every ``ok`` point (in place) and return the points.
+
+    A point whose activations are a 4-bit format (compute class ``fp4``: DeepSeek-R1 ``fp4`` rows)
+    on hardware whose spec has no ``chip.peak_flops.fp4`` (MI300X, MI325X, H100, H200) gets the
+    status ``unsupported: ...``: the spec's peak rules would run it at the FP8 rate, but no serving
+    engine runs 4-bit activations there (FP4 weights with BF16 activations, gpt-oss on Hopper or
+    MI300X, are priced).
 
     Args:
         efficiency_for: ``f(point) -> dict`` of efficiency knobs (default: none, the model's own
             defaults); every point of a model/mode group must set the same knob names.
         domain: the calibration's training domain (see :func:`codesign.calibrate.domain_of`); a point
             outside it gets ``extrapolated`` reasons.
+        basis_for: ``f(point) -> str``, the calibration tables that priced the point, joined by
+            ``+`` (``codesign_baseline.efficiency_for``'s basis: ``shared+systems.b200+frameworks.sglang``);
+            named in the reasons of a point whose system is outside ``domain``.
     """
     from .evaluation import evaluate
     from .pluginmanager import get_plugin_manager
@@ -848,6 +898,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
     for p in points:
         if priced(p.status) and p.system_key not in hardware:
             p.status = f"unsupported: no hardware spec for system {p.system}"
+    refuse_fp4_without_fp4_units(points, hardware, pm)
     cache: dict = {}
     for key, pts in group_points(points).items():
         spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
@@ -867,15 +918,62 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
                 p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
     if domain is not None:
         for p in points:
-            p.extrapolated = extrapolation(p, domain) if priced(p.status) else []
+            basis = basis_for(p) if basis_for is not None and priced(p.status) else None
+            p.extrapolated = extrapolation(p, domain, basis) if priced(p.status) else []
     return points
 
 
-def extrapolation(p: Point, domain: dict) -> list[str]:
-    """Why ``p`` lies outside the calibration's training domain (empty when inside)."""
+def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> None:
+    """``unsupported`` status (in place) on priced points with 4-bit activations on hardware whose
+    spec gives no ``chip.peak_flops.fp4`` (see :func:`predict`; :class:`codesign.calibrate.Fitter`
+    applies it too, so a fit never trains on rows validate refuses).
+
+    Args:
+        points: measured points (statuses changed in place).
+        hardware: baseline name → hardware TOML (:func:`hardware_paths`).
+        pm: the plugin manager (its registered number formats give each format's compute class).
+    """
+    from .spec import load_raw
+
+    has_fp4: dict[str, bool] = {}
+    for p in points:
+        if not priced(p.status) or p.system_key not in hardware:
+            continue
+        act = p.formats.get("act")
+        fmt = pm.number_formats.get(act)
+        if fmt is None or fmt.compute_class != "fp4":
+            continue
+        if p.system_key not in has_fp4:
+            raw, _ = load_raw(hardware[p.system_key])
+            peaks = (raw.get("chip") or {}).get("peak_flops") or {}
+            has_fp4[p.system_key] = isinstance(peaks, dict) and "fp4" in peaks
+        if not has_fp4[p.system_key]:
+            p.status = (f"unsupported: {act} activations need FP4 tensor cores and {p.system_key} has none "
+                        f"(no chip.peak_flops.fp4 in {Path(hardware[p.system_key]).name})")
+
+
+def extrapolation(p: Point, domain: dict, basis: str | None = None) -> list[str]:
+    """Why ``p`` lies outside the calibration's training domain (empty when inside).
+
+    ``basis`` (which calibration tables priced ``p``, see :func:`predict`) lets the reason for a
+    system outside the data say whose knobs priced it. A framework of no known engine family
+    (:data:`FRAMEWORK_FAMILIES`), or of a family outside ``domain["frameworks"]`` when the domain
+    lists them, is priced without a framework offset, and the reasons say so.
+    """
     why = []
     if p.system_key not in domain.get("systems", [p.system_key]):
-        why.append(f"system {p.system_key} not in calibration data")
+        msg = f"system {p.system_key} not in calibration data"
+        if basis is not None:
+            parts = basis.split("+")
+            src = next((b.split(".", 1)[1] for b in parts if b.startswith("systems.")), None)
+            msg += (f": priced with {src}'s fitted knobs (systems.{src})" if src
+                    else ": priced with the shared knobs (fitted across all systems)")
+        why.append(msg)
+    fam = framework_family(p.framework)
+    if fam is None or fam not in domain.get("frameworks", [fam]):
+        what = "no known engine family" if fam is None else f"engine family {fam}"
+        why.append(f"framework {p.framework} ({what}) not in calibration data: priced without a "
+                   "framework offset")
     if p.model and p.model not in domain.get("models", [p.model]):
         why.append(f"model {p.model} not in calibration data")
     if p.mode not in domain.get("modes", [p.mode]):

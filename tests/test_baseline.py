@@ -107,3 +107,88 @@ def test_published_baselines_within_tolerance(shared_data, model, system, deps, 
         ref = pub[(model, system, metric)]
         tol = TOLERANCE[metric]
         assert ref / tol <= pred <= ref * tol, (metric, ref, pred)
+
+
+# --- datasheet-only baselines (no measured data): B300, MI300X, MI325X, MI355X -------------------
+DATASHEET = {"b300": "b300_sxm", "mi300x": "mi300x", "mi325x": "mi325x", "mi355x": "mi355x"}
+REPO = REPO_MODELS.parents[1]
+
+
+def _csv_float(row, col):
+    return float(row[col]) if row[col].strip() else None
+
+
+@pytest.mark.parametrize("system", sorted(DATASHEET))
+def test_datasheet_systems_match_hardware_specs(shared_data, system):
+    """Every number of the shipped fragment is the hardware_specs.csv row's (units converted by hand:
+    TFLOP/s x 1e12, GB x 1e9, TB/s x 1e12, GB/s x 1e9, Gb/s x 1e9 / 8); a blank FP4 column means no
+    fp4 peak in the spec."""
+    rows = {r["device_id"]: r for r in csv.DictReader(open(shared_data / "hardware_specs.csv"))}
+    h = rows[DATASHEET[system]]
+    hw, _ = load_raw(get_plugin_manager().baselines[system].hardware)
+    md, _ = load_raw(REPO_MODELS / "llama-3.1-8b.toml")
+    spec = spec_from_dict(dict(hw, model=md["model"], workload={"isl": 8, "osl": 8, "concurrency": [1]}))
+    c, pk = spec.chip, spec.chip.peak_flops
+    assert c.tdp == pytest.approx(_csv_float(h, "tdp_w"))
+    assert pk.bf16 == pytest.approx(_csv_float(h, "dense_bf16_tflops") * 1e12)
+    assert pk.fp8 == pytest.approx(_csv_float(h, "dense_fp8_tflops") * 1e12)
+    fp4 = _csv_float(h, "dense_fp4_tflops")
+    assert (pk.fp4 is None) if fp4 is None else pk.fp4 == pytest.approx(fp4 * 1e12)
+    assert spec.memory.hbm.capacity == pytest.approx(_csv_float(h, "mem_capacity_gb") * 1e9)
+    assert spec.memory.hbm.bandwidth == pytest.approx(_csv_float(h, "mem_bandwidth_tb_s") * 1e12)
+    n = spec.network
+    assert n.scaleup_domain == int(h["scaleup_domain_size_chips"])
+    assert n.scaleup_bandwidth == pytest.approx(_csv_float(h, "scaleup_bw_unidir_gb_s_per_chip") * 1e9)
+    assert n.scaleout_bandwidth == pytest.approx(_csv_float(h, "scaleout_bw_gbit_s_per_chip") * 1e9 / 8)
+
+
+@pytest.mark.parametrize("system", sorted(DATASHEET))
+def test_shipped_copy_equals_the_spec_fragment(system):
+    """plugins/codesign_baseline/<name>.toml is specs/hardware/<name>.toml apart from its two header
+    lines, the source path and the include (the copy's own header says so)."""
+    spec_lines = (REPO / "specs" / "hardware" / f"{system}.toml").read_text().splitlines()
+    ship_lines = get_plugin_manager().baselines[system].hardware.read_text().splitlines()
+    assert ship_lines[0].startswith("# Shipped copy of specs/hardware/")
+    ship_lines = ship_lines[2:]
+
+    def norm(lines):
+        return [ln.replace("<repo>/../shared", "../shared") for ln in lines if not ln.startswith("include")]
+
+    assert norm(ship_lines) == norm(spec_lines)
+
+
+def test_uncalibrated_baselines_get_the_documented_knobs():
+    """B300 gets B200's fitted table, the AMD parts the shared one, read straight from the shipped
+    calibration.toml; each baseline's provenance says which."""
+    import tomllib
+
+    from codesign_baseline import CALIBRATION
+
+    cal = tomllib.loads(CALIBRATION.read_text())
+    b = get_plugin_manager().baselines
+    assert "b300" not in cal["domain"]["systems"] and "b300" not in cal["systems"]
+    assert b["b300"].efficiency == pytest.approx(cal["systems"]["b200"])
+    assert "b200's fitted knobs (systems.b200)" in b["b300"].provenance["note"]
+    for amd in ("mi300x", "mi325x", "mi355x"):
+        assert b[amd].efficiency == pytest.approx(cal["shared"])
+        assert b[amd].provenance["note"] == f"{amd} not in the calibration data: shared knobs only"
+    for name in DATASHEET:
+        assert b[name].hardware.exists() and "uncalibrated" in b[name].description
+
+
+def test_knobs_fallback_only_for_systems_the_calibration_never_saw():
+    from codesign_baseline import efficiency_for
+
+    cal = {"shared": {"compute_decode": 0.3}, "systems": {"b200": {"compute_decode": 0.4}},
+           "domain": {"systems": ["b200"]}}
+    assert efficiency_for(cal, "b300") == ({"compute_decode": 0.4}, "shared+systems.b200")
+    # a calibration with B300 data but no B300 table: B300 is in its shared knobs, not B200's
+    seen = dict(cal, domain={"systems": ["b200", "b300"]})
+    assert efficiency_for(seen, "b300") == ({"compute_decode": 0.3}, "shared")
+    # its own table wins
+    own = dict(cal, systems={"b200": {"compute_decode": 0.4}, "b300": {"compute_decode": 0.5}})
+    assert efficiency_for(own, "b300") == ({"compute_decode": 0.5}, "shared+systems.b300")
+    # no B200 table to borrow (e.g. `codesign calibrate --systems gb200,gb300`): the shared knobs
+    assert efficiency_for(dict(cal, systems={}), "b300") == ({"compute_decode": 0.3}, "shared")
+    # the AMD parts borrow nothing
+    assert efficiency_for(cal, "mi355x") == ({"compute_decode": 0.3}, "shared")

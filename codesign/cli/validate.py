@@ -32,16 +32,18 @@ def register(sub) -> None:
 
 
 def _efficiency_for(uncalibrated: bool, path=None):
+    """``(knobs of a point, the calibration's domain, the tables that priced a point)``."""
     if uncalibrated:
-        return (lambda p: {}), None
+        return (lambda p: {}), None, None
     try:
         from codesign_baseline import efficiency_for, load_calibration, read_calibration
     except ImportError:  # pragma: no cover - baseline plugin not installed
-        return (lambda p: {}), None
+        return (lambda p: {}), None, None
     cal = read_calibration(path) if path else load_calibration()
     if not cal:
-        return (lambda p: {}), None
-    return (lambda p: efficiency_for(cal, p.system_key, p.framework)[0]), cal.get("domain")
+        return (lambda p: {}), None, None
+    return ((lambda p: efficiency_for(cal, p.system_key, p.framework)[0]), cal.get("domain"),
+            (lambda p: efficiency_for(cal, p.system_key, p.framework)[1]))
 
 
 def run(args) -> int:
@@ -52,10 +54,10 @@ def run(args) -> int:
     schema, points = read_measured(args.measured)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
-    eff_for, domain = _efficiency_for(args.uncalibrated, args.calibration)
+    eff_for, domain, basis_for = _efficiency_for(args.uncalibrated, args.calibration)
     if args.cost_model and args.cost_model != "analytical":
-        eff_for = lambda p: {}  # noqa: E731 - knobs belong to the analytical model
-    predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain)
+        eff_for, basis_for = (lambda p: {}), None  # knobs belong to the analytical model
+    predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for)
     tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:

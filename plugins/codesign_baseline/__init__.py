@@ -1,11 +1,13 @@
-"""Calibrated baselines: GB200, GB300, B200, H200 and H100 for the analytical cost model.
+"""Baselines for the analytical cost model: GB200, GB300, B200, H200 and H100 calibrated; B300,
+MI300X, MI325X and MI355X described by their datasheets only.
 
 Each baseline is a hardware fragment shipped in this package (``<name>.toml``, copies of
 ``specs/hardware/<name>.toml`` with every number's source) plus the efficiency knobs that
 ``codesign calibrate`` fitted against measured serving data (``calibration.toml`` here, with its
 provenance: data files and SHA-256, rows used and held out, error before and after). A system the
-calibration did not see gets the calibration's ``shared`` knobs (fitted across all systems), and its
-provenance says so.
+calibration did not see borrows the fitted knobs of the system named in :data:`KNOBS_FALLBACK`
+(B300: B200's) or else gets the calibration's ``shared`` knobs (fitted across all systems; the AMD
+parts), and its provenance says which.
 """
 
 from __future__ import annotations
@@ -31,7 +33,20 @@ SYSTEMS = {
     "b200": "NVIDIA HGX B200 (per GPU, 1000 W)",
     "h200": "NVIDIA HGX H200 (per GPU, 700 W)",
     "h100": "NVIDIA HGX H100 SXM (per GPU, 700 W)",
+    # datasheet only (hardware_specs.csv): no measured serving data, knobs from KNOBS_FALLBACK or shared
+    "b300": "NVIDIA HGX B300 (per GPU, 1200 W; uncalibrated: B200's knobs)",
+    "mi300x": "AMD Instinct MI300X 8-GPU platform (per GPU, 750 W; uncalibrated: shared knobs)",
+    "mi325x": "AMD Instinct MI325X 8-GPU platform (per GPU, 1000 W; uncalibrated: shared knobs)",
+    "mi355x": "AMD Instinct MI355X 8-GPU platform (per GPU, 1400 W; uncalibrated: shared knobs)",
 }
+
+#: Whose fitted knobs a system borrows when the calibration has none of its own (and never saw it).
+#: B300 -> B200: the same HGX 8-GPU board, NVLink 5 domain of 8 and Blackwell kernels and serving
+#: stacks (TensorRT-LLM, SGLang, vLLM builds for SM100); what the knobs carry (per-step and per-layer
+#: overheads, achieved fractions of peak) belongs to that stack more than to the extra FP4 rate and
+#: memory B300 adds. The AMD parts borrow no NVIDIA system's knobs (other kernels: ROCm, AITER;
+#: other scale-up: an xGMI full mesh): they get the shared knobs, fitted across all five systems.
+KNOBS_FALLBACK = {"b300": "b200"}
 
 
 def load_calibration(path: Path = CALIBRATION) -> dict:
@@ -47,11 +62,17 @@ def read_calibration(path) -> dict:
 
     Raises:
         CodesignError: the file is missing.
-        SpecError: not TOML, not a calibration of the analytical model, or a knob that the model
-            does not have or a value outside its range; each problem names the file and key path.
+        SpecError: not TOML; a ``schema_version`` other than the one ``codesign calibrate`` writes
+            (:data:`codesign.calibrate.CALIBRATION_VERSION`), or none; no ``cost_model`` or another
+            model's; a ``[systems.X]`` table for a system this plugin does not know (it would never
+            apply: the system would silently get the shared knobs) or a ``[frameworks.Y]`` table for
+            an unknown engine family; a knob that the model does not have or a value outside its
+            range. Each problem names the file and key path.
     """
+    import difflib
     import math
 
+    from codesign.calibrate import CALIBRATION_VERSION, FRAMEWORK_FAMILIES
     from codesign.errors import CodesignError, SpecError
     from codesign_analytical.model import DEFAULT_EFFICIENCY, knob_problem
 
@@ -64,18 +85,36 @@ def read_calibration(path) -> dict:
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise SpecError([(f, "", f"not a valid TOML file ({e})")]) from None
     problems = []
-    if cal.get("cost_model", "analytical") != "analytical":
+    rerun = f"(rerun `codesign calibrate MEASURED.csv --out {f}`)"
+    if "schema_version" not in cal:
+        problems.append((f, "schema_version", f"missing: `codesign calibrate` writes schema_version = "
+                                              f"{CALIBRATION_VERSION} {rerun}"))
+    elif isinstance(cal["schema_version"], bool) or cal["schema_version"] != CALIBRATION_VERSION:
+        problems.append((f, "schema_version", f"unknown version {cal['schema_version']!r}; this codesign "
+                                              f"reads schema_version = {CALIBRATION_VERSION} {rerun}"))
+    if "cost_model" not in cal:
+        problems.append((f, "cost_model", 'missing: a calibration names the cost model it calibrates '
+                                          '(cost_model = "analytical", as `codesign calibrate` writes it)'))
+    elif cal["cost_model"] != "analytical":
         problems.append((f, "cost_model", f"calibrates {cal['cost_model']!r}; the baselines price with 'analytical'"))
     if not isinstance(cal.get("shared"), dict):
         problems.append((f, "shared", "missing: a calibration has a [shared] table of knobs "
                                       "(as `codesign calibrate` writes it)"))
     tables = [("shared", cal["shared"], True)] if isinstance(cal.get("shared"), dict) else []
+    known = {"systems": list(SYSTEMS), "frameworks": sorted(set(FRAMEWORK_FAMILIES.values()))}
     for group, physical in (("systems", True), ("frameworks", False)):
         sub = cal.get(group, {})
         if not isinstance(sub, dict):
             problems.append((f, group, "must be a table of tables"))
             continue
-        tables += [(f"{group}.{k}", v, physical) for k, v in sub.items()]
+        for k in sub:
+            if k not in known[group]:
+                what = "system (no baseline of that name)" if group == "systems" else "engine family"
+                near = difflib.get_close_matches(k, known[group], n=1)
+                problems.append((f, f"{group}.{k}", f"unknown {what}; "
+                                 + (f"did you mean {near[0]!r}? " if near else "")
+                                 + f"expected one of {', '.join(known[group])}"))
+        tables += [(f"{group}.{k}", v, physical) for k, v in sub.items() if k in known[group]]
     for where, t, physical in tables:
         if not isinstance(t, dict):
             problems.append((f, where, "must be a table of knobs"))
@@ -107,22 +146,39 @@ def read_calibration(path) -> dict:
     return cal
 
 
+def knobs_source(cal: dict, system: str) -> str | None:
+    """The ``[systems.<name>]`` table whose fitted knobs ``system`` gets: its own; else, when the
+    calibration never saw ``system`` (not in ``[domain] systems``), that of its
+    :data:`KNOBS_FALLBACK` system if the calibration has one; else ``None`` (the shared knobs)."""
+    tables = cal.get("systems") or {}
+    if tables.get(system):
+        return system
+    fallback = KNOBS_FALLBACK.get(system)
+    domain = cal.get("domain")
+    seen = domain.get("systems", []) if isinstance(domain, dict) else []
+    if fallback and tables.get(fallback) and system not in seen:
+        return fallback
+    return None
+
+
 def efficiency_for(cal: dict, system: str, framework: str | None = None) -> tuple[dict, str]:
-    """Knobs for ``system`` (and serving ``framework``): the system's fitted knobs, else the shared
-    ones, plus the framework family's offset (``[frameworks.<family>]``, in the fit's unconstrained
+    """Knobs for ``system`` (and serving ``framework``): the system's fitted knobs, else those of its
+    :data:`KNOBS_FALLBACK` system (see :func:`knobs_source`), else the shared ones, plus the framework
+    family's offset (``[frameworks.<family>]``, in the fit's unconstrained
     space: logit for fractions, log for overheads; see :func:`codesign.calibrate.compose`).
 
     Returns:
-        ``(knobs, basis)`` where ``basis`` says which tables applied.
+        ``(knobs, basis)`` where ``basis`` says which tables applied, joined by ``+``
+        (``shared+systems.b200+frameworks.sglang`` for a B300 SGLang row of the shipped calibration).
     """
     from codesign.calibrate import _to_u, compose, framework_family
 
     knobs = dict(cal.get("shared", {}))
     basis = ["shared"]
-    sysk = cal.get("systems", {}).get(system)
-    if sysk:
-        knobs.update(sysk)
-        basis.append(f"systems.{system}")
+    src = knobs_source(cal, system)
+    if src:
+        knobs.update(cal["systems"][src])
+        basis.append(f"systems.{src}")
     fam = framework_family(framework)
     off = cal.get("frameworks", {}).get(fam) if fam else None
     if off and knobs:
@@ -141,7 +197,9 @@ def codesign_baselines():
         prov = dict(prov_common, calibration_file=str(CALIBRATION), knobs=basis,
                     calibration_version=cal.get("version", "uncalibrated"))
         if cal and name not in cal.get("domain", {}).get("systems", []):
-            prov["note"] = f"{name} not in the calibration data: shared knobs only"
+            src = knobs_source(cal, name)
+            prov["note"] = (f"{name} not in the calibration data: "
+                            + (f"{src}'s fitted knobs (systems.{src})" if src else "shared knobs only"))
         out.append(codesign.Baseline(name=name, description=desc, hardware=HERE / f"{name}.toml",
                                      cost_model="analytical", efficiency=eff, provenance=prov))
     return out
