@@ -189,6 +189,11 @@ class Network:
     scaleout_latency: float | None = q("s", default=None, allow_zero=True)
     #: Energy per byte on the scale-up links [J/B].
     scaleup_energy_per_byte: float | None = q("J/B", default=None, allow_zero=True)
+    #: How the scale-up domain is wired: ``"switch"`` (NVLink switches: any group of chips talks at
+    #: the full per-chip bandwidth) or ``"full_mesh"`` (point-to-point links, one per peer, as AMD's
+    #: 8-GPU Infinity Fabric platforms: a collective over g of the domain's D chips uses g − 1 of
+    #: the D − 1 links, so it gets that share of ``scaleup_bandwidth``).
+    scaleup_topology: Literal["switch", "full_mesh"] = "switch"
 
 
 # -------------------------------------------------------------------------------------- model

@@ -777,7 +777,11 @@ HW_KEYS = ("chip.tdp", "chip.peak_flops.bf16", "chip.peak_flops.fp8", "chip.peak
            "chip.peak_flops.fp4", "chip.peak_flops.int8", "memory.hbm.capacity", "memory.hbm.bandwidth",
            "memory.sram.capacity", "memory.sram.bandwidth", "memory.host.capacity",
            "memory.host.bandwidth", "network.scaleup_bandwidth", "network.scaleup_latency",
-           "network.scaleup_domain", "network.scaleout_bandwidth", "network.scaleout_latency")
+           "network.scaleup_domain", "network.scaleout_bandwidth", "network.scaleout_latency",
+           "network.scaleup_topology")
+#: Categorical hardware keys among :data:`HW_KEYS`, sent as numbers (the analytical model's
+#: ``CATEGORICAL_KEYS`` accept the parameter value as well as the name).
+_HW_CATEGORICAL = {"network.scaleup_topology": {"switch": 0.0, "full_mesh": 1.0}}
 _ABSENT = {"capacity": 0.0, "bandwidth": 1.0}
 
 
@@ -790,7 +794,7 @@ def hw_values(spec) -> dict[str, float]:
             obj = getattr(obj, part, None) if obj is not None else None
         if obj is None:
             obj = _ABSENT.get(key.rsplit(".", 1)[-1], math.nan)
-        out[key] = float(obj)
+        out[key] = _HW_CATEGORICAL[key][obj] if key in _HW_CATEGORICAL else float(obj)
     # a missing peak class runs at the rate PeakFlops' rules give (per design, so never NaN)
     from .spec import resolve_peaks
 

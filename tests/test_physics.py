@@ -11,6 +11,9 @@ import math
 
 import numpy as np
 import pytest
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,3 +163,26 @@ def test_jit_vmap_grad_over_a_batch():
     assert np.all(np.asarray(out["tpot_s"][1]) <= np.asarray(out["tpot_s"][0]))
     g = jax.vmap(jax.grad(lambda p: jnp.sum(fn(p)["tpot_s"])))(batch)
     assert np.all(np.asarray(g["hbm_bw"]) <= 0)   # more bandwidth never slows decode
+
+
+@pytest.mark.parametrize("tp, links", [(2, 1), (4, 3), (8, 7)])
+def test_full_mesh_collective_gets_one_link_per_peer(tp, links):
+    """On a full mesh of 8 chips (7 links each, AMD xGMI) a TP group of g chips uses g − 1 links, so
+    with every latency at zero the collective time is 7/(g − 1) times the switched one (TP 2: 7×,
+    TP 4: 7/3×, TP 8: the same)."""
+    from codesign.evaluation import evaluate
+    from codesign.spec import load_raw, spec_from_dict
+
+    hw, _ = load_raw(REPO / "specs" / "hardware" / "mi355x.toml")
+    model, _ = load_raw(REPO / "specs" / "models" / "llama-3.1-8b.toml")
+    times = {}
+    for topo in ("switch", "full_mesh"):
+        raw = {k: hw[k] for k in ("chip", "memory")}
+        raw["network"] = dict(hw["network"], scaleup_topology=topo, scaleup_latency="0 us")
+        raw.update(name="mesh", model=model["model"], workload={"isl": 2048, "osl": 64, "concurrency": [8]},
+                   deployment={"mode": "aggregated", "tp": tp, "weights_format": "bf16",
+                               "kv_cache_format": "bf16", "activations_format": "bf16"},
+                   efficiency={"collective_latency_s": 0.0, "collective_peer_latency_s": 0.0})
+        times[topo] = float(evaluate(spec_from_dict(raw)).points["prefill_network_s"][0, 0])
+    assert times["switch"] > 0
+    assert times["full_mesh"] / times["switch"] == pytest.approx(7 / links, rel=1e-5)

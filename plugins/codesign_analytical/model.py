@@ -252,6 +252,12 @@ FORMAT_KEYS = {
     "deployment.activations_format": "a_bytes",
 }
 
+#: Categorical spec keys a search (or validate) may vary per design: spec value → parameter value.
+#: ``network.scaleup_topology``: 0 switched, 1 full mesh (see :func:`_mesh_share`).
+CATEGORICAL_KEYS: dict[str, tuple[str, dict[str, float]]] = {
+    "network.scaleup_topology": ("su_mesh", {"switch": 0.0, "full_mesh": 1.0}),
+}
+
 CLASSES = ("bf16", "fp8", "fp6", "fp4", "int8")
 _TINY = 1e-30
 
@@ -373,6 +379,17 @@ def _prefill_attn_flops(af_full, af_win, window, isl, topk=1e30):
     return af_full * _sum_min(isl, topk) + af_win * _sum_min(isl, window)
 
 
+def _mesh_share(p, g, out_of_domain=False):
+    """Share of the per-chip scale-up bandwidth a collective over ``g`` chips gets: 1 on a switch;
+    on a full mesh of D chips (``network.scaleup_topology = "full_mesh"``) each chip has one link
+    per peer, so a group of g uses (g − 1)/(D − 1) of them (a point-to-point send: 1/(D − 1)).
+    Beyond the domain (scale-out) the NIC bandwidth applies whole."""
+    import jax.numpy as jnp
+
+    share = jnp.clip((g - 1.0) / jnp.maximum(p["su_domain"] - 1.0, 1.0), 0.0, 1.0)
+    return jnp.where((p["su_mesh"] > 0) & jnp.logical_not(out_of_domain), share, 1.0)
+
+
 def _allreduce(n, size, bw, lat, peer=0.0):
     """α–β all-reduce over ``n`` chips: α + (n−1)·α_peer + 2(n−1)/n · size / β (zero when n == 1)."""
     import jax.numpy as jnp
@@ -487,6 +504,11 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # --- collectives (α–β), within the scale-up domain or over scale-out beyond it
     out_of_domain = n > p["su_domain"]
     bw = jnp.where(out_of_domain, p["so_bw"], p["su_bw"]) * eff["network_bandwidth"]
+
+    def bw_group(g):
+        """Bandwidth of a collective over ``g`` chips: a full mesh gives it g − 1 of its D − 1 links."""
+        return bw * _mesh_share(p, g, out_of_domain)
+
     # α of one collective: the link hop plus the software cost of a collective kernel (launch,
     # barrier/flag sync), `collective_latency_s`
     lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"]) + eff["collective_latency_s"]
@@ -494,13 +516,13 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     tokens_replica = q * tokens / dp if not prefill else tokens
     act = tokens_replica * s.hidden * p["a_bytes"]
     dense_ffn_layers = layers_stage - moe_layers_stage
-    t_ar_attn = layers_stage * _allreduce(tp, act, bw, lat, peer)
-    t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw, lat, peer)
+    t_ar_attn = layers_stage * _allreduce(tp, act, bw_group(tp), lat, peer)
+    t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw_group(tp), lat, peer)
     # MoE: all-to-all dispatch + combine across EP shards; all-reduce across MoE-TP ranks
     tokens_chip = q * tokens / n if not prefill else tokens / tp
     a2a_bytes = tokens_chip * s.k * s.hidden * p["a_bytes"] * (ep - 1.0) / ep
-    t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + (ep - 1.0) * peer + a2a_bytes / bw), 0.0) * moe_layers_stage
-    t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw, lat, peer)
+    t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + (ep - 1.0) * peer + a2a_bytes / bw_group(ep)), 0.0) * moe_layers_stage
+    t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw_group(moe_tp), lat, peer)
     t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
     link_bytes = t_comm * bw  # bytes on links ≈ collective time × bandwidth (α time included: an upper bound)
     t_overhead = layers_stage * s.kernel_factor * eff["layer_overhead_s"]
@@ -592,7 +614,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         chips = tp_d * dp_d * p["pp"]
         pools_ok = True
     pp = p["pp"]
-    bw_pp = p["su_bw"] * eff["network_bandwidth"]
+    bw_pp = p["su_bw"] * eff["network_bandwidth"] * _mesh_share(p, 2.0)  # one link between stages
 
     # --- capacity: the KV of every running request at its longest context, in the SRAM, the
     # engine's share of the HBM left after the weights and (with deployment.host_kv_cache) the
@@ -854,7 +876,7 @@ class AnalyticalModel:
     """The :class:`codesign.costmodel.CostModel` of this plugin."""
 
     def parameters(self) -> list[str]:
-        return (sorted(KEYMAP) + sorted(FORMAT_KEYS)
+        return (sorted(KEYMAP) + sorted(FORMAT_KEYS) + sorted(CATEGORICAL_KEYS)
                 + [f"efficiency.{k}" for k in DEFAULT_EFFICIENCY])
 
     # ------------------------------------------------------------------ spec -> arrays
@@ -952,6 +974,7 @@ class AnalyticalModel:
             "host_bw": mem.host.bandwidth if mem.host else 1.0,
             "su_bw": net.scaleup_bandwidth, "su_lat": net.scaleup_latency,
             "su_domain": float(net.scaleup_domain),
+            "su_mesh": 1.0 if net.scaleup_topology == "full_mesh" else 0.0,
             "so_bw": net.scaleout_bandwidth or net.scaleup_bandwidth / 8.0,
             "so_lat": net.scaleout_latency if net.scaleout_latency is not None else 10 * net.scaleup_latency,
             "tp": d.tp, "pp": d.pp, "ep": d.ep, "dp": d.dp_attention,
@@ -1016,6 +1039,17 @@ class AnalyticalModel:
                 p[EFF_PREFIX + key[len("efficiency."):]] = value
             elif key in FORMAT_KEYS:
                 p[FORMAT_KEYS[key]] = value
+            elif key in CATEGORICAL_KEYS:
+                name, table = CATEGORICAL_KEYS[key]
+                vals = []
+                for v in np.atleast_1d(np.asarray(value, dtype=object)):
+                    if isinstance(v, str) and v in table:
+                        vals.append(table[v])
+                    elif not isinstance(v, str) and float(v) in table.values():
+                        vals.append(float(v))  # already the parameter's value
+                    else:
+                        raise CodesignError(f"{key}: expected one of {', '.join(table)} (got {v})")
+                p[name] = np.asarray(vals, dtype=np.float64)
             else:
                 raise CodesignError(f"the analytical cost model cannot vary {key!r}; it can vary "
                                     + ", ".join(self.parameters()))
