@@ -55,6 +55,33 @@ def qwen35() -> Model:
     return spec_from_dict(dict(QWEN35_TEXT), cls=Model)
 
 
+def decode_bytes_per_request(model: dict, *, isl: int, tp: int) -> float:
+    """Bytes one more request adds to a decode step, per chip: the batch slope of the memory time on
+    a probe chip of 1 TB/s at full efficiency (dense model: the weights read per step do not depend
+    on the batch; a huge compute peak keeps the step memory-bound)."""
+    from codesign.evaluation import evaluate
+
+    dense = {k: v for k, v in model.items()
+             if k not in ("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size",
+                          "num_shared_experts")}
+    spec = spec_from_dict({
+        "chip": {"name": "probe", "tdp": "1000 W", "energy": {"static": "100 W"},
+                 "peak_flops": {"bf16": "1e6 TFLOP/s", "fp8": "1e6 TFLOP/s"}},
+        "memory": {"hbm": {"capacity": "10000 GB", "bandwidth": "1 TB/s"}},
+        "network": {"scaleup_domain": 8, "scaleup_bandwidth": "1000 TB/s", "scaleup_latency": "0 us",
+                    "scaleout_bandwidth": "100 Gb/s", "scaleout_latency": "5 us"},
+        "model": dense,
+        "workload": {"isl": isl, "osl": 100, "concurrency": [4, 64]},
+        "deployment": {"mode": "aggregated", "tp": tp, "weights_format": "bf16", "kv_cache_format": "fp8_e4m3",
+                       "activations_format": "bf16"},
+        "efficiency": {"memory_bandwidth": 1.0},
+    })
+    ev = evaluate(spec)
+    B = ev.points["decode_batch"][0]
+    mem = ev.points["decode_memory_s"][0]
+    return (mem[1] - mem[0]) / (B[1] - B[0]) * 1e12
+
+
 def test_qwen35_parameter_counts_by_hand():
     a = account(qwen35())
     assert a.linear_attention_layers == 45
@@ -103,36 +130,14 @@ def test_decode_pays_the_state_read_and_write_per_request():
     the full layers' KV at the mean context plus the linear layers' state read AND written back
     (2 × state), each split over TP (KV over min(tp, kv heads) = 2, state over min(tp, key heads) = 8).
 
-    The design is dense on purpose (no experts: the weights read per step do not depend on the
-    batch) and memory-bound (a tiny compute peak would make it compute-bound; a huge one keeps it
-    memory-bound at these batches)."""
-    from codesign.evaluation import evaluate
-    from codesign.spec import spec_from_dict as sfd
-
-    model = {k: v for k, v in QWEN35_TEXT.items()
-             if k not in ("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size",
-                          "num_shared_experts")}
-    model.update(num_layers=8, layer_types=["linear", "linear", "linear", "full"] * 2, intermediate_size=4096)
-    spec = sfd({
-        "chip": {"name": "probe", "tdp": "1000 W", "energy": {"static": "100 W"},
-                 "peak_flops": {"bf16": "1e6 TFLOP/s", "fp8": "1e6 TFLOP/s"}},
-        "memory": {"hbm": {"capacity": "10000 GB", "bandwidth": "1 TB/s"}},
-        "network": {"scaleup_domain": 8, "scaleup_bandwidth": "1000 TB/s", "scaleup_latency": "0 us",
-                    "scaleout_bandwidth": "100 Gb/s", "scaleout_latency": "5 us"},
-        "model": model,
-        "workload": {"isl": 1000, "osl": 100, "concurrency": [4, 64]},
-        "deployment": {"mode": "aggregated", "tp": 8, "weights_format": "bf16", "kv_cache_format": "fp8_e4m3",
-                       "activations_format": "bf16"},
-        "efficiency": {"memory_bandwidth": 1.0},
-    })
-    ev = evaluate(spec)
-    B = ev.points["decode_batch"][0]
-    mem = ev.points["decode_memory_s"][0]
-    per_req_s = (mem[1] - mem[0]) / (B[1] - B[0])
+    (See :func:`decode_bytes_per_request` for the probe.)"""
+    model = dict(QWEN35_TEXT, num_layers=8, layer_types=["linear", "linear", "linear", "full"] * 2,
+                 intermediate_size=4096)
+    per_req = decode_bytes_per_request(model, isl=1000, tp=8)
     ctx = 1000 + 100 / 2                                   # mean attended context in decode
     kv = 2 * (2 * 2 * 256) * ctx * 1 / 2                   # 2 full layers, fp8, split over 2 ranks
     state = 6 * (64 * 128 * 128 * 4 + 12288 * 3 * 2) / 8   # 6 linear layers, fp32 state + bf16 conv, over 8
-    assert math.isclose(per_req_s, (kv + 2 * state) / 1e12, rel_tol=1e-3)
+    assert math.isclose(per_req, kv + 2 * state, rel_tol=1e-3)
 
 
 GLM5 = dict(
@@ -188,32 +193,11 @@ def test_dsa_needs_all_three_keys_and_mla():
 def test_sparse_decode_reads_topk_entries_and_every_indexer_key():
     """Per request, a decode step reads the MLA latent of only index_topk positions but the indexer
     key (FP8 + an FP32 scale per 128) of every position: the batch slope of the memory time."""
-    from codesign.evaluation import evaluate
-
-    model = {k: v for k, v in GLM5.items()
-             if k not in ("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size",
-                          "num_shared_experts")}
-    model.update(num_layers=4, intermediate_size=4096)
-    spec = spec_from_dict({
-        "chip": {"name": "probe", "tdp": "1000 W", "energy": {"static": "100 W"},
-                 "peak_flops": {"bf16": "1e6 TFLOP/s", "fp8": "1e6 TFLOP/s"}},
-        "memory": {"hbm": {"capacity": "10000 GB", "bandwidth": "1 TB/s"}},
-        "network": {"scaleup_domain": 8, "scaleup_bandwidth": "1000 TB/s", "scaleup_latency": "0 us",
-                    "scaleout_bandwidth": "100 Gb/s", "scaleout_latency": "5 us"},
-        "model": model,
-        "workload": {"isl": 8000, "osl": 100, "concurrency": [4, 64]},
-        "deployment": {"mode": "aggregated", "tp": 1, "weights_format": "bf16", "kv_cache_format": "fp8_e4m3",
-                       "activations_format": "bf16"},
-        "efficiency": {"memory_bandwidth": 1.0},
-    })
-    ev = evaluate(spec)
-    B = ev.points["decode_batch"][0]
-    mem = ev.points["decode_memory_s"][0]
-    per_req_s = (mem[1] - mem[0]) / (B[1] - B[0])
+    per_req = decode_bytes_per_request(dict(GLM5, num_layers=4, intermediate_size=4096), isl=8000, tp=1)
     ctx = 8000 + 100 / 2
     latent = 4 * (512 + 64) * 2048 * 1                    # 4 layers, 2,048 attended positions, fp8
     index_keys = 4 * 128 * (1 + 4 / 128) * ctx            # 4 layers, every position
-    assert math.isclose(per_req_s, (latent + index_keys) / 1e12, rel_tol=1e-3)
+    assert math.isclose(per_req, latent + index_keys, rel_tol=1e-3)
 
 
 # ------------------------------------------------------------------ the importer
