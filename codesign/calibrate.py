@@ -292,7 +292,7 @@ def domain_of(points: list[Point]) -> dict:
 def calibrate(files: list, *, systems: list[str] | None = None, holdout: float = 0.3, seed: int = 0,
               steps: int = 300, lr: float = LEARNING_RATE, pull: float = 1e-3, pull_offsets: float = 1e-2,
               frameworks: bool = True, loss: str = "ape", log: Callable | None = None, max_rows: int | None = None,
-              pm=None) -> dict:
+              models: list[str] | None = None, pm=None) -> dict:
     """Fit shared, per-system and per-framework knobs; returns the calibration document.
 
     One joint fit (see :class:`Fitter`): every training row's knobs are ``shared + δ_system +
@@ -303,10 +303,23 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         systems: systems (baseline names) that get their own offsets; ``None``: none.
         frameworks: fit an offset per serving-framework family (:data:`FRAMEWORK_FAMILIES`).
         max_rows: use at most this many ``ok`` rows per file (seeded sample; for tests).
+        models: fit only the rows of these models (spec stems of ``specs/models``, as
+            ``codesign.validate.MODELS`` maps them); ``None``: every model.
+
+    Raises:
+        CodesignError: a name of ``models`` that no measured model maps to, or no usable row.
     """
     from codesign_analytical.model import DEFAULT_EFFICIENCY
 
     log = log or (lambda *_: None)
+    if models is not None:
+        from .validate import MODELS
+
+        known = sorted({stem for stem, _ in MODELS.values()})
+        bad = [m for m in models if m not in known]
+        if bad:
+            raise CodesignError(f"--models: unknown model {bad[0]!r}; expected names of specs/models: "
+                                + ", ".join(known))
     points: list[Point] = []
     data = []
     seen: dict[str, str] = {}
@@ -317,6 +330,8 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             continue
         seen[digest] = str(f)
         schema, pts = read_measured(f)
+        if models is not None:
+            pts = [p for p in pts if p.model in models]
         ok = [p for p in pts if p.status == "ok"]
         if max_rows is not None and len(ok) > max_rows:
             rng = np.random.default_rng(seed)
@@ -381,6 +396,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             "rows_train": len(train),
             "rows_holdout": len(hold),
             "holdout_fraction": holdout,
+            **({"models": sorted(models)} if models is not None else {}),
             "holdout_unit": "configuration (system, model, framework, mode, ISL/OSL, formats, deployment)",
             "seed": seed,
             "steps": steps,

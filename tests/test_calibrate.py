@@ -6,6 +6,7 @@ import math
 import pytest
 
 from codesign.calibrate import _from_u, _to_u, calibrate, split_holdout, write_calibration
+from codesign.errors import CodesignError
 from codesign.validate import read_measured
 
 
@@ -57,3 +58,14 @@ def test_small_fit_and_provenance(shared_data, tmp_path):
 
     back = tomllib.loads((tmp_path / "cal.toml").read_text())
     assert back["schema_version"] == 1 and back["shared"]
+
+
+def test_models_filter_fits_only_those_models(shared_data):
+    """--models: only the named models' rows are read (the shipped calibration was fit on the five
+    models priced before session 6; docs/baselines.md gives the command)."""
+    f = shared_data / "measured" / "inferencemax_public.csv"
+    doc = calibrate([f], systems=[], holdout=0.3, seed=0, steps=2, max_rows=40, models=["gpt-oss-120b"])
+    assert doc["provenance"]["models"] == ["gpt-oss-120b"]
+    assert doc["domain"]["models"] == ["gpt-oss-120b"]
+    with pytest.raises(CodesignError, match="--models: unknown model 'gpt-oss'"):
+        calibrate([f], models=["gpt-oss"], steps=1)

@@ -1,4 +1,4 @@
-"""``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--holdout 0.3] [--seed S]``.
+"""``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--models M,...] [--holdout 0.3] [--seed S]``.
 
 Fits the analytical cost model's efficiency knobs (shared, per system, per serving-framework family)
 by gradient descent on the absolute percentage error, or least squares on log error with
@@ -27,6 +27,9 @@ def register(sub) -> None:
     p.add_argument("--loss", choices=("ape", "log"), default="ape",
                    help="ape: absolute percentage error, what MAPE scores (default); "
                         "log: least squares on log error")
+    p.add_argument("--models", default=None,
+                   help="comma-separated model specs to fit on (names of specs/models, e.g. "
+                        "gpt-oss-120b,deepseek-r1; default: every model the files price)")
     p.add_argument("--no-frameworks", action="store_true",
                    help="no per-framework offsets (one set of knobs per system)")
     p.set_defaults(func=run)
@@ -53,6 +56,8 @@ def run(args) -> int:
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows, loss=args.loss,
                     frameworks=not args.no_frameworks,
+                    models=([m.strip() for m in args.models.split(",") if m.strip()]
+                            if args.models is not None else None),
                     log=lambda m: print(m, file=sys.stderr))
     write_calibration(doc, args.out)
     for part in ("train", "holdout"):
