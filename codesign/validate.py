@@ -215,7 +215,8 @@ class Point:
 
     @property
     def system_key(self) -> str:
-        return SYSTEMS.get(self.system, self.system)
+        name = self.system.strip().lower()  # "MI355X", " b300 " name the same system
+        return SYSTEMS.get(name, name)
 
     def config_key(self) -> tuple:
         """Identifies a served configuration (everything but the concurrency): the holdout unit."""

@@ -250,3 +250,18 @@ def test_importer_derives_qwen3_next_layer_types_from_the_interval(tmp_path):
     table = hf_config_to_model_table(f)
     assert table["layer_types"] == ("linear", "linear", "linear", "full") * 2
     assert table["attn_output_gate"] is True
+
+
+def test_model_show_json_reports_the_state_and_the_indexer(cli):
+    """`codesign model show --json` carries what the table shows for the new token mixers."""
+    import json
+
+    specs = VENDORED.parent
+    rc, out, _ = cli("model", "show", specs / "qwen3.5-397b-a17b.toml", "--json")
+    assert rc == 0
+    q = json.loads(out)
+    assert q["linear_attention_layers"] == 45
+    assert q["recurrent_state_elems_per_request"] == 45 * 64 * 128 * 128
+    assert q["conv_state_elems_per_request"] == 45 * 12288 * 3
+    g = json.loads(cli("model", "show", specs / "glm-5.toml", "--json")[1])
+    assert (g["sparse_attention_topk"], g["indexer_cache_elems_per_token"]) == (2048, 78 * 128)

@@ -167,15 +167,24 @@ KERNELS_FFN = {"dense": 5.0, "moe": 12.0}
 KERNELS_REF = KERNELS_ATTN["gqa"] + KERNELS_FFN["dense"]
 
 #: Bisection steps for the closed-loop decode batch before the Newton polish (log-space bracket
-#: [1e-3·C, C]: 5 steps leave a relative width of ~24%; two Newton steps follow, the second one
-#: carrying the gradient. Over 3,000 random flagship and DeepSeek designs the result agrees with an
-#: 11-step bracket to 2.5e-4 relative on TTFT and 2e-5 on TPOT).
-BISECT_STEPS = 5
+#: [1e-3·C, C]: 11 steps leave a relative width of ~0.3%; two Newton steps follow, the second one
+#: carrying the gradient). Session 5 used 5 steps (~24%), which agreed with 11 to 2.5e-4 over 3,000
+#: random flagship and DeepSeek designs, but near the prefill knee, where the M/D/1 wait has its
+#: pole, Newton from a 24% bracket landed off the root: a fresh-clone trial found DeepSeek-R1
+#: disaggregated (EP 16, 8k/1k) throughput swinging by up to 55% between neighbouring
+#: concurrencies. With 11 and :data:`BOUND_BISECT_STEPS` = 8 the worst dip there is 0.24%
+#: (design sweeps per second: 0.82M -> 0.39M, benchmarks/bench_cost_model.py).
+BISECT_STEPS = 11
 
 #: Layers of the reference model whose fixed prefill-pass and hand-off costs the knobs
 #: ``prefill_overhead_s`` and ``handoff_overhead_s`` give (dense GQA layers, :data:`KERNELS_REF`
 #: kernels each); another model's costs scale with its layers (and, for the pass, kernels per layer).
 OVERHEAD_REF_LAYERS = 40.0
+
+#: Bisection steps for the decode batch that carries a prefill-bound loop's capacity (log-space
+#: bracket [1e-3·B/excess, B]: 8 steps leave a relative width of a few percent, the secant across
+#: the bracket polishes it).
+BOUND_BISECT_STEPS = 8
 
 #: Highest prefill-station utilisation of the closed-loop solve (the M/D/1 wait is capped there
 #: to keep the solve well conditioned). A loop whose decode side could go faster is prefill-bound:
@@ -684,8 +693,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     def loop(B):
         """Closed loop at decode batch ``B`` per decode instance (mean-value analysis).
 
-        Returns throughput X [req/s], TPOT, prefill residence R (queue + own prefill) and the
-        residual g = X·(R + D) − C of Little's law over the whole loop (zero at the solution).
+        Returns throughput X [req/s], TPOT, prefill residence R (queue + own prefill), the
+        residual g = X·(R + D) − C of Little's law over the whole loop (zero at the solution) and
+        the service part S of R (own prefill, hand-off, admission; no queue).
         """
         t_iter, _, _ = decode_step(B)
         # decode-side throughput at this batch: each iteration yields tok_step tokens per sequence
@@ -712,7 +722,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
         R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
-        return X, tpot, R, g
+        return X, tpot, R, g, S
 
     # solve g(B) = 0 for the decode batch (g increases with B): bisection in log space without
     # gradient, then one Newton step carrying the implicit-function gradient dB/dθ = −g_θ/g_B
@@ -744,34 +754,48 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # at the cap (KV slots or C) the batch is the cap itself, carrying its gradient (e.g. in
     # kv_memory_fraction or HBM capacity)
     B = jnp.where(interior, B, B_cap)
-    X, TPOT, R_p, _ = loop(B)
+    X, TPOT, R_p, _, _ = loop(B)
     # prefill-bound: the decode side at B would run faster than the prefill pool's capacity 1/T_a,
     # which no queue can sustain. The throughput is then the capacity X* = RHO_MAX/T_a, the decode
     # batch the one that carries it, and the remaining users wait for prefill (Little's law below).
-    # That batch solves X(B) = X*: with a step time affine in B (t = t0 + t1·B), 1/X is affine in
-    # 1/B (disaggregated X = B/t(B)·k; aggregated 1/X = 1/a + T_a), so one secant step in
-    # (1/B, 1/X) between B and B/excess is exact for it and close otherwise (scaling B by the excess
-    # alone left the batch up to 6x too large when t_step falls steeply with B, and TPOT with it)
+    # That batch solves X(B) = X* (X rises with B): bisection in log space on [1e-3·B/excess, B]
+    # without gradient, then a secant in (1/B, 1/X) across the final bracket carrying it (with a
+    # step time affine in B, 1/X is affine in 1/B: disaggregated X = B/t(B)·k, aggregated
+    # 1/X = 1/a + T_a). One secant from B alone undershot by up to 17% of X* where t_step falls
+    # steeply with B (DeepSeek-R1 disaggregated on EP 16: throughput then swung with concurrency).
     X_star = RHO_MAX / T_a
     excess = X * T_a / RHO_MAX
     bound = excess > 1.0
     B1 = jnp.where(bound, B / jnp.maximum(excess, 1.0), B)
-    X1 = loop(B1)[0]
-    u0, v0, u1, v1 = 1.0 / B, 1.0 / X, 1.0 / B1, 1.0 / jnp.maximum(X1, _TINY)
+
+    def bisect_x(_, lohi):
+        lo_, hi_ = lohi
+        mid = jnp.sqrt(lo_ * hi_)
+        low = loop(mid)[0] < X_star
+        return jnp.where(low, mid, lo_), jnp.where(low, hi_, mid)
+
+    blo, bhi = jax.lax.fori_loop(0, BOUND_BISECT_STEPS, bisect_x,
+                                 (jax.lax.stop_gradient(1e-3 * jnp.minimum(B1, B)), jax.lax.stop_gradient(B)))
+    Xlo, Xhi = loop(blo)[0], loop(bhi)[0]
+    u0, v0, u1, v1 = 1.0 / bhi, 1.0 / jnp.maximum(Xhi, _TINY), 1.0 / blo, 1.0 / jnp.maximum(Xlo, _TINY)
     dv = v1 - v0
-    u_star = jnp.where(jnp.abs(dv) > 1e-12 * jnp.abs(v0), u0 + (1.0 / X_star - v0) * (u1 - u0)
-                       / jnp.where(jnp.abs(dv) > 0, dv, 1.0), u1)
-    # (the batch lies below B1: there t_step is shorter than at B, so X(B1) still exceeds X*)
-    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), 1e-3 * jnp.minimum(B1, B), B)
+    # (double where: an unbound loop's bracket collapses onto B, and a secant through two equal
+    # points would put inf·0 = NaN into every gradient even on the branch not taken)
+    use = bound & (jnp.abs(dv) > 1e-6 * jnp.abs(v0))
+    dv_safe = jnp.where(use, dv, 1.0)
+    u_star = jnp.where(use, u0 + (1.0 / X_star - v0) * (u1 - u0) / dv_safe, u1)
+    B_star = jnp.clip(1.0 / jnp.maximum(u_star, _TINY), jax.lax.stop_gradient(blo), jax.lax.stop_gradient(bhi))
     B = jnp.where(bound, B_star, B)
-    X_b, TPOT, R_p, _ = loop(B)
+    X_b, TPOT, R_p, _, S_p = loop(B)
     X = jnp.minimum(X_b, X_star)
     B = B * X / jnp.maximum(X_b, _TINY)  # the last fraction of a percent the secant leaves
     D = (osl - 1.0) * TPOT
     # Little's law over the loop: C users cycle through (queue + prefill + KV) and decode; when the
     # batch is capped by the KV slots or by the prefill capacity, the excess users wait
-    # (C/X − D > R_p)
-    TTFT = jnp.maximum(C / X - D, R_p)
+    # (C/X − D > R_p). Prefill-bound, Little's law is the whole queue: the floor is the service S
+    # alone (R_p's M/D/1 wait at the solve's cap RHO_MAX, 500·T_a, is no queue length: it pinned
+    # TTFT at one value whatever the concurrency)
+    TTFT = jnp.maximum(C / X - D, jnp.where(bound, S_p, R_p))
     # start-up wave, a transient outside the steady state: the benchmark client starts all C users
     # at once, so the first C requests queue together at the prefill station and wait
     # (C − 1)/2·T_a on average (FCFS at T_a each) instead of the steady wait. Mean TTFT over a run
