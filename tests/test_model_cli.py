@@ -20,7 +20,10 @@ needs_data = pytest.mark.skipif(not (HF / "gpt-oss-120b.json").is_file(), reason
 
 JSON_KEYS = {"schema_version", "name", "total_params", "active_params", "kv_cache_elems_per_token",
              "window_kv_cache_elems_per_token", "sliding_window", "prefill_flops_per_token",
-             "decode_flops_per_token", "isl"}
+             "decode_flops_per_token", "isl",
+             # session 6: sparse attention (DSA) and linear attention (Gated DeltaNet); additive
+             "sparse_attention_topk", "indexer_cache_elems_per_token", "linear_attention_layers",
+             "recurrent_state_elems_per_request", "conv_state_elems_per_request"}
 
 
 def run(capsys, *argv):
