@@ -780,14 +780,12 @@ HW_KEYS = ("chip.tdp", "chip.peak_flops.bf16", "chip.peak_flops.fp8", "chip.peak
            "memory.host.bandwidth", "network.scaleup_bandwidth", "network.scaleup_latency",
            "network.scaleup_domain", "network.scaleout_bandwidth", "network.scaleout_latency",
            "network.scaleup_topology")
-#: Categorical hardware keys among :data:`HW_KEYS`, sent as numbers (the analytical model's
-#: ``CATEGORICAL_KEYS`` accept the parameter value as well as the name).
-_HW_CATEGORICAL = {"network.scaleup_topology": {"switch": 0.0, "full_mesh": 1.0}}
 _ABSENT = {"capacity": 0.0, "bandwidth": 1.0}
 
 
-def hw_values(spec) -> dict[str, float]:
-    """The :data:`HW_KEYS` of a structured spec (absent tiers: capacity 0, bandwidth 1 B/s)."""
+def hw_values(spec) -> dict[str, float | str]:
+    """The :data:`HW_KEYS` of a structured spec (absent tiers: capacity 0, bandwidth 1 B/s;
+    categorical keys such as ``network.scaleup_topology`` as their names)."""
     out = {}
     for key in HW_KEYS:
         obj: Any = spec
@@ -795,7 +793,7 @@ def hw_values(spec) -> dict[str, float]:
             obj = getattr(obj, part, None) if obj is not None else None
         if obj is None:
             obj = _ABSENT.get(key.rsplit(".", 1)[-1], math.nan)
-        out[key] = _HW_CATEGORICAL[key][obj] if key in _HW_CATEGORICAL else float(obj)
+        out[key] = obj if isinstance(obj, str) else float(obj)  # categorical keys go as their names
     # a missing peak class runs at the rate PeakFlops' rules give (per design, so never NaN)
     from .spec import resolve_peaks
 

@@ -261,7 +261,8 @@ FORMAT_KEYS = {
     "deployment.activations_format": "a_bytes",
 }
 
-#: Categorical spec keys a search (or validate) may vary per design: spec value → parameter value.
+#: Categorical spec keys a search (or validate) may vary per design, by name: spec value →
+#: parameter value.
 #: ``network.scaleup_topology``: 0 switched, 1 full mesh (see :func:`_mesh_share`).
 CATEGORICAL_KEYS: dict[str, tuple[str, dict[str, float]]] = {
     "network.scaleup_topology": ("su_mesh", {"switch": 0.0, "full_mesh": 1.0}),
@@ -1067,12 +1068,9 @@ class AnalyticalModel:
                 name, table = CATEGORICAL_KEYS[key]
                 vals = []
                 for v in np.atleast_1d(np.asarray(value, dtype=object)):
-                    if isinstance(v, str) and v in table:
-                        vals.append(table[v])
-                    elif not isinstance(v, str) and float(v) in table.values():
-                        vals.append(float(v))  # already the parameter's value
-                    else:
+                    if not (isinstance(v, str) and v in table):
                         raise CodesignError(f"{key}: expected one of {', '.join(table)} (got {v})")
+                    vals.append(table[v])
                 p[name] = np.asarray(vals, dtype=np.float64)
             else:
                 raise CodesignError(f"the analytical cost model cannot vary {key!r}; it can vary "
