@@ -101,6 +101,12 @@ SYSTEMS = {
     "b300": "b300", "b300_sxm": "b300",
     "mi300x": "mi300x", "mi325x": "mi325x", "mi355x": "mi355x", "mi355x-disagg": "mi355x",
 }
+def system_name(raw: str) -> str:
+    """A measured ``system``/``hardware`` cell as :data:`SYSTEMS` spells it ("MI355X", " b300 " name
+    the same systems as "mi355x", "b300")."""
+    return raw.strip().lower()
+
+
 #: AMD Instinct systems: InferenceMAX's DeepSeek-R1 ``fp4`` is AMD's MXFP4 checkpoint there
 #: (amd/DeepSeek-R1-0528-MXFP4[-Preview], InferenceX .github/configs/amd-master.yaml), NVIDIA's NVFP4
 #: one elsewhere.
@@ -215,7 +221,7 @@ class Point:
 
     @property
     def system_key(self) -> str:
-        name = self.system.strip().lower()  # "MI355X", " b300 " name the same system
+        name = system_name(self.system)
         return SYSTEMS.get(name, name)
 
     def config_key(self) -> tuple:
@@ -382,7 +388,7 @@ def _aic(r: dict) -> Point:
                ttft_s=_f(r["silicon_ttft_ms"]) / 1e3, tpot_s=_f(r["silicon_tpot_ms"]) / 1e3)
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
-    if pt.system not in SYSTEMS and pt.status == "ok":
+    if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}"
     m = re.search(r"silicon_concurrency=(\d+)", r.get("silicon_data_source", ""))
     m2 = re.search(r"_c(\d+)(?:_|$)", r["id"])
@@ -474,7 +480,7 @@ def _imx(r: dict) -> Point:
     pt.concurrency = _invalid(pt, r, "conc") or 0
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
-    if pt.system not in SYSTEMS and pt.status == "ok":
+    if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}"
     spec_method = r.get("spec_method", "none") or "none"
     if spec_method == "mtp":

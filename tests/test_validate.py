@@ -461,3 +461,22 @@ def test_aiconfigurator_b300_sxm_rows_are_priced_with_b200_knobs(shared_data, tm
     out = next(csv.DictReader(open(tmp_path / "o" / "predictions.csv")))
     assert out["status"] == "ok" and float(out["pred_tpot_ms"]) > 0
     assert out["extrapolated"] == "system b300 not in calibration data: priced with b200's fitted knobs (systems.b200)"
+
+
+def test_hardware_names_ignore_case_and_spaces(tmp_path, shared_data):
+    """A fresh-user trial (session 6): "MI355X" and " b300" were 'unsupported: no hardware spec'
+    although "mi355x" and "b300" are priced; the same system is meant."""
+    import csv
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    rows = list(csv.DictReader(src.open()))
+    row = next(r for r in rows if r["model_key"] == "gptoss120b")
+    f = tmp_path / "names.csv"
+    with f.open("w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=list(rows[0]))
+        w.writeheader()
+        for hw in ("MI355X", " b300"):
+            w.writerow(dict(row, hardware=hw, point_id=f"t-{hw.strip()}"))
+    pts = read_measured(f)[1]
+    assert [p.system_key for p in pts] == ["mi355x", "b300"]
+    assert all(not p.status.startswith("unsupported: no hardware spec") for p in pts), [p.status for p in pts]
