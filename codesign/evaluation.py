@@ -74,10 +74,13 @@ FORMAT_FIELDS = ("weights_format", "moe_weights_format", "kv_cache_format", "act
 
 
 def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None) -> None:
-    """Refuse unknown number-format and cost-model names with the spec key that names them.
+    """Refuse unknown number-format and cost-model names with the spec key that names them, and a
+    weight-only format (:attr:`codesign.formats.NumberFormat.weight_only`) as
+    ``deployment.activations_format``.
 
     Raises:
-        SpecError: one line per unknown name (file, ``deployment.<key>``, the registered names).
+        SpecError: one line per unknown name (file, ``deployment.<key>``, the registered names) or
+            misplaced weight-only format.
     """
     from .errors import SpecError
 
@@ -92,6 +95,12 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
         for v in names:
             if v is not None and v not in formats:
                 problems.append((where, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
+            elif f == "activations_format" and v is not None and formats[v].weight_only:
+                # a weight-only format (int4_g32) has no tensor-core path for activations: its
+                # GEMMs dequantise the weights and run at the activations' rate (W4A16)
+                problems.append((where, key, f"{v!r} is a weight-only number format: no GEMM takes "
+                                 f"activations in it; use the format the activations run in, e.g. "
+                                 f"'bf16' (INT4 weights with BF16 activations, W4A16)"))
     name = cost_model or spec.deployment.cost_model
     if name != "auto" and name not in pm.cost_models:
         problems.append((where, "deployment.cost_model" if not cost_model else "--cost-model",

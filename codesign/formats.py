@@ -34,6 +34,11 @@ class NumberFormat:
         description: one line for ``plugins list``.
         quantize: optional ``f(x, **options) -> dequantised x`` (JAX, blocks along the last axis).
         plugin: the registering plugin's name (set by the plugin manager).
+        weight_only: a storage format no GEMM takes activations in (INT4 ``int4_g32``: W4A16
+            kernels dequantise the weights and run at ``compute_class``, the activations' BF16
+            rate). ``deployment.activations_format`` refuses it
+            (:func:`codesign.evaluation.check_names`); weights, MoE weights and the KV cache may
+            use it (priced at its bits per element).
     """
 
     name: str
@@ -44,6 +49,7 @@ class NumberFormat:
     description: str = ""
     quantize: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
     plugin: str = ""
+    weight_only: bool = False
 
     @property
     def bytes_per_element(self) -> float:

@@ -47,8 +47,9 @@ def codesign_number_formats():
         list[codesign.NumberFormat]: each with a lowercase ``name`` (``"mxfp4"``), storage
         ``bits_per_element`` including amortised block scales (MXFP4: 4 + 8/32 = 4.25), the chip
         peak class it computes at (``compute_class``: ``"bf16"``, ``"fp8"``, ``"fp6"``, ``"fp4"`` or
-        ``"int8"``) and, optionally, ``quantize``: a JAX function ``x -> dequantised x`` over blocks
-        along the last axis.
+        ``"int8"``), optionally ``quantize``: a JAX function ``x -> dequantised x`` over blocks
+        along the last axis, and ``weight_only = True`` for a storage format no GEMM takes
+        activations in (INT4 ``int4_g32``; ``deployment.activations_format`` refuses it).
 
     Example::
 

@@ -26,7 +26,10 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
     GEMMs' ``activations_format`` (``fp8``/``fp8_block`` → ``fp8_e4m3``, ``nvfp4`` → ``nvfp4``,
     empty → ``bf16``); gpt-oss-120b is always its checkpoint's formats (MXFP4 experts, BF16
     attention; hf_configs/gpt-oss-120b.json). The KV cache format is not in the data: assumed
-    ``fp8_e4m3`` for FP8/FP4 deployments, ``bf16`` otherwise.
+    ``fp8_e4m3`` for FP8/FP4 deployments, ``bf16`` otherwise. ``int4_wo`` (weight-only INT4,
+    Kimi-K2.5 on vLLM) → ``int4_g32`` on the weights the model's INT4 release quantizes (Kimi: the
+    routed experts only; a dense model: its weights; another MoE model: ``unsupported``), BF16
+    activations and KV cache (:func:`_int4_wo_formats`).
   - measured ``silicon_ttft_ms``, ``silicon_tpot_ms``; fixed lengths (``length_jitter = 0``).
   - rows converted from InferenceMAX result files (``silicon_data_source`` ``source_file=2026-...``)
     record no worker counts: disaggregated rows log only InferenceMAX's per-worker prefill TP/EP and
@@ -46,11 +49,19 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   medians where a row has no mean) and
   ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. ``spec_method = mtp`` rows are priced with
   :data:`MTP_DRAFT_TOKENS` draft tokens per step (not recorded; a warning says so) at the calibrated
-  acceptance; any other speculative method gets an ``unsupported`` status. ``precision`` ``fp4`` of
-  DeepSeek-R1 is NVIDIA's NVFP4 checkpoint (NVFP4 experts, FP8 elsewhere) on NVIDIA hardware and
-  AMD's MXFP4 one (MXFP4 weights and activations) on AMD hardware (:data:`AMD_SYSTEMS`); 4-bit
-  activations on hardware without FP4 tensor cores (MI300X, MI325X, H100, H200) get an
-  ``unsupported`` status.
+  acceptance; any other speculative method gets an ``unsupported`` status. A disaggregated row that
+  matches an item of InferenceX's benchmark configuration (``specs/recipes/inferencemax_recipes.csv``,
+  :mod:`codesign.recipes`: same system, framework, model, precision, ISL/OSL, speculative method,
+  prefill and decode workers/TP/EP/attention DP, and its concurrency among those the item ran) takes
+  that recipe's decode batch limit (``max_batch_size`` per attention-DP rank × ranks, per decode
+  instance) and MTP draft count instead, with a warning naming the recipe file; items of the same
+  pools that ran other concurrencies are not used (recipes are tuned per concurrency), and rows
+  without a match keep the defaults (:func:`_recipe_settings`). The power-of-two batch limit of
+  :func:`_dynamo_trt_batch_limit` is the fallback for Dynamo + TensorRT-LLM rows without a recipe.
+  ``precision`` ``fp4`` of DeepSeek-R1 is NVIDIA's NVFP4 checkpoint (NVFP4 experts, FP8 elsewhere)
+  on NVIDIA hardware and AMD's MXFP4 one (MXFP4 weights and activations) on AMD hardware
+  (:data:`AMD_SYSTEMS`); 4-bit activations on hardware without FP4 tensor cores (MI300X, MI325X,
+  H100, H200) get an ``unsupported`` status.
 
 A row whose ``conc`` (InferenceMAX) or ``isl``/``osl`` is not a whole number >= 1 is never priced
 at a default: it gets the status ``invalid: conc must be a whole number >= 1 (got -4)``, stays in
@@ -78,11 +89,12 @@ from typing import Any, Iterable
 import attrs
 import numpy as np
 
+from . import recipes as imx_recipes
 from .errors import CodesignError
 
 __all__ = [
     "Point", "read_measured", "shared_data_dir", "predict", "error_stats", "error_table_rows",
-    "write_predictions", "file_sha256", "SYSTEMS", "MODELS",
+    "write_predictions", "file_sha256", "SYSTEMS", "MODELS", "resolve_model",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -154,7 +166,141 @@ MODELS: dict[str, tuple[str, str]] = {
     "zai-org/GLM-5": ("glm-5", ""),
     "zai-org/GLM-5-FP8": ("glm-5", ""),
     "glm5": ("glm-5", ""),  # InferenceMAX model-prefix (InferenceX glm5_*.sh)
+    # InferenceX's ingest alias of the gpt-oss-120b prefix (InferenceX-app packages/db/src/etl/
+    # normalizers.ts PREFIX_ALIASES: gptoss -> gptoss120b)
+    "gptoss": ("gpt-oss-120b", ""),
+    # the Kimi-K2 spec's own checkpoint (../shared/data/hf_configs/kimi-k2-instruct.json)
+    "moonshotai/Kimi-K2-Instruct": ("kimi-k2", ""),
+    # Kimi-K2-Thinking's config.json (ai-dynamo/aiconfigurator model_configs/moonshotai--Kimi-K2-
+    # Thinking_config.json, 821eb9a6) has Kimi-K2-Instruct's dimensions: 61 layers, hidden 7168, 64
+    # heads, MLA ranks 1536/512, 384 experts of 2048, top-8, 1 shared, first_k_dense_replace 1
+    "moonshotai/Kimi-K2-Thinking": ("kimi-k2", "architecture of kimi-k2 (same config dimensions as Kimi-K2-Thinking)"),
+    # Specs added for names the blind split may hold (configs and sources: specs/models/hf_configs)
+    "Qwen/Qwen3-30B-A3B": ("qwen3-30b-a3b", ""),
+    "Qwen/Qwen3-8B": ("qwen3-8b", ""),
+    "Qwen/Qwen3-Coder-480B-A35B": ("qwen3-coder-480b-a35b", ""),
+    "Qwen/Qwen3-Next-80B-A3B": ("qwen3-next-80b-a3b", ""),  # Gated DeltaNet hybrid, like Qwen3.5
+    "openai/gpt-oss-20b": ("gpt-oss-20b", ""),
+    "meta-llama/Llama-3.1-405B": ("llama-3.1-405b", ""),
+    # MLA + DeepSeek sparse attention (not DeepSeek-R1's dense MLA)
+    "deepseek-ai/DeepSeek-V3.2": ("deepseek-v3.2", ""),
+    # GQA + MoE with a shared expert (model_type glm4_moe, imported from its generic keys)
+    "zai-org/GLM-4.7": ("glm-4.7", ""),
+    # GLM-4.5 (355B-A32B) has GLM-4.7's dimensions: zyzshishui/slime scripts/models/
+    # glm4.5-355B-A32B.sh (ffec5340): 92 layers (3 dense + 89 MoE), hidden 5120, 96 heads, 8 query
+    # groups of 128, FFN 12288, 160 experts of 1536, top-8, 1 shared expert, vocab 151552
+    "zai-org/GLM-4.5": ("glm-4.7", "architecture of glm-4.7 (same config dimensions as GLM-4.5)"),
 }
+
+
+#: gpt-oss checkpoints: MXFP4 experts, BF16 attention whatever the row's quant columns say
+#: (gpt-oss-20b ships the same quantization_config as gpt-oss-120b; see :func:`_gpt_oss_formats`).
+GPT_OSS = ("gpt-oss-120b", "gpt-oss-20b")
+
+
+# ----------------------------------------------------------------------------- model-name rule
+# A measured name that is not a key of MODELS is read by one rule, so a re-release of a known
+# checkpoint needs no table entry: case is ignored, the org (or a local path) is dropped, then
+# quantisation/packaging suffixes, post-training variants and documented dated revisions are
+# stripped from the end, one at a time, and the name is looked up after every step. Only suffixes
+# that keep the weights' architecture are stripped; anything else (DeepSeek-V3.2's "-v3.2", MoE
+# "-a3b" sizes, "-flash", "-air", "-exp") is part of the name, so another architecture is never
+# reached by stripping.
+
+#: A quantised or re-packaged checkpoint of the same weights: NVIDIA ModelOpt (-NVFP4, -FP8, -FP4,
+#: revisions -v2), AMD Quark (-MXFP4[-Preview], -FP8-KV), Red Hat/Neural Magic (-FP8-dynamic,
+#: -quantized.w4a16), Qwen (-FP8, -FP8-Static-PerTensor), InferenceMAX precision-suffixed prefixes
+#: (dsr1-fp8; InferenceX-app packages/db/src/etl/normalizers.ts PRECISION_SUFFIX). The row's quant
+#: columns, not the name, set the number formats.
+_QUANT_SUFFIX = re.compile(
+    r"(?:-(?:nvfp4|mxfp4|fp4|fp8|fp16|bf16|int4|int8|w4a16|w4a8|w8a8|w8a16|awq|gptq)"
+    r"(?:-(?:dynamic|static|pertensor|per-tensor|block|kv|preview|v\d+))*"
+    r"|-quantized\.w\d+a\d+)$")
+#: Post-training variants, which keep the base model's config.json.
+_VARIANT_SUFFIX = re.compile(r"-(?:instruct|thinking)$")
+_DATE_SUFFIX = re.compile(r"-(\d{4})$")
+#: Dated revisions documented to keep the architecture, by the name they revise:
+#: DeepSeek-R1-0528 ("a minor version upgrade ... during post-training", its model card; InferenceMAX's
+#: dsr1 is R1-0528, InferenceX-app packages/constants/src/models.ts); DeepSeek-V3-0324 (a post-training
+#: update of V3, 671B/37B, its model card); Qwen3-235B-A22B-*-2507 (specs/models/hf_configs/README.md:
+#: only max_position_embeddings and rope_theta change); Qwen3-30B-A3B-*-2507 (AI-Hypercomputer/maxtext
+#: hf_model_configs.py qwen3_30b_a3b_thinking_2507_config: Qwen3-30B-A3B's dimensions).
+_REVISIONS: dict[str, tuple[str, ...]] = {
+    "deepseek-r1": ("0528",), "dsr1": ("0528",), "deepseek-v3": ("0324",),
+    "qwen3-235b-a22b": ("2507",), "qwen3-30b-a3b": ("2507",),
+}
+
+
+def _name_key(name: str) -> str:
+    """A measured model name without case, org or path (Meta's former ``Meta-Llama-3.1-*`` repository
+    names are the ``Llama-3.1-*`` checkpoints)."""
+    s = name.strip().lower().rstrip("/").rsplit("/", 1)[-1]
+    return s[len("meta-"):] if s.startswith("meta-llama-") else s
+
+
+@functools.cache
+def _models_by_key() -> dict[str, tuple[str, str]]:
+    """Every normalised form of every :data:`MODELS` key (``meta-llama/Llama-3.1-8B-Instruct`` is
+    found as ``llama-3.1-8b-instruct`` and as ``llama-3.1-8b``). Where two keys reach one form, the
+    one reached with fewer suffixes stripped wins, then the one that is not an architecture alias
+    (``kimi-k2`` is Kimi-K2-Instruct's own spec, not Kimi-K2-Thinking's alias of it)."""
+    best: dict[str, tuple[tuple[int, bool], tuple[str, str]]] = {}
+    for k, v in MODELS.items():
+        for n, (key, _) in enumerate(_strip_steps(k)[0]):
+            rank = (n, bool(v[1]))
+            if key not in best or rank < best[key][0]:
+                best[key] = (rank, v)
+    return {key: v for key, (_, v) in best.items()}
+
+
+def _keep_suffix(s: str):
+    """The quantisation or variant suffix ending ``s`` (a match), else ``None``."""
+    return _QUANT_SUFFIX.search(s) or _VARIANT_SUFFIX.search(s)
+
+
+def _strip_steps(name: str) -> tuple[list[tuple[str, str]], str]:
+    """``([(name, suffix stripped to reach it), ...], refusal)``: the normalised names the rule tries,
+    in order (the first is the name without case and org), and why stripping stopped early (a dated
+    revision not known to keep the architecture), else ``""``."""
+    s = _name_key(name)
+    steps = [(s, "")]
+    while True:
+        m = _keep_suffix(s)
+        if not m:
+            m = _DATE_SUFFIX.search(s)
+            if not m:
+                return steps, ""
+            core = s[:m.start()]  # the revised model: its own variant/quant suffixes off
+            while (v := _keep_suffix(core)):
+                core = core[:v.start()]
+            if m.group(1) not in _REVISIONS.get(core, ()):
+                return steps, f"revision -{m.group(1)} is not known to keep {core}'s architecture"
+        s = s[:m.start()]
+        steps.append((s, m.group(0)))
+
+
+def resolve_model(name: str) -> tuple[str | None, list[str], str]:
+    """``(spec stem or None, warnings, normalised name tried)`` for a measured model name.
+
+    A key of :data:`MODELS` maps as written; any other name through the rule above, with a warning
+    that names the rule and the suffixes it stripped (plus the entry's own alias note).
+    """
+    m = MODELS.get(name.strip())
+    if m is not None:
+        return m[0], [m[1]] if m[1] else [], name.strip()
+    steps, refusal = _strip_steps(name)
+    table = _models_by_key()
+    stripped: list[str] = []
+    for key, suffix in steps:
+        if suffix:
+            stripped.append(suffix)
+        hit = table.get(key)
+        if hit is not None:
+            how = ("; stripped " + ", ".join(stripped)) if stripped else ""
+            warnings = [f"model name rule: {name.strip()} read as {key} (case and org ignored{how})"]
+            return hit[0], warnings + ([hit[1]] if hit[1] else []), key
+    tried = steps[-1][0]
+    return None, [refusal] if refusal else [], tried
 
 #: GPUs per scale-up node of the 8-GPU systems (HGX NVLink, AMD xGMI; a worker above this is
 #: multi-node): hardware_specs.csv scaleup_domain_size_chips.
@@ -172,6 +318,31 @@ def priced(status: str) -> bool:
 
 _QUANT = {"fp8": "fp8_e4m3", "fp8_block": "fp8_e4m3", "nvfp4": "nvfp4", "mxfp4": "mxfp4",
           "bf16": "bf16", "fp16": "bf16", "": "bf16"}
+
+#: aiconfigurator's weight-only INT4 quant mode (``gemm_quant_mode``/``moe_quant_mode``
+#: ``int4_wo``, ``precision`` ``int4``): group-wise INT4 weights, ``int4_g32`` (see
+#: :func:`_int4_wo_formats` for which weights).
+INT4_WO = "int4_wo"
+#: INT4 releases that quantize the routed experts ONLY, by checkpoint name (lowercase, org dropped:
+#: the release, not the architecture, decides; Kimi-K2-Instruct's spec is shared by its FP8 release
+#: and third-party INT4 ones). An ``int4_wo`` row of another MoE checkpoint is ``unsupported``
+#: (which of its weights are INT4 is not known); a dense model's can only be on its dense weights.
+INT4_EXPERTS_ONLY = {
+    # moonshotai/Kimi-K2-Thinking and Kimi-K2.5 config.json quantization_config: compressed-tensors
+    # "pack-quantized", weights {num_bits 4, type int, symmetric, strategy group, group_size 32},
+    # input_activations null, ignore [lm_head, re:.*self_attn.*, re:.*shared_experts.*,
+    # re:.*mlp\.(gate|up|gate_up|down)_proj.*]: attention, shared experts, the dense layer-0 MLP
+    # and lm_head stay BF16 (the checkpoint dtype; K2.5 also keeps its vision tower and projector
+    # out). Corroborated by NVIDIA-NeMo/Automodel
+    # kimi_k25_vl/state_dict_adapter.py (_is_quantized_expert_key: mlp.experts.* but not
+    # shared_experts or layer 0) and lightseekorg/tokenspeed PR #444 ("Only the routed experts are
+    # quantized (attn / shared / dense / lm_head / vision stay bf16)"). The aiconfigurator
+    # model_configs copies of these configs (moonshotai--Kimi-K2.5_config.json, 821eb9a6 / 997a02f7)
+    # drop quantization_config.
+    "kimi-k2.5": "moonshotai/Kimi-K2.5 config.json quantization_config",
+    "kimik2.5": "moonshotai/Kimi-K2.5 config.json quantization_config (InferenceMAX prefix)",
+    "kimi-k2-thinking": "moonshotai/Kimi-K2-Thinking config.json quantization_config",
+}
 
 
 def shared_data_dir() -> Path:
@@ -246,9 +417,9 @@ def _gpt_oss_formats(pt: Point) -> dict:
     return dict(weights="bf16", moe="mxfp4", kv="fp8_e4m3", act=act)
 
 
-#: Draft tokens per step assumed for InferenceMAX ``spec_method = mtp`` rows (not recorded in the
-#: data): TensorRT-LLM's DeepSeek-R1 recipe sets ``num_nextn_predict_layers: 3``, SGLang's
-#: ``--speculative-num-steps 3``.
+#: Draft tokens per step assumed for InferenceMAX ``spec_method = mtp`` rows that match no InferenceX
+#: recipe (:func:`_recipe_settings`; not recorded in the data): TensorRT-LLM's DeepSeek-R1 recipe
+#: sets ``num_nextn_predict_layers: 3``, SGLang's ``--speculative-num-steps 3``.
 MTP_DRAFT_TOKENS = 3
 #: Frameworks whose recipes set another draft count: AMD's disaggregated SGLang (MoRI) runs pass
 #: ``DECODE_MTP_SIZE=2`` (InferenceX .github/configs/amd-master.yaml, dsr1-*-mi355x-sglang-disagg).
@@ -372,14 +543,56 @@ def read_measured(path) -> tuple[str, list[Point]]:
 
 
 def _model(pt: Point) -> None:
-    m = MODELS.get(pt.model_name)
-    if m is None:
+    stem, warnings, tried = resolve_model(pt.model_name)
+    if stem is None:
         if pt.status == "ok":  # an invalid row stays invalid
-            pt.status = f"unsupported: no model config for {pt.model_name}"
+            why = f"; {warnings[0]}" if warnings else ""
+            pt.status = f"unsupported: no model config for {pt.model_name} (normalised name tried: {tried}{why})"
         return
-    pt.model = m[0]
-    if m[1]:
-        pt.warnings.append(m[1])
+    pt.model = stem
+    pt.warnings.extend(warnings)
+
+
+@functools.cache
+def _has_routed_experts(model: str) -> bool:
+    """Whether ``specs/models/<model>.toml`` has routed experts (``num_experts`` > 0)."""
+    from .spec import load_raw
+
+    md, _ = load_raw(models_dir() / f"{model}.toml")
+    return bool((md.get("model") or {}).get("num_experts") or 0)
+
+
+def _int4_wo_formats(pt: Point, g: str, mo: str) -> dict | str:
+    """Formats of an aiconfigurator ``int4_wo`` row, or the ``unsupported`` reason.
+
+    Rule (which weights the INT4 is on must be known, never guessed):
+
+    * a checkpoint of :data:`INT4_EXPERTS_ONLY` (Kimi-K2.5, Kimi-K2-Thinking) with
+      ``moe_quant_mode`` ``int4_wo``: routed experts ``int4_g32``, every other weight BF16, whatever
+      ``gemm_quant_mode`` says (the release has no INT4 outside the experts);
+    * a dense model (no routed experts): its weights are the only place the INT4 can be, so
+      ``weights`` (and the unused ``moe``) are ``int4_g32``;
+    * any other MoE model: ``unsupported`` (its INT4 release is not recorded here).
+
+    Activations BF16 (weight-only: vLLM runs compressed-tensors W4A16 MoE with Marlin or the
+    Triton int4_w4a16 fused-MoE kernel, vllm/model_executor/layers/quantization/compressed_tensors/
+    compressed_tensors_moe.py ``CompressedTensorsWNA16[Marlin]MoEMethod``: BF16 MMA). KV cache BF16:
+    vLLM's ``--kv-cache-dtype auto`` (default) is the model dtype (vllm/config/cache.py
+    ``CacheConfig.cache_dtype``), BF16 here, and the Kimi configs set ``kv_cache_scheme: null``.
+
+    Known simplification: the analytical model prices the shared experts at ``moe_weights_format``
+    (right for NVIDIA's NVFP4 DeepSeek checkpoints, which quantize them): for Kimi it counts their
+    2.64B parameters at 4.5 instead of 16 bits (0.47 GB per GPU at TP 8, read every decode step).
+    """
+    dense_ok = {INT4_WO, "", "bf16", "fp16"}
+    if not {g, mo} <= dense_ok:
+        return f"unsupported: number format {INT4_WO} mixed with {g if g not in dense_ok else mo}"
+    if not _has_routed_experts(pt.model):
+        return dict(weights="int4_g32", moe="int4_g32", kv="bf16", act="bf16")
+    if pt.model_name.strip().lower().rsplit("/", 1)[-1] in INT4_EXPERTS_ONLY and mo == INT4_WO:
+        return dict(weights="bf16", moe="int4_g32", kv="bf16", act="bf16")
+    return (f"unsupported: {INT4_WO} on {pt.model_name}: which weights its INT4 release quantizes "
+            "is not recorded (INT4_EXPERTS_ONLY in codesign/validate.py)")
 
 
 def _aic(r: dict) -> Point:
@@ -395,12 +608,18 @@ def _aic(r: dict) -> Point:
     conc = int(m.group(1)) if m else (int(m2.group(1)) if m2 else None)
     # formats
     g, mo = r["gemm_quant_mode"], r["moe_quant_mode"]
-    if pt.model == "gpt-oss-120b":
+    if pt.model in GPT_OSS:
         pt.formats = _gpt_oss_formats(pt)
     elif g in _QUANT and mo in _QUANT:
         low = g not in ("", "bf16", "fp16")
         pt.formats = dict(weights=_QUANT[g], moe=_QUANT[mo], kv="fp8_e4m3" if low else "bf16",
                           act=_QUANT[g])
+    elif INT4_WO in (g, mo) and pt.model is not None:
+        got = _int4_wo_formats(pt, g, mo)
+        if isinstance(got, dict):
+            pt.formats = got
+        elif pt.status == "ok":
+            pt.status = got
     elif pt.status == "ok":
         pt.status = f"unsupported: number format {g or mo} has no registered equivalent"
     if pt.mode == "aggregated":
@@ -488,8 +707,9 @@ def _imx(r: dict) -> Point:
         # DeepSeek-R1 recipe (speculative_config: decoding_type MTP, num_nextn_predict_layers 3) and
         # SGLang's (--speculative-num-steps 3); acceptance is the calibrated `spec_acceptance`
         spec_tokens = MTP_DRAFT_TOKENS_BY_FRAMEWORK.get(pt.framework.strip().lower(), MTP_DRAFT_TOKENS)
-        pt.warnings.append(f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
-                           "(not recorded); acceptance from the calibration")
+        mtp_note = (f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
+                    "(not recorded); acceptance from the calibration")
+        pt.warnings.append(mtp_note)
     elif spec_method != "none":
         spec_tokens = 0
         if pt.status == "ok":
@@ -497,7 +717,7 @@ def _imx(r: dict) -> Point:
     else:
         spec_tokens = 0
     prec = r["precision"]
-    if pt.model == "gpt-oss-120b":
+    if pt.model in GPT_OSS:
         pt.formats = _gpt_oss_formats(pt)
     elif prec == "fp8":
         pt.formats = dict(weights="fp8_e4m3", moe="fp8_e4m3", kv="fp8_e4m3", act="fp8_e4m3")
@@ -544,8 +764,13 @@ def _imx(r: dict) -> Point:
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
             # (gpu_count_consistency "legacy_total_equals_num_prefill_gpu"): pools from a recipe
             infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]), spec_known=True)
+    if pt.mode == "disaggregated" and _whole(r.get("prefill_num_workers")) and _whole(r.get("decode_num_workers")):
+        drafts = _recipe_settings(pt, r, spec_method)
+        if drafts and spec_method == "mtp":  # the recipe's draft count replaces the assumed one
+            pt.warnings.remove(mtp_note)
+            spec_tokens = drafts
     if pt.mode == "disaggregated" and pt.framework == "dynamo-trt":
-        _dynamo_trt_batch_limit(pt)
+        _dynamo_trt_batch_limit(pt)  # the fallback where no recipe gave the batch limit
     if spec_tokens:
         pt.deploy["spec"] = spec_tokens
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
@@ -553,8 +778,61 @@ def _imx(r: dict) -> Point:
     return pt
 
 
+def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
+    """Decode batch limit and MTP draft count of a disaggregated InferenceMAX row from the InferenceX
+    recipe it ran (in place; returns the recipe's draft tokens per step, ``None`` if it gives none).
+
+    The row must match one recipe item of ``specs/recipes/inferencemax_recipes.csv``
+    (:mod:`codesign.recipes`) exactly: hardware, framework, model, precision, ISL/OSL, speculative
+    method, prefill and decode workers/TP/EP/attention DP, and its concurrency among the item's
+    ``run_conc_list``. Several matching items (versions of the file) are used only if they agree on
+    batch and draft count. An item of the same topology that ran other concurrencies is not used
+    (InferenceX tunes batch and drafts per concurrency: the same topology carries batch 64 at C =
+    1075 and 128 at C = 2150); the row keeps the fallback and a note says so. Sets ``pt.deploy["mb"]``
+    (the per-decode-instance limit, batch × attention-DP ranks) when the recipe gives a batch.
+    """
+    key = imx_recipes.topology(
+        pt.system_key, pt.framework, pt.model or pt.model_name, r.get("precision", ""), pt.isl, pt.osl,
+        spec_method, *((_i(r[f"{p}_num_workers"]), _i(r[f"{p}_tp"]), _i(r[f"{p}_ep"]),
+                        r[f"{p}_dp_attention"] == "True") for p in ("prefill", "decode")))
+    exact, near = imx_recipes.lookup(key, pt.concurrency)
+    if not exact:
+        if near:
+            runs = sorted({c for rc in near for c in rc["conc"]})
+            pt.warnings.append(f"InferenceX recipes of this topology ran C = {', '.join(map(str, runs))}, "
+                               f"not {pt.concurrency}: not used")
+        return None
+    settings = {(rc["decode_batch_per_instance"], rc["mtp_draft_tokens"]) for rc in exact}
+    if len(settings) > 1:
+        pt.warnings.append("InferenceX recipes disagree for this run (" + "; ".join(
+            f"{rc['recipe'] or rc['config']}: batch {rc['decode_batch_per_instance']}, "
+            f"MTP {rc['mtp_draft_tokens']}" for rc in exact) + "): not used")
+        return None
+    rc = exact[0]
+    mb, drafts = rc["decode_batch_per_instance"], rc["mtp_draft_tokens"]
+    if mb is None and (drafts is None or spec_method != "mtp"):
+        return None  # e.g. the SGLang recipes: their names give neither
+    name = rc["recipe"] or f"{rc['config']} (DECODE_MAX_BATCH_SIZE={rc['decode_max_batch']})"
+    said = []
+    if mb:
+        pt.deploy["mb"] = mb
+        d = pt.deploy
+        inst = max(int(d["d_chips"]) // max(int(d["d_tp"]) * int(d["d_dp"]), 1), 1)
+        unit = "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
+        slots = mb * inst
+        said.append(f"decode batch limit {rc['decode_max_batch']} per {unit} ({mb} per decode instance, "
+                    f"{slots} slots" + (f": {pt.concurrency - slots} of {pt.concurrency} users wait)"
+                                       if slots < pt.concurrency else ")"))
+    if drafts and spec_method == "mtp":
+        said.append(f"{drafts} MTP draft token{'s' if drafts > 1 else ''} per step")
+    versions = ", ".join(rc["source"].split())
+    pt.warnings.append(f"{' and '.join(said)} from InferenceX recipe {name} (nvidia-master.yaml@{versions})")
+    return drafts if spec_method == "mtp" else None
+
+
 def _dynamo_trt_batch_limit(pt: Point) -> None:
-    """Decode batch limit of an InferenceMAX Dynamo + TensorRT-LLM disaggregated row (in place).
+    """Decode batch limit of an InferenceMAX Dynamo + TensorRT-LLM disaggregated row (in place), the
+    fallback where no InferenceX recipe gives it (:func:`_recipe_settings`).
 
     The recipes set ``DECODE_MAX_BATCH_SIZE`` per attention-DP rank (InferenceMAX's
     ``benchmarks/dynamo`` launcher passes it to ``benchmark_disagg.slurm``; the CSV does not record

@@ -252,4 +252,5 @@ def test_measured_rows_of_the_new_models_are_mapped(tmp_path):
     assert by["a"].formats["weights"] == "bf16"                     # blank quant columns: BF16
     assert by["b"].formats["weights"] == "nvfp4"
     assert by["c"].formats["moe"] == "fp8_e4m3"                    # Qwen's block FP8 (E4M3, 128x128)
-    assert by["e"].status == "unsupported: no model config for some/unknown-model"
+    assert by["e"].status == ("unsupported: no model config for some/unknown-model "
+                              "(normalised name tried: unknown-model)")

@@ -102,6 +102,8 @@ EXPECTED = {
     "mxfp4": (4.25, "fp4", 32, 0),
     "mxint8": (8.25, "int8", 32, 0),
     "nvfp4": (4.5, "fp4", 16, 32),
+    # INT4 codes + a BF16 scale per 32: 4 + 16/32; W4A16 GEMMs at the BF16 rate (tests/test_int4.py)
+    "int4_g32": (4.5, "bf16", 32, 0),
 }
 
 

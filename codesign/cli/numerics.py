@@ -219,7 +219,7 @@ def run_formats(args) -> int:
     formats = get_plugin_manager().number_formats
     rows = [{"name": f.name, "bits_per_element": f.bits_per_element,
              "block_size": f.block_size, "per_tensor_bits": f.per_tensor_bits,
-             "compute_class": f.compute_class, "plugin": f.plugin,
+             "compute_class": f.compute_class, "weight_only": f.weight_only, "plugin": f.plugin,
              "description": f.description} for f in sorted(formats.values(), key=lambda f: f.name)]
     if args.json:
         json.dump({"schema_version": SCHEMA_VERSION, "formats": rows}, sys.stdout, indent=2)

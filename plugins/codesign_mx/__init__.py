@@ -1,7 +1,10 @@
-"""codesign_mx: block-scaled number formats (OCP Microscaling v1.0, NVFP4, FP8, BF16) in JAX.
+"""codesign_mx: block-scaled number formats (OCP Microscaling v1.0, NVFP4, FP8, INT4, BF16) in JAX.
 
 Registers ``bf16``, ``fp8_e4m3``, ``fp8_e5m2``, ``mxfp8_e4m3``, ``mxfp8_e5m2``, ``mxfp6_e3m2``,
-``mxfp6_e2m3``, ``mxfp4``, ``mxint8`` and ``nvfp4`` through ``codesign_number_formats``. Each
+``mxfp6_e2m3``, ``mxfp4``, ``mxint8``, ``nvfp4`` and ``int4_g32`` through
+``codesign_number_formats``. ``int4_g32`` is weight-only (INT4 codes, a BF16 scale per 32, the
+compressed-tensors group scheme of Kimi-K2-Thinking/K2.5's routed experts; GEMMs at the BF16 rate,
+W4A16; see :mod:`codesign_mx._spec`). Each
 record's ``quantize`` is ``f(x, *, rounding="even", scale_recipe="floor") -> float32`` (the
 dequantised values; blocks along the last axis) and is bit-exact, ``jax.jit``- and
 ``jax.vmap``-able.
@@ -19,6 +22,9 @@ Rules (OCP Microscaling Formats (MX) Specification v1.0):
       ``scale_recipe="round_up"`` picks ``s = ceil(log2(amax / max_elem))`` so amax never
       saturates (the alternative recipe of the MX paper, Rouhani et al. 2023, and NVIDIA's).
       ``scale_recipe`` has no effect on the non-MX formats.
+
+``int4_g32`` (compressed-tensors, not OCP): per group of 32, ``scale = bf16(amax / 7.5)``,
+``q = clamp(round(x / scale), -8, 7)``, ``y = q * scale``; ``rounding`` as above.
 
 JAX is imported lazily (first quantisation), so ``codesign plugins list`` stays fast.
 """
@@ -70,7 +76,7 @@ def quantize(x, format: str, rounding: str = "even", scale_recipe: str = "floor"
 
     Args:
         x: array-like, cast to float32, shape ``(..., n)``; blocks along the last axis, ``n`` a
-            multiple of the block size (32 for MX, 16 for NVFP4).
+            multiple of the block size (32 for MX and ``int4_g32``, 16 for NVFP4).
         format: a registered name, e.g. ``"mxfp4"``.
         rounding: ``"even"`` (ties to even, OCP MX v1.0 §6.3) or ``"nearest"`` (ties away from 0).
         scale_recipe: ``"floor"`` (OCP MX v1.0 §6.3) or ``"round_up"`` (MX formats only).
@@ -201,11 +207,12 @@ def _records() -> tuple:
         codesign.NumberFormat(
             name=f.name, bits_per_element=f.bits_per_element, compute_class=f.compute_class,
             block_size=f.block_size, per_tensor_bits=f.per_tensor_bits,
-            description=f.description, quantize=_make_quantizer(f.name))
+            description=f.description, quantize=_make_quantizer(f.name),
+            weight_only=f.weight_only)
         for f in FORMATS.values())
 
 
 @codesign.hookimpl
 def codesign_number_formats():
-    """Register the ten formats of this plugin (see the module docstring)."""
+    """Register the eleven formats of this plugin (see the module docstring)."""
     return list(_records())

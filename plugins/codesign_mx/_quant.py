@@ -1,4 +1,4 @@
-"""JAX kernels: bit-exact quantise-dequantise of MX, NVFP4, FP8 and BF16 (imports JAX).
+"""JAX kernels: bit-exact quantise-dequantise of MX, NVFP4, FP8, group-wise INT4 and BF16 (imports JAX).
 
 Everything that must be exact is done with integer arithmetic on the float32 bit patterns
 (``lax.bitcast_convert_type``), never with a floating-point ``log2`` or a library cast:
@@ -287,6 +287,54 @@ def bf16_quantize(x, *, rounding: str = "even"):
     return _from_bits(r)
 
 
+#: compressed-tensors clamps a group's scale below at ``torch.finfo(torch.float32).eps`` = 2^-23.
+_INT_SCALE_MIN = 2.0 ** -23
+
+
+@functools.partial(jax.jit, static_argnames=("element", "block_size", "rounding"))
+def int_group_quantize(x, *, element: str = "int4", block_size: int = 32, rounding: str = "even"):
+    """Symmetric group-wise integer quantise-dequantise with a BF16 scale per group
+    (compressed-tensors ``strategy: group``, see :mod:`codesign_mx._spec`).
+
+    Per group of ``block_size`` consecutive elements along the last axis, in float32:
+
+    * ``scale = max(bf16(amax / ((q_max - q_min) / 2)), 2^-23)``: INT4 ``amax / 7.5``, rounded to
+      BF16 (nearest, ties to even) as the checkpoint stores it;
+    * ``q = clamp(round(x / scale), q_min, q_max)`` (INT4: [-8, 7]; ``rounding`` ``"even"`` is
+      ``torch.round``, ``"nearest"`` rounds ties away from zero); ``y = q * scale`` (exact).
+
+    compressed-tensors on BF16 weights rounds ``x / scale`` to BF16 before rounding to an integer;
+    here the quotient stays float32 (the input is float32), which can move a code by one only
+    within a BF16 ulp of a tie. A group holding NaN or Inf is all NaN (as MX and NVFP4 here). XLA
+    flushes float32 subnormals, so a group whose amax is below ~1e-38 decodes to zeros (its scale
+    is the 2^-23 floor there too).
+
+    Args:
+        x: float32 ``(..., n)`` with ``n % block_size == 0``.
+        element: integer element format (key of ``ELEMENTS`` with ``is_int``; ``"int4"``).
+
+    Returns:
+        float32, same shape.
+    """
+    ef = ELEMENTS[element]
+    x = x.astype(jnp.float32)
+    xb = x.reshape(x.shape[:-1] + (x.shape[-1] // block_size, block_size))
+    mag = _bits(xb) & _ABS_MASK
+    finite = mag < _EXP_MASK
+    nonfinite_block = jnp.any(~finite, axis=-1, keepdims=True)
+    amax = _from_bits(jnp.max(jnp.where(finite, mag, jnp.uint32(0)), axis=-1, keepdims=True))
+    half_range = ((ef.max_mant + 1) + ef.max_mant) / 2.0  # (q_max - q_min) / 2: INT4 7.5
+    scale = bf16_quantize(amax / jnp.float32(half_range))
+    scale = jnp.maximum(scale, jnp.float32(_INT_SCALE_MIN))
+    v = jnp.where(finite, xb, 0.0) / scale
+    # integer rounding and the 2's complement clamp ([-(max_mant + 1), max_mant]) of the element
+    # format at scale 2^0, exact on the float32 bits
+    q = quantize_elements(v, jnp.int32(0), ef, rounding)
+    y = q * scale
+    y = jnp.where(nonfinite_block, jnp.float32(jnp.nan), y)
+    return y.reshape(x.shape)
+
+
 def quantize_array(x, name: str, rounding: str, scale_recipe: str):
     """Dispatch on the format name (validated by the caller). Returns float32 ``y``."""
     spec = FORMATS[name]
@@ -297,4 +345,7 @@ def quantize_array(x, name: str, rounding: str, scale_recipe: str):
         return nvfp4_quantize(x, rounding=rounding)
     if spec.kind == "fp8":
         return fp8_quantize(x, element=spec.element, rounding=rounding)
+    if spec.kind == "int_group":
+        return int_group_quantize(x, element=spec.element, block_size=spec.block_size,
+                                  rounding=rounding)
     return bf16_quantize(x, rounding=rounding)
