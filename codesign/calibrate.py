@@ -292,7 +292,7 @@ def domain_of(points: list[Point]) -> dict:
 def calibrate(files: list, *, systems: list[str] | None = None, holdout: float = 0.3, seed: int = 0,
               steps: int = 300, lr: float = LEARNING_RATE, pull: float = 1e-3, pull_offsets: float = 1e-2,
               frameworks: bool = True, loss: str = "ape", log: Callable | None = None, max_rows: int | None = None,
-              models: list[str] | None = None, pm=None) -> dict:
+              models: list[str] | None = None, statistic: str = "median", pm=None) -> dict:
     """Fit shared, per-system and per-framework knobs; returns the calibration document.
 
     One joint fit (see :class:`Fitter`): every training row's knobs are ``shared + δ_system +
@@ -305,6 +305,8 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         max_rows: use at most this many ``ok`` rows per file (seeded sample; for tests).
         models: fit only the rows of these models (spec stems of ``specs/models``, as
             ``codesign.validate.MODELS`` maps them); ``None``: every model.
+        statistic: InferenceMAX TTFT/TPOT statistic fitted (``"median"``: the model's steady
+            state; ``"mean"``: its mean TTFT, start-up wave included; :func:`read_measured`).
 
     Raises:
         CodesignError: a name of ``models`` that no measured model maps to, or no usable row.
@@ -329,7 +331,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             log(f"{f}: same content as {seen[digest]}, skipped")
             continue
         seen[digest] = str(f)
-        schema, pts = read_measured(f)
+        schema, pts = read_measured(f, statistic)
         if models is not None:
             pts = [p for p in pts if p.model in models]
         ok = [p for p in pts if p.status == "ok"]
@@ -397,6 +399,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             "rows_holdout": len(hold),
             "holdout_fraction": holdout,
             **({"models": sorted(models)} if models is not None else {}),
+            "inferencemax_statistic": statistic,
             "holdout_unit": "configuration (system, model, framework, mode, ISL/OSL, formats, deployment)",
             "seed": seed,
             "steps": steps,

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 
+from codesign.errors import CodesignError
 from codesign.evaluation import evaluate
 from codesign.spec import load_spec
 from conftest import SPECS
@@ -130,16 +131,25 @@ def test_framework_offsets_compose_in_logit_and_log_space():
 def test_inferencemax_rows_statistic_and_mtp(shared_data):
     from codesign.validate import MTP_DRAFT_TOKENS, read_measured
 
-    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    path = shared_data / "measured" / "inferencemax_public.csv"
+    _, pts = read_measured(path)
     by_id = {p.id: p for p in pts}
-    # imx-00017: mean_ttft_s 0.3083 given, spec_method mtp (see the CSV row)
+    # imx-00017 (see the CSV row): median_ttft_s 0.15609, mean_ttft_s 0.30831, median_tpot_s
+    # 0.0098096, mean_tpot_s 0.0096420; spec_method mtp. Compared by default with the medians.
     p = by_id["imx-00017"]
-    assert p.ttft_stat == "mean" and p.ttft_s == pytest.approx(0.3083057676791213)
+    assert p.ttft_stat == "median" and p.ttft_s == pytest.approx(0.15608845930546522)
+    assert p.tpot_s == pytest.approx(0.009809570939666369)
     assert p.deploy.get("spec") == MTP_DRAFT_TOKENS == 3
     assert not p.status.startswith("unsupported")
-    # rows without a mean TTFT are compared as medians (the steady state)
-    med = [q for q in pts if q.ttft_stat == "median"]
-    assert med and all(math.isfinite(q.ttft_s) for q in med)
+    # statistic="mean": the means, and the medians where a row has no mean
+    _, pts_mean = read_measured(path, "mean")
+    q = {x.id: x for x in pts_mean}["imx-00017"]
+    assert q.ttft_stat == "mean" and q.ttft_s == pytest.approx(0.3083057676791213)
+    assert q.tpot_s == pytest.approx(0.009642045348094014)
+    med = [x for x in pts_mean if x.ttft_stat == "median"]
+    assert med and all(math.isfinite(x.ttft_s) for x in med)
+    with pytest.raises(CodesignError, match="statistic must be one of median, mean"):
+        read_measured(path, "p99")
 
 
 # ------------------------------------------------------------------ CLI input checks

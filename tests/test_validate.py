@@ -481,3 +481,21 @@ def test_hardware_names_ignore_case_and_spaces(tmp_path, shared_data):
     pts = read_measured(f)[1]
     assert [p.system_key for p in pts] == ["mi355x", "b300"]
     assert all(not p.status.startswith("unsupported: no hardware spec") for p in pts), [p.status for p in pts]
+
+
+def test_validate_statistic_chooses_the_inferencemax_columns(cli, tmp_path):
+    # IMX_GPTOSS (imx-01898) records median_ttft_s 0.0349708 and mean_ttft_s 0.0461315, median_tpot_s
+    # 0.0047173 and mean_tpot_s 0.0046522: the default compares the medians, --statistic mean the means
+    src = _imx_csv(tmp_path / "m.csv", IMX_GPTOSS)
+    med = _predictions(cli, src, tmp_path)["imx-01898"]
+    mean = _predictions(cli, src, tmp_path, "--statistic", "mean")["imx-01898"]
+    assert med["statistic"] == "median" and mean["statistic"] == "mean"
+    assert float(med["measured_ttft_ms"]) == pytest.approx(34.9708404392004, rel=1e-5)
+    assert float(mean["measured_ttft_ms"]) == pytest.approx(46.13150153309107, rel=1e-5)
+    assert float(med["measured_tpot_ms"]) == pytest.approx(4.717296175306893, rel=1e-5)
+    assert float(mean["measured_tpot_ms"]) == pytest.approx(4.652154890378428, rel=1e-5)
+    # the mean TTFT adds the start-up burst to the steady state: never below it
+    assert float(mean["pred_ttft_ms"]) >= float(med["pred_ttft_ms"])
+    with pytest.raises(SystemExit) as exc:  # argparse refuses another statistic (exit 2)
+        cli("validate", src, "--statistic", "p50")
+    assert exc.value.code == 2

@@ -30,6 +30,9 @@ def register(sub) -> None:
     p.add_argument("--models", default=None,
                    help="comma-separated model specs to fit on (names of specs/models, e.g. "
                         "gpt-oss-120b,deepseek-r1; default: every model the files price)")
+    p.add_argument("--statistic", choices=("median", "mean"), default="median",
+                   help="InferenceMAX TTFT/TPOT statistic to fit (default: median, the one InferenceMAX "
+                        "publishes; mean adds the benchmark's start-up wave)")
     p.add_argument("--no-frameworks", action="store_true",
                    help="no per-framework offsets (one set of knobs per system)")
     p.set_defaults(func=run)
@@ -55,7 +58,7 @@ def run(args) -> int:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows, loss=args.loss,
-                    frameworks=not args.no_frameworks,
+                    frameworks=not args.no_frameworks, statistic=args.statistic,
                     models=([m.strip() for m in args.models.split(",") if m.strip()]
                             if args.models is not None else None),
                     log=lambda m: print(m, file=sys.stderr))

@@ -1,4 +1,4 @@
-"""``codesign validate MEASURED.csv [--out DIR] [--json] [--cost-model NAME] [--uncalibrated | --calibration FILE]``.
+"""``codesign validate MEASURED.csv [--out DIR] [--json] [--cost-model NAME] [--statistic median|mean] [--uncalibrated | --calibration FILE]``.
 
 Maps every measured row to a spec (see :mod:`codesign.validate` for the column mapping), predicts
 TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrated baselines'
@@ -22,6 +22,10 @@ def register(sub) -> None:
     p.add_argument("--out", help="directory for predictions.csv")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="registered cost model to use (default: analytical)")
+    p.add_argument("--statistic", choices=("median", "mean"), default="median",
+                   help="InferenceMAX TTFT/TPOT statistic to compare with (default: median, the one "
+                        "InferenceMAX publishes; mean: the model's mean TTFT, start-up wave included, "
+                        "against mean_ttft_s). aiconfigurator rows are means either way")
     how = p.add_mutually_exclusive_group()
     how.add_argument("--uncalibrated", action="store_true",
                      help="use the cost model's default knobs instead of the calibrated baselines'")
@@ -56,7 +60,7 @@ def run(args) -> int:
     from ..validate import error_table_rows, predict, priced, read_measured, write_predictions
     from ._common import ensure_out_dir
 
-    schema, points = read_measured(args.measured)
+    schema, points = read_measured(args.measured, args.statistic)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
     eff_for, domain, basis_for = _efficiency_for(args.uncalibrated, args.calibration)
