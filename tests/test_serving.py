@@ -344,13 +344,22 @@ def test_dynamo_trt_rows_get_the_recipe_batch_limit(shared_data):
 
     _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
     by = {p.id: p for p in pts}
-    # imx-01421: dynamo-trt on GB200, decode 1 worker of TP8 with attention DP (8 ranks), C = 2150:
-    # 268.75 users per rank, 1.05x 256, so 256 per rank (2048 per instance) and 102 users wait
+    # imx-01421: dynamo-trt on GB200, decode 1 worker of TP8 with attention DP (8 ranks), C = 2150.
+    # Its InferenceX recipe (dsr1-fp4-gb200-dynamo-trt, nvidia-master.yaml@344ac6c2) sets
+    # DECODE_MAX_BATCH_SIZE=256: 256 per rank, 2048 per instance, and 102 users wait
     p = by["imx-01421"]
     assert p.deploy["mb"] == 256 * 8
-    assert any("256 × 8 = 2048 decode slots, 102 of 2150 users wait" in w for w in p.warnings)
-    # imx-00152: C = 24 on 4 TP8 workers without DP, 6 per rank: below the pattern, no limit
-    assert "mb" not in by["imx-00152"].deploy
+    assert any("256 per attention-DP rank" in w and "102 of 2150 users wait" in w and "recipe" in w
+               for w in p.warnings)
+    # imx-00159: no recipe item ran C = 1075 on its pools, so the power-of-two rule is the fallback:
+    # 1075 users on 16 ranks, 67.2 per rank, 1.05x 64, so 64 per rank (1024 per instance), 51 wait
+    q = by["imx-00159"]
+    assert q.deploy["mb"] == 64 * 16
+    assert any("64 × 16 = 1024 decode slots, 51 of 1075 users wait" in w for w in q.warnings)
+    # imx-00152: C = 24 on 4 TP8 workers without DP; its recipe (ctx1_gen4_tep8_batch32_eplb0_mtp0)
+    # allows 32 per worker: 128 slots, none of the 24 users waits
+    r = by["imx-00152"]
+    assert r.deploy["mb"] == 32 and not any("wait" in w for w in r.warnings)
     # the limit follows from C, so it is not part of the holdout unit (every concurrency of a
     # configuration stays on one side of the calibration's split)
     import attrs
