@@ -447,6 +447,27 @@ def _whole(x) -> int | None:
     return int(v) if math.isfinite(v) and v >= 1 and v == int(v) else None
 
 
+def _measured(pt: Point, r: dict, col: str) -> float:
+    """The measured value of column ``col`` (NaN when blank); an ``invalid`` status on ``pt`` when
+    the cell is not blank but not a finite number > 0 (``fast``, ``inf``, ``-1``, ``0``)."""
+    raw = (r.get(col) or "").strip()
+    v = _f(raw)
+    if raw and not (math.isfinite(v) and v > 0) and not pt.status.startswith("invalid"):
+        pt.status = f"invalid: {col} must be a finite number > 0 (got {raw})"
+    return v if raw and math.isfinite(v) and v > 0 else math.nan
+
+
+def _counts(pt: Point, r: dict, cols) -> None:
+    """An ``invalid`` status on ``pt`` when one of the parallelism/worker-count columns ``cols`` is
+    not blank but not a whole number >= 0 (``nan``, ``2.5``, ``-1``); blank cells and 0 (both files
+    write 0.0 for "not used") keep their documented defaults."""
+    for col in cols:
+        raw = (r.get(col) or "").strip()
+        if raw and _f(raw) != 0 and _whole(raw) is None and not pt.status.startswith("invalid"):
+            pt.status = f"invalid: {col} must be a whole number >= 0 (got {raw})"
+            return
+
+
 def _invalid(pt: Point, r: dict, col: str) -> int | None:
     """The whole-number column ``col`` of row ``r``; an ``invalid`` status on ``pt`` when it is not
     a whole number >= 1 (the row is then kept in predictions.csv and out of the error tables)."""
@@ -513,7 +534,7 @@ def _schema_of(path, cols: set, rows: list[dict]) -> str:
 STATISTICS = ("median", "mean")
 #: The InferenceMAX TTFT/TPOT statistic compared by default: the median. It is the statistic
 #: InferenceMAX publishes (the InferenceX dashboard API carries ``median_*`` for every point and
-#: the mean for only 27% of the dashboard captures in inferencemax_public.csv), and it is the
+#: the mean for only 176 of the 650 dashboard captures in inferencemax_public.csv), and it is the
 #: benchmark's steady state: the mean adds the start-up burst (all ``conc`` users at once) and
 #: warm-up stalls of the first requests (p99 TTFT of 8–70 s where the median is 0.1–0.6 s), which
 #: belong to the harness, not to the hardware.
@@ -552,16 +573,32 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
         raise CodesignError(f"{path}: cannot read: {exc.strerror or exc}") from None
     if not rows:
         raise CodesignError(f"{path}: no rows")
-    cols = {c for c in header if c}
-    schema = _schema_of(path, cols, rows)
-    if schema == "aiconfigurator":
-        return schema, [_aic(r) for r in rows]
     if statistic not in STATISTICS:
         raise CodesignError(f"statistic must be one of {', '.join(STATISTICS)} (got {statistic!r})")
-    return schema, [_imx(r, statistic) for r in rows]
+    cols = {c for c in header if c}
+    # a row with fewer cells than the header (csv gives None) or more (under the key None) is kept,
+    # its cells read as blank, and marked invalid after parsing: never priced from shifted columns
+    bad_shape = {}
+    for n, r in enumerate(rows):
+        extra = r.pop(None, None)
+        missing = [k for k, v in r.items() if v is None]
+        if missing or extra:
+            got = len(header) - len(missing) + len(extra or [])
+            bad_shape[n] = f"invalid: row {n + 2} has {got} cells, the header {len(header)}"
+            for k in missing:
+                r[k] = ""
+    schema = _schema_of(path, cols, rows)
+    pts = [_aic(r) for r in rows] if schema == "aiconfigurator" else [_imx(r, statistic) for r in rows]
+    for n, why in bad_shape.items():
+        pts[n].status = why
+    return schema, pts
 
 
 def _model(pt: Point) -> None:
+    if not (pt.model_name or "").strip():
+        if pt.status == "ok":
+            pt.status = "invalid: no model name (the model column is empty)"
+        return
     stem, warnings, tried = resolve_model(pt.model_name)
     if stem is None:
         if pt.status == "ok":  # an invalid row stays invalid
@@ -616,8 +653,12 @@ def _int4_wo_formats(pt: Point, g: str, mo: str) -> dict | str:
 
 def _aic(r: dict) -> Point:
     pt = Point(id=r["id"], schema="aiconfigurator", system=r["system"], model_name=r["model_path"],
-               framework=r["backend"], mode="disaggregated" if r["mode"] == "disagg" else "aggregated",
-               ttft_s=_f(r["silicon_ttft_ms"]) / 1e3, tpot_s=_f(r["silicon_tpot_ms"]) / 1e3)
+               framework=r["backend"], mode="disaggregated" if r["mode"] == "disagg" else "aggregated")
+    pt.ttft_s = _measured(pt, r, "silicon_ttft_ms") / 1e3
+    pt.tpot_s = _measured(pt, r, "silicon_tpot_ms") / 1e3
+    if (r.get("mode") or "").strip() not in ("agg", "disagg") and not pt.status.startswith("invalid"):
+        pt.status = f"invalid: mode must be agg or disagg (got {(r.get('mode') or '').strip() or 'nothing'})"
+    _counts(pt, r, [c for c in r if c and c.endswith(("tp_size", "pp_size", "dp_size", "ep_size", "num_workers"))])
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
     if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
@@ -708,16 +749,20 @@ def _aic(r: dict) -> Point:
 
 def _imx(r: dict, statistic: str = "median") -> Point:
     # the measured TTFT/TPOT: the chosen statistic, the other one where a row lacks it
+    # (both TTFT and TPOT of one statistic: a row lacking either is compared on the other one)
     first, other = (("median", "mean") if statistic == "median" else ("mean", "median"))
-    ttft = _f(r.get(f"{first}_ttft_s"))
-    stat = first if math.isfinite(ttft) else other
     pt = Point(id=r["point_id"], schema="inferencemax", system=r["hardware"], model_name=r["model_key"],
                framework=r["framework"],
-               mode="disaggregated" if r["disagg"] == "True" else "aggregated",
-               jitter=0.2,
-               ttft_s=ttft if math.isfinite(ttft) else _f(r.get(f"{other}_ttft_s")), ttft_stat=stat,
-               tpot_s=_f(r.get(f"{first}_tpot_s"), _f(r.get(f"{other}_tpot_s"))),
-               tput=_f(r["tput_per_gpu_tok_s"]))
+               mode="disaggregated" if r["disagg"] == "True" else "aggregated", jitter=0.2)
+    got = {st: (_measured(pt, r, f"{st}_ttft_s"), _measured(pt, r, f"{st}_tpot_s")) for st in STATISTICS}
+    stat = first if all(map(math.isfinite, got[first])) or not any(map(math.isfinite, got[other])) else other
+    pt.ttft_stat = stat
+    pt.ttft_s, pt.tpot_s = got[stat]
+    pt.tput = _measured(pt, r, "tput_per_gpu_tok_s")
+    if (r.get("disagg") or "").strip() not in ("True", "False") and not pt.status.startswith("invalid"):
+        pt.status = f"invalid: disagg must be True or False (got {(r.get('disagg') or '').strip() or 'nothing'})"
+    _counts(pt, r, ("tp", "ep", "prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep",
+                    "decode_num_workers", "num_prefill_gpu", "num_decode_gpu"))
     # a bad count is never priced as 1: the row is kept, marked invalid, out of the error tables
     pt.concurrency = _invalid(pt, r, "conc") or 0
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0

@@ -499,3 +499,62 @@ def test_validate_statistic_chooses_the_inferencemax_columns(cli, tmp_path):
     with pytest.raises(SystemExit) as exc:  # argparse refuses another statistic (exit 2)
         cli("validate", src, "--statistic", "p50")
     assert exc.value.code == 2
+
+
+def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_path):
+    # one good row (imx-00659) and one bad copy per case; each bad row keeps its id, is listed in
+    # predictions.csv with an "invalid:" status naming the column and value, and is never priced
+    cases = {
+        "ttft-word": dict(median_ttft_s="fast"),          # was: silently compared with the mean
+        "tpot-inf": dict(median_tpot_s="inf"),            # was: ok with a blank TPOT
+        "ttft-neg": dict(median_ttft_s="-1"),
+        "tp-nan": dict(tp="nan"),                         # was: priced at the default, "infeasible"
+        "tp-frac": dict(tp="2.5"),
+        "workers-neg": dict(DISAGG, decode_num_workers="-1"),  # was: ok, and priced
+        "disagg-word": dict(disagg="maybe"),              # was: priced as aggregated
+        "no-model": dict(model_key=""),
+    }
+    rows = [IMX_ROW] + [dict(IMX_ROW, point_id=k, **v) for k, v in cases.items()]
+    src = _imx_csv(tmp_path / "bad.csv", *rows)
+    got = _predictions(cli, src, tmp_path)
+    assert got["imx-00659"]["status"] == "ok"
+    expect = {"ttft-word": "median_ttft_s must be a finite number > 0 (got fast)",
+              "tpot-inf": "median_tpot_s must be a finite number > 0 (got inf)",
+              "ttft-neg": "median_ttft_s must be a finite number > 0 (got -1)",
+              "tp-nan": "tp must be a whole number >= 0 (got nan)",
+              "tp-frac": "tp must be a whole number >= 0 (got 2.5)",
+              "workers-neg": "decode_num_workers must be a whole number >= 0 (got -1)",
+              "disagg-word": "disagg must be True or False (got maybe)",
+              "no-model": "no model name"}
+    for k, msg in expect.items():
+        assert got[k]["status"].startswith("invalid: ") and msg in got[k]["status"], (k, got[k]["status"])
+        assert got[k]["pred_ttft_ms"] == ""
+
+
+def test_short_and_long_rows_are_invalid_not_a_traceback(cli, tmp_path):
+    src = _imx_csv(tmp_path / "m.csv", IMX_ROW)
+    with open(src, "a", encoding="utf-8") as f:
+        f.write("imx-99999,foo\n")                      # 2 cells
+        f.write('imx-99998,"unterminated,b200\n')         # a quote that never closes: 2 cells to EOF
+    rc, out, err = cli("validate", src, "--out", tmp_path / "o")
+    assert rc == 0 and "Traceback" not in err, err
+    got = {r["point_id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    n = len(IMX_ROW)
+    assert got["imx-99999"]["status"] == f"invalid: row 3 has 2 cells, the header {n}"
+    assert got["imx-99998"]["status"] == f"invalid: row 4 has 2 cells, the header {n}"
+    assert got["imx-00659"]["status"] == "ok"
+
+
+def test_one_statistic_per_row_and_the_json_says_which(cli, tmp_path):
+    # a row whose median TPOT is blank is compared on its means for both TTFT and TPOT (never a
+    # median TTFT beside a mean TPOT); --json names the statistic
+    row = dict(IMX_GPTOSS, median_tpot_s="")
+    src = _imx_csv(tmp_path / "m.csv", row)
+    got = _predictions(cli, src, tmp_path)["imx-01898"]
+    assert got["statistic"] == "mean"
+    assert float(got["measured_ttft_ms"]) == pytest.approx(46.13150153309107, rel=1e-5)
+    assert float(got["measured_tpot_ms"]) == pytest.approx(4.652154890378428, rel=1e-5)
+    import json
+
+    rc, out, _ = cli("validate", _imx_csv(tmp_path / "g.csv", IMX_GPTOSS), "--json")
+    assert rc == 0 and json.loads(out)["statistic"] == "median"

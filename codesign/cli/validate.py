@@ -64,6 +64,11 @@ def run(args) -> int:
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
     eff_for, domain, basis_for = _efficiency_for(args.uncalibrated, args.calibration)
+    stat = args.statistic if schema == "inferencemax" else "mean"  # the aiconfigurator file records means
+    fitted = _fitted_statistic(args)
+    if schema == "inferencemax" and fitted and fitted != stat:
+        print(f"note: the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
+              f"(--statistic {fitted} compares like with like)", file=sys.stderr)
     if args.cost_model and args.cost_model != "analytical":
         eff_for, basis_for = (lambda p: {}), None  # knobs belong to the analytical model
     predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for)
@@ -85,13 +90,14 @@ def run(args) -> int:
                             + ", ".join(f"{v} {k}" for k, v in sorted(status.items()))
                             + (f"; e.g. {first}" if first else "") + ")")
     if args.json:
-        json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points), "status": status,
+        json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
+                            "statistic": stat, "status": status,
                             "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                             "errors": tables,
                             "errors_ambiguous": ambiguous}), sys.stdout, indent=2)
         print()
         return 0
-    _print(schema, points, tables, ambiguous["system"], status, domain is not None)
+    _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat)
     if domain is not None:
         print(f"knobs: {_calibration_file(args, domain)}", file=sys.stderr)
     if args.out:
@@ -116,7 +122,19 @@ def _pct(x):
     return "—" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
-def _print(schema, points, tables, ambiguous, status, calibrated):
+def _fitted_statistic(args) -> str | None:
+    """The InferenceMAX statistic the calibration in use was fitted on (its provenance), if known."""
+    if args.uncalibrated:
+        return None
+    try:
+        from codesign_baseline import load_calibration, read_calibration
+    except ImportError:  # pragma: no cover - baseline plugin not installed
+        return None
+    cal = read_calibration(args.calibration) if args.calibration else load_calibration()
+    return ((cal or {}).get("provenance") or {}).get("inferencemax_statistic")
+
+
+def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
     from rich.console import Console
     from rich.table import Table
 
@@ -124,7 +142,9 @@ def _print(schema, points, tables, ambiguous, status, calibrated):
     con = Console() if sys.stdout.isatty() else Console(width=120)
     metrics = [("ttft", "TTFT"), ("tpot", "TPOT")] + ([("tput", "tok/s/GPU")] if schema == "inferencemax" else [])
     knobs = "calibrated" if calibrated else "default"
-    titled = [(by, f"{schema}: error by {by} ({knobs} knobs)", rows) for by, rows in tables.items()]
+    # which measured statistic the TTFT/TPOT errors are against
+    vs = f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if schema == "inferencemax" else "")
+    titled = [(by, f"{schema}: error by {by} vs {vs} ({knobs} knobs)", rows) for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
                                  f"inferred from the nearest InferenceMAX recipe (each row's guess is in the "
