@@ -73,10 +73,14 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
 FORMAT_FIELDS = ("weights_format", "moe_weights_format", "kv_cache_format", "activations_format")
 
 
-def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None) -> None:
+def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None,
+                override_keys: dict | None = None) -> None:
     """Refuse unknown number-format and cost-model names with the spec key that names them, and a
     weight-only format (:attr:`codesign.formats.NumberFormat.weight_only`) as
     ``deployment.activations_format``.
+
+    ``override_keys`` names where an override's values came from (``{"deployment.activations_format":
+    'search.params."deployment.activations_format"'}``), so the message points at the search table.
 
     Raises:
         SpecError: one line per unknown name (file, ``deployment.<key>``, the registered names) or
@@ -92,6 +96,7 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
         names = [getattr(spec.deployment, f)]
         if overrides and key in overrides:
             names = list(dict.fromkeys(np.asarray(overrides[key], dtype=object).ravel().tolist()))
+            key = (override_keys or {}).get(key, key)
         for v in names:
             if v is not None and v not in formats:
                 problems.append((where, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))

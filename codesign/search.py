@@ -38,7 +38,7 @@ from attrs import frozen
 
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError, format_value
-from .evaluation import cost_model_name
+from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_kind
 from .units import QuantityError, parse_quantity
 
@@ -1457,6 +1457,13 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")
     _check_fingerprint(study, spec, name, where, pm=pm)
+    # searched number formats are checked against the user's spec and its [search] table before
+    # the reference (priced with the same choices) could be blamed for them
+    keys = {f"deployment.{f}" for f in FORMAT_FIELDS}
+    for table, pairs in (("params", [(prm.key, prm.choices) for prm in space.params]), ("envelope", space.envelope)):
+        fmts = {k: v for k, v in pairs if k in keys and v}
+        if fmts:
+            check_names(spec, pm=pm, overrides=fmts, override_keys={k: f'search.{table}."{k}"' for k in fmts})
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)

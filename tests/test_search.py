@@ -281,3 +281,19 @@ def test_throughput_at_a_tpot_is_nan_when_no_point_reaches_it():
     assert got[0] == 20.0
     assert np.isnan(got[1]) and np.isnan(got[2])
     assert "mixed_tok_s_per_kw_at_tpot" not in ev.summary()  # only against a reference
+
+
+def test_a_searched_format_choice_is_blamed_on_the_search_table(tmp_path, cli):
+    # found by a fresh-user trial: a weight-only or unknown format among the search choices was
+    # reported against the *reference* spec (which the choices are also applied to)
+    from conftest import SPECS
+
+    for bad, msg in (("int4_g32", "is a weight-only number format"), ("int4_g16", "unknown number format 'int4_g16'")):
+        f = tmp_path / f"{bad}.toml"
+        f.write_text(f'include = ["{SPECS / "jalapeno-gpt-oss-120b.toml"}"]\n[search.params]\n'
+                     f'"deployment.activations_format" = {{ choices = ["fp8_e4m3", "{bad}"] }}\n')
+        out = tmp_path / f"out-{bad}"
+        rc, _, err = cli("optimize", f, "--trials", "2", "--out", out)
+        assert rc == 2 and "Traceback" not in err, err
+        assert f'{f}: search.params."deployment.activations_format": ' in err and msg in err, err
+        assert not out.exists()
