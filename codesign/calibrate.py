@@ -398,6 +398,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             "rows_train": len(train),
             "rows_holdout": len(hold),
             "holdout_fraction": holdout,
+            "systems": sorted(systems or []),  # the systems that got their own knobs (--systems)
             **({"models": sorted(models)} if models is not None else {}),
             "inferencemax_statistic": statistic,
             "holdout_unit": "configuration (system, model, framework, mode, ISL/OSL, formats, deployment)",

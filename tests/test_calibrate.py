@@ -46,6 +46,9 @@ def test_small_fit_and_provenance(shared_data, tmp_path):
     prov = doc["provenance"]
     assert prov["data"][0]["sha256"] == hashlib.sha256(f.read_bytes()).hexdigest()
     assert prov["rows_train"] > 0 and prov["rows_holdout"] > 0
+    # how to reproduce it: the systems given their own knobs and the InferenceMAX statistic fitted
+    assert prov["systems"] == sorted(doc["systems"]) == ["gb200"]
+    assert prov["inferencemax_statistic"] == "median"
     for k, v in doc["shared"].items():
         assert math.isfinite(v) and v > 0
         if k.endswith("_s"):
