@@ -35,12 +35,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 __all__ = ["decode_recipe_name", "parse_master", "write_csv", "recipes", "lookup", "RECIPES_CSV",
-           "RECIPE_MODELS", "COLUMNS"]
+           "COLUMNS"]
 
 RECIPES_CSV = Path(__file__).resolve().parents[1] / "specs" / "recipes" / "inferencemax_recipes.csv"
 
-#: InferenceX ``model-prefix`` → model spec stem (specs/models).
-RECIPE_MODELS = {"dsr1": "deepseek-r1", "gptoss": "gpt-oss-120b"}
 
 COLUMNS = ("source", "config", "model_prefix", "hardware", "framework", "precision", "image",
            "spec_decoding", "isl", "osl", "conc_list", "run_conc_list",
@@ -262,9 +260,11 @@ def topology(hardware: str, framework: str, model: str, precision: str, isl: int
 
 @functools.lru_cache(maxsize=4)
 def _index(path: str) -> dict[tuple, list[dict]]:
+    from .validate import resolve_model  # InferenceX model-prefix -> spec stem, as for measured rows
+
     idx: dict[tuple, list[dict]] = {}
     for r in _read(path):
-        key = topology(r["hardware"], r["framework"], RECIPE_MODELS.get(r["model_prefix"], r["model_prefix"]),
+        key = topology(r["hardware"], r["framework"], resolve_model(r["model_prefix"])[0] or r["model_prefix"],
                        r["precision"], r["isl"], r["osl"], r["spec_decoding"],
                        (r["prefill_num_worker"], r["prefill_tp"], r["prefill_ep"], r["prefill_dp_attn"]),
                        (r["decode_num_worker"], r["decode_tp"], r["decode_ep"], r["decode_dp_attn"]))

@@ -774,10 +774,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         # DeepSeek's multi-token-prediction heads: 3 draft tokens per step, the TensorRT-LLM
         # DeepSeek-R1 recipe (speculative_config: decoding_type MTP, num_nextn_predict_layers 3) and
         # SGLang's (--speculative-num-steps 3); acceptance is the calibrated `spec_acceptance`
+        # (unless the row's InferenceX recipe gives the count: see below)
         spec_tokens = MTP_DRAFT_TOKENS_BY_FRAMEWORK.get(pt.framework.strip().lower(), MTP_DRAFT_TOKENS)
-        mtp_note = (f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
-                    "(not recorded); acceptance from the calibration")
-        pt.warnings.append(mtp_note)
     elif spec_method != "none":
         spec_tokens = 0
         if pt.status == "ok":
@@ -832,11 +830,15 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
             # (gpu_count_consistency "legacy_total_equals_num_prefill_gpu"): pools from a recipe
             infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]), spec_known=True)
+    drafts = None
     if pt.mode == "disaggregated" and _whole(r.get("prefill_num_workers")) and _whole(r.get("decode_num_workers")):
         drafts = _recipe_settings(pt, r, spec_method)
-        if drafts and spec_method == "mtp":  # the recipe's draft count replaces the assumed one
-            pt.warnings.remove(mtp_note)
+    if spec_method == "mtp":
+        if drafts:  # the recipe's draft count replaces the assumed one
             spec_tokens = drafts
+        else:
+            pt.warnings.append(f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
+                               "(not recorded); acceptance from the calibration")
     if pt.mode == "disaggregated" and pt.framework == "dynamo-trt":
         _dynamo_trt_batch_limit(pt)  # the fallback where no recipe gave the batch limit
     if spec_tokens:
@@ -884,8 +886,7 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     said = []
     if mb:
         pt.deploy["mb"] = mb
-        d = pt.deploy
-        inst = max(int(d["d_chips"]) // max(int(d["d_tp"]) * int(d["d_dp"]), 1), 1)
+        inst = _decode_instances(pt.deploy)
         unit = "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
         slots = mb * inst
         said.append(f"decode batch limit {rc['decode_max_batch']} per {unit} ({mb} per decode instance, "
@@ -896,6 +897,12 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     versions = ", ".join(rc["source"].split())
     pt.warnings.append(f"{' and '.join(said)} from InferenceX recipe {name} (nvidia-master.yaml@{versions})")
     return drafts if spec_method == "mtp" else None
+
+
+def _decode_instances(d: dict) -> int:
+    """Decode instances of a disaggregated deployment ``d`` (``Point.deploy``): its decode chips over
+    one instance's TP × attention-DP ranks (at least 1)."""
+    return max(int(d["d_chips"]) // max(int(d["d_tp"]) * max(int(d["d_dp"]), 1), 1), 1)
 
 
 def _dynamo_trt_batch_limit(pt: Point) -> None:
@@ -915,7 +922,7 @@ def _dynamo_trt_batch_limit(pt: Point) -> None:
     if "mb" in d:  # already set (pools taken from a recipe apply it themselves)
         return
     ranks = max(int(d["d_dp"]), 1)  # attention-DP ranks per decode instance
-    inst = max(int(d["d_chips"]) // max(int(d["d_tp"]) * ranks, 1), 1)
+    inst = _decode_instances(d)
     c_rank = pt.concurrency / (inst * ranks)
     per_rank = 2 ** int(math.floor(math.log2(max(c_rank, 1.0))))
     # only where the recipe pattern holds: 1–1.3× a power of two of at least 8 users per rank (below

@@ -36,23 +36,25 @@ def register(sub) -> None:
 
 
 def _efficiency_for(uncalibrated: bool, path=None):
-    """``(knobs of a point, the calibration's domain, the tables that priced a point)``."""
+    """``(knobs of a point, the calibration's domain, the tables that priced a point, the
+    InferenceMAX statistic the calibration was fitted on or None)``."""
     if uncalibrated:
-        return (lambda p: {}), None, None
+        return (lambda p: {}), None, None, None
     try:
         from codesign_baseline import efficiency_for, load_calibration, read_calibration
     except ImportError:  # pragma: no cover - baseline plugin not installed
-        return (lambda p: {}), None, None
+        return (lambda p: {}), None, None, None
     cal = read_calibration(path) if path else load_calibration()
     if not cal:
-        return (lambda p: {}), None, None
+        return (lambda p: {}), None, None, None
     import functools
 
     # one composition per (system, framework), not several per row (build_spec asks per point and
     # per group; the knobs and the basis come from the same call). Callers only read the dict.
     knobs = functools.cache(lambda system, framework: efficiency_for(cal, system, framework))
     return ((lambda p: knobs(p.system_key, p.framework)[0]), cal.get("domain"),
-            (lambda p: knobs(p.system_key, p.framework)[1]))
+            (lambda p: knobs(p.system_key, p.framework)[1]),
+            (cal.get("provenance") or {}).get("inferencemax_statistic"))
 
 
 def run(args) -> int:
@@ -63,9 +65,8 @@ def run(args) -> int:
     schema, points = read_measured(args.measured, args.statistic)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
-    eff_for, domain, basis_for = _efficiency_for(args.uncalibrated, args.calibration)
+    eff_for, domain, basis_for, fitted = _efficiency_for(args.uncalibrated, args.calibration)
     stat = args.statistic if schema == "inferencemax" else "mean"  # the aiconfigurator file records means
-    fitted = _fitted_statistic(args)
     if schema == "inferencemax" and fitted and fitted != stat:
         print(f"note: the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
               f"(--statistic {fitted} compares like with like)", file=sys.stderr)
@@ -120,18 +121,6 @@ def _pct(x):
     import math
 
     return "—" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
-
-
-def _fitted_statistic(args) -> str | None:
-    """The InferenceMAX statistic the calibration in use was fitted on (its provenance), if known."""
-    if args.uncalibrated:
-        return None
-    try:
-        from codesign_baseline import load_calibration, read_calibration
-    except ImportError:  # pragma: no cover - baseline plugin not installed
-        return None
-    cal = read_calibration(args.calibration) if args.calibration else load_calibration()
-    return ((cal or {}).get("provenance") or {}).get("inferencemax_statistic")
 
 
 def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
