@@ -597,7 +597,8 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
 def _model(pt: Point) -> None:
     if not (pt.model_name or "").strip():
         if pt.status == "ok":
-            pt.status = "invalid: no model name (the model column is empty)"
+            col = "model_key" if pt.schema == "inferencemax" else "model_path"
+            pt.status = f"invalid: no model name ({col} is empty)"
         return
     stem, warnings, tried = resolve_model(pt.model_name)
     if stem is None:

@@ -525,7 +525,7 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
               "tp-frac": "tp must be a whole number >= 0 (got 2.5)",
               "workers-neg": "decode_num_workers must be a whole number >= 0 (got -1)",
               "disagg-word": "disagg must be True or False (got maybe)",
-              "no-model": "no model name"}
+              "no-model": "no model name (model_key is empty)"}
     for k, msg in expect.items():
         assert got[k]["status"].startswith("invalid: ") and msg in got[k]["status"], (k, got[k]["status"])
         assert got[k]["pred_ttft_ms"] == ""
