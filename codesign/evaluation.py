@@ -77,7 +77,8 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
                 override_keys: dict | None = None) -> None:
     """Refuse unknown number-format and cost-model names with the spec key that names them, and a
     weight-only format (:attr:`codesign.formats.NumberFormat.weight_only`) as
-    ``deployment.activations_format``.
+    ``deployment.activations_format`` or ``deployment.kv_cache_format`` (the KV cache stores
+    activations: the keys and values the attention layers compute).
 
     ``override_keys`` names where an override's values came from (``{"deployment.activations_format":
     'search.params."deployment.activations_format"'}``), so the message points at the search table.
@@ -106,6 +107,12 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
                 problems.append((where, key, f"{v!r} is a weight-only number format: no GEMM takes "
                                  f"activations in it; use the format the activations run in, e.g. "
                                  f"'bf16' (INT4 weights with BF16 activations, W4A16)"))
+            elif f == "kv_cache_format" and v is not None and formats[v].weight_only:
+                # the KV cache holds activations (the keys and values attention computes each
+                # step), not weights: no serving stack stores it in a weight-only format
+                problems.append((where, key, f"{v!r} is a weight-only number format, but the KV cache "
+                                 f"stores activations (keys and values); expected a format "
+                                 f"activations are stored in, e.g. 'bf16' or 'fp8_e4m3'"))
     name = cost_model or spec.deployment.cost_model
     if name != "auto" and name not in pm.cost_models:
         problems.append((where, "deployment.cost_model" if not cost_model else "--cost-model",

@@ -36,9 +36,9 @@ class NumberFormat:
         plugin: the registering plugin's name (set by the plugin manager).
         weight_only: a storage format no GEMM takes activations in (INT4 ``int4_g32``: W4A16
             kernels dequantise the weights and run at ``compute_class``, the activations' BF16
-            rate). ``deployment.activations_format`` refuses it
-            (:func:`codesign.evaluation.check_names`); weights, MoE weights and the KV cache may
-            use it (priced at its bits per element).
+            rate). ``deployment.activations_format`` and ``deployment.kv_cache_format`` (the KV
+            cache stores activations) refuse it (:func:`codesign.evaluation.check_names`); weights
+            and MoE weights may use it (priced at its bits per element).
     """
 
     name: str

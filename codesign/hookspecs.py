@@ -49,7 +49,8 @@ def codesign_number_formats():
         peak class it computes at (``compute_class``: ``"bf16"``, ``"fp8"``, ``"fp6"``, ``"fp4"`` or
         ``"int8"``), optionally ``quantize``: a JAX function ``x -> dequantised x`` over blocks
         along the last axis, and ``weight_only = True`` for a storage format no GEMM takes
-        activations in (INT4 ``int4_g32``; ``deployment.activations_format`` refuses it).
+        activations in (INT4 ``int4_g32``; ``deployment.activations_format`` and
+        ``deployment.kv_cache_format`` refuse it).
 
     Example::
 

@@ -135,3 +135,61 @@ def test_formats_json_and_table(capsys):
     assert main(["numerics", "formats"]) == 0
     out = capsys.readouterr().out
     assert "mxfp6_e2m3" in out and "bf16" in out
+
+
+# --scale-recipe picks an MX block's E8M0 shared exponent (OCP MX v1.0 §6.3, or the round-up
+# recipe); bf16, FP8 (per-tensor FP32 scale), NVFP4 (E4M3 block scale) and int4_g32 (BF16 scale
+# amax / 7.5, compressed-tensors) have no such exponent, so the option given with them is refused
+# instead of silently ignored. Found by a review.
+@pytest.mark.parametrize("fmt", ["int4_g32", "nvfp4", "fp8_e4m3", "bf16"])
+@pytest.mark.parametrize("recipe", ["floor", "round_up"])
+def test_scale_recipe_is_refused_for_a_non_mx_format(tmp_path, capsys, fmt, recipe):
+    src = tmp_path / "in.npy"
+    np.save(src, np.ones((1, 32), np.float32))
+    for argv in (["numerics", "error", "--format", fmt, "--synthetic", "normal", "--blocks", "4"],
+                 ["numerics", "error", "--format", fmt, str(src), "--json"],
+                 ["numerics", "quantize", "--format", fmt, str(src), str(tmp_path / "o.npy")]):
+        # explicit use is refused even when it names the default ("floor")
+        assert main(argv + ["--scale-recipe", recipe]) == 2, argv
+        out, err = capsys.readouterr()
+        assert out == "" and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1, err
+        assert err.startswith("error: --scale-recipe applies only to MX formats"), err
+        assert f"'{fmt}'" in err and "mxfp4" in err, err
+    assert not (tmp_path / "o.npy").exists()
+
+
+def test_scale_recipe_without_the_option_and_for_mx_formats(tmp_path, capsys):
+    # not given: int4_g32 works as before; an MX format takes either recipe
+    assert main(["numerics", "error", "--format", "int4_g32", "--synthetic", "normal",
+                 "--blocks", "4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["format"] == "int4_g32"
+    # amax 7.5 in FP4 (E2M1: 0, 0.5, 1, 1.5, 2, 3, 4, 6): floor gives s = floor(log2 7.5) - 2 = 0
+    # and 7.5 saturates to 6 (error 1.5); round_up gives s = ceil(log2(7.5 / 6)) = 1, and
+    # 7.5 / 2 = 3.75 rounds to 4, so 8 (error 0.5). The other 31 elements are 0 (exact)
+    x = np.zeros((1, 32), np.float32)
+    x[0, 0] = 7.5
+    src = tmp_path / "x.npy"
+    np.save(src, x)
+    for recipe, err_max, hist in (("floor", 1.5, {"0": 1}), ("round_up", 0.5, {"1": 1})):
+        assert main(["numerics", "error", "--format", "mxfp4", str(src), "--json",
+                     "--scale-recipe", recipe]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["scale_recipe"] == recipe and doc["max_abs_error"] == err_max
+        assert doc["scale_histogram"] == hist
+
+
+@pytest.mark.parametrize("rounding,want", [("even", [7, 2, -0.0]), ("nearest", [7, 3, -1])])
+def test_rounding_applies_to_int4_g32(tmp_path, capsys, rounding, want):
+    # --rounding is not MX-only: it is the tie rule of x / scale between two INT4 codes. Block
+    # amax 7.5 -> scale bf16(7.5 / 7.5) = 1 (exact); 7.5 -> 8 either way, clamped to 7; 2.5 -> 2
+    # (even) or 3 (away from zero); -0.5 -> -0 (even) or -1 (away from zero)
+    x = np.zeros((1, 32), np.float32)
+    x[0, :3] = [7.5, 2.5, -0.5]
+    src, dst = tmp_path / "x.npy", tmp_path / "y.npy"
+    np.save(src, x)
+    assert main(["numerics", "quantize", "--format", "int4_g32", "--rounding", rounding,
+                 str(src), str(dst)]) == 0, capsys.readouterr().err
+    expect = np.zeros((1, 32), np.float32)
+    expect[0, :3] = want
+    np.testing.assert_array_equal(np.load(dst), expect)

@@ -233,9 +233,39 @@ def test_activations_refuse_a_weight_only_format(tmp_path, cli):
     over = {"deployment.activations_format": np.array(["bf16", "int4_g32"], dtype=object)}
     with pytest.raises(SpecError, match=r"deployment\.activations_format: 'int4_g32' is a weight-only"):
         check_names(spec, pm=get_plugin_manager(), overrides=over)
-    # weights and the KV cache may use it
+    # weights and MoE weights may use it (the KV cache may not: test below)
     check_names(spec, pm=get_plugin_manager(),
-                overrides={"deployment.kv_cache_format": np.array(["int4_g32"], dtype=object)})
+                overrides={"deployment.weights_format": np.array(["int4_g32"], dtype=object),
+                           "deployment.moe_weights_format": np.array(["int4_g32"], dtype=object)})
+
+
+def test_kv_cache_refuses_a_weight_only_format(tmp_path, cli):
+    # the KV cache stores activations (the keys and values attention computes), so a weight-only
+    # format, which no kernel writes activations in, is as misplaced there as for activations;
+    # found by a review: it used to be priced silently at 4.5 bit per element
+    from codesign.evaluation import check_names
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign.spec import load_spec
+
+    path = _spec_file(tmp_path, "h200", "kimi-k2", **dict(KIMI_INT4, kv_cache_format="int4_g32"))
+    rc, out, err = cli("evaluate", path)
+    assert rc == 2 and "Traceback" not in err and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    # one line: the file, the key path, what is wrong and what is expected instead
+    assert lines[0].startswith(f"error: {path}: deployment.kv_cache_format: 'int4_g32' is a weight-only"), err
+    assert "KV cache" in lines[0] and "'bf16'" in lines[0] and "'fp8_e4m3'" in lines[0], err
+    # the same through override arrays (a sweep over KV cache formats), blamed on the key it came from
+    spec = load_spec(_spec_file(tmp_path, "h200", "kimi-k2", **KIMI_INT4))
+    over = {"deployment.kv_cache_format": np.array(["fp8_e4m3", "int4_g32"], dtype=object)}
+    with pytest.raises(SpecError, match=r"deployment\.kv_cache_format: 'int4_g32' is a weight-only"):
+        check_names(spec, pm=get_plugin_manager(), overrides=over)
+    with pytest.raises(SpecError, match=r'search\.params\."deployment\.kv_cache_format": \'int4_g32\''):
+        check_names(spec, pm=get_plugin_manager(), overrides=over,
+                    override_keys={"deployment.kv_cache_format": 'search.params."deployment.kv_cache_format"'})
+    # formats that hold activations stay accepted
+    check_names(spec, pm=get_plugin_manager(),
+                overrides={"deployment.kv_cache_format": np.array(["bf16", "fp8_e4m3", "nvfp4"], dtype=object)})
 
 
 def test_kimi_k2_int4_expert_weight_bytes_by_hand(tmp_path):

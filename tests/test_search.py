@@ -297,3 +297,20 @@ def test_a_searched_format_choice_is_blamed_on_the_search_table(tmp_path, cli):
         assert rc == 2 and "Traceback" not in err, err
         assert f'{f}: search.params."deployment.activations_format": ' in err and msg in err, err
         assert not out.exists()
+
+
+def test_a_searched_weight_only_kv_cache_format_is_refused(tmp_path, cli):
+    # the KV cache stores activations: a weight-only format among the searched KV cache choices
+    # is refused before any trial, naming the search key it came from (not the deployment)
+    from conftest import SPECS
+
+    f = tmp_path / "kv.toml"
+    f.write_text(f'include = ["{SPECS / "jalapeno-gpt-oss-120b.toml"}"]\n[search.params]\n'
+                 '"deployment.kv_cache_format" = { choices = ["fp8_e4m3", "int4_g32"] }\n')
+    out = tmp_path / "out"
+    rc, _, err = cli("optimize", f, "--trials", "2", "--out", out)
+    assert rc == 2 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f'error: {f}: search.params."deployment.kv_cache_format": '
+                          "'int4_g32' is a weight-only number format"), err
+    assert not out.exists()

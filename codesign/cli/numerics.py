@@ -5,11 +5,17 @@ Sub-commands::
     codesign numerics quantize --format NAME [--rounding even|nearest]
                                [--scale-recipe floor|round_up] IN.npy OUT.npy
     codesign numerics error --format NAME (IN.npy | --synthetic normal|laplace|student-t)
-                            [--blocks N] [--seed S] [--rounding ...] [--json]
+                            [--blocks N] [--seed S] [--rounding ...] [--scale-recipe ...] [--json]
     codesign numerics formats [--json]
 
 Formats come from the plugin manager (``codesign_number_formats``); the format must carry a
 ``quantize`` function. JAX is imported only inside the run functions (through the plugin).
+
+``--scale-recipe`` picks how an MX block's E8M0 shared exponent is chosen: given explicitly with a
+``codesign_mx`` format that has no such exponent (``bf16``, FP8, NVFP4, ``int4_g32``, whose scale
+is ``bf16(amax / 7.5)``) it is refused rather than silently ignored. ``--rounding`` (ties to even
+or away from zero) applies to every ``codesign_mx`` format, ``int4_g32`` included (the tie of
+``x / scale`` between two integer codes).
 """
 
 from __future__ import annotations
@@ -56,11 +62,41 @@ def register(sub) -> None:
     p.set_defaults(func=run_formats, json=False)
 
 
+#: what ``--rounding`` and ``--scale-recipe`` mean when not given (``codesign_mx``'s defaults)
+DEFAULT_ROUNDING = "even"
+DEFAULT_SCALE_RECIPE = "floor"
+
+
 def _options(p) -> None:
-    p.add_argument("--rounding", choices=["even", "nearest"], default="even",
-                   help="ties to even (OCP MX spec, default) or away from zero")
+    # default None: an option the user gave is told apart from its default (_check_options)
+    p.add_argument("--rounding", choices=["even", "nearest"], default=None,
+                   help="ties to even (OCP MX spec, torch.round; default) or away from zero")
     p.add_argument("--scale-recipe", dest="scale_recipe", choices=["floor", "round_up"],
-                   default="floor", help="MX shared-exponent recipe (default floor, per the spec)")
+                   default=None, help="MX formats only: E8M0 shared-exponent recipe (default floor, "
+                                      "per the spec)")
+
+
+def _check_options(fmt, args) -> None:
+    """Refuse ``--scale-recipe`` given for a ``codesign_mx`` format without an E8M0 shared
+    exponent, then fill in the defaults of the options not given.
+
+    A format of another plugin is not checked: its ``quantize`` receives both options as before.
+
+    Raises:
+        CodesignError: ``--scale-recipe`` with a non-MX ``codesign_mx`` format (one line).
+    """
+    if args.scale_recipe is not None and getattr(fmt.quantize, "__module__", "") == "codesign_mx":
+        import codesign_mx
+
+        if codesign_mx.format_spec(fmt.name).kind != "mx":
+            mx = ", ".join(n for n, f in codesign_mx.FORMATS.items() if f.kind == "mx")
+            raise CodesignError(
+                f"--scale-recipe applies only to MX formats ({mx}): it picks the E8M0 shared "
+                f"exponent of a block, and {fmt.name!r} has none; drop --scale-recipe")
+    if args.rounding is None:
+        args.rounding = DEFAULT_ROUNDING
+    if args.scale_recipe is None:
+        args.scale_recipe = DEFAULT_SCALE_RECIPE
 
 
 def _format(name: str):
@@ -122,6 +158,7 @@ def run_quantize(args) -> int:
     import numpy as np
 
     fmt = _format(args.format)
+    _check_options(fmt, args)
     x = _load(args.input, fmt)
     y = np.asarray(_quantize(fmt, x, args), dtype=np.float32)
     out = Path(args.output)
@@ -168,6 +205,7 @@ def _num(v: float):
 
 def run_error(args) -> int:
     fmt = _format(args.format)
+    _check_options(fmt, args)
     if args.synthetic:
         import codesign_mx
 

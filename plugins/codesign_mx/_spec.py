@@ -102,7 +102,7 @@ class FormatSpec:
         description: one line.
         weight_only: storage-only format: no GEMM takes activations in it (the kernels dequantise
             it to BF16, W4A16); ``codesign_number_formats`` passes it on to the core, which refuses
-            it as ``deployment.activations_format``.
+            it as ``deployment.activations_format`` and ``deployment.kv_cache_format``.
     """
 
     name: str
