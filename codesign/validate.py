@@ -67,8 +67,11 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
 
 A row whose ``conc`` (InferenceMAX) or ``isl``/``osl`` is not a whole number >= 1 is never priced
 at a default: it gets the status ``invalid: conc must be a whole number >= 1 (got -4)``, stays in
-``predictions.csv`` and is left out of the error tables. A file lacking a column its schema needs is
-refused with one line naming the file, the schema and the missing columns.
+``predictions.csv`` (its concurrency cell blank when that is what is wrong) and is left out of the
+error tables. A file lacking a column its schema needs is refused with one line naming the file, the
+schema and the missing columns; a header naming a column twice, with one naming the file and the
+column. Rows sharing an id are all kept (``codesign validate`` warns: ``predictions.csv`` joins on
+the id).
 
 Rows sharing a static configuration (model, mode, length jitter) are priced in ONE vectorised
 :func:`codesign.evaluation.evaluate` call: the group's distinct (system hardware, ISL/OSL, deployment,
@@ -96,7 +99,7 @@ from .errors import CodesignError
 
 __all__ = [
     "Point", "read_measured", "shared_data_dir", "predict", "error_stats", "error_table_rows",
-    "write_predictions", "file_sha256", "SYSTEMS", "MODELS", "resolve_model",
+    "write_predictions", "file_sha256", "SYSTEMS", "MODELS", "resolve_model", "duplicate_ids",
 ]
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,10 +118,53 @@ SYSTEMS = {
     "b300": "b300", "b300_sxm": "b300",
     "mi300x": "mi300x", "mi325x": "mi325x", "mi355x": "mi355x", "mi355x-disagg": "mi355x",
 }
+
+#: How a run of whitespace inside a system name may read (:func:`system_name`): "GB 200" is gb200,
+#: "B200 SXM" b200_sxm, "mi355x disagg" mi355x-disagg.
+_SPACE_READINGS = ("", "-", "_")
+
+
+def _system_readings(raw: str) -> dict[str, str]:
+    """The :data:`SYSTEMS` names a measured cell can read as → their baselines: the cell without case
+    and outer whitespace if that is a name, else each reading of its inner whitespace
+    (:data:`_SPACE_READINGS`) that is one."""
+    s = raw.strip().lower()
+    if s in SYSTEMS:
+        return {s: SYSTEMS[s]}
+    parts = s.split()
+    if len(parts) < 2:
+        return {}
+    return {n: SYSTEMS[n] for n in dict.fromkeys(sep.join(parts) for sep in _SPACE_READINGS) if n in SYSTEMS}
+
+
 def system_name(raw: str) -> str:
     """A measured ``system``/``hardware`` cell as :data:`SYSTEMS` spells it ("MI355X", " b300 " name
-    the same systems as "mi355x", "b300")."""
+    the same systems as "mi355x", "b300"). Inner whitespace is ignored like case when that is
+    unambiguous: "GB 200" is gb200 because every reading of the space that is a known name
+    (:data:`_SPACE_READINGS`) is the same system; a cell whose readings name different systems, or
+    none, is returned as written (lowercased, outer whitespace off) and priced by nobody
+    (:func:`system_hint` says why). Hyphens and underscores are part of names (b200-trt, b200_sxm)
+    and are never dropped."""
+    hits = _system_readings(raw)
+    if len(set(hits.values())) == 1:
+        return next(iter(hits))
     return raw.strip().lower()
+
+
+def system_hint(raw: str) -> str:
+    """`` (...)`` to append to the ``unsupported`` status of an unknown system name: the systems an
+    ambiguous name could be, or the known name it differs from only by separators or a typo
+    (``gb-200``: ``did you mean gb200?``); ``""`` if none."""
+    import difflib
+
+    hits = _system_readings(raw)
+    if len(set(hits.values())) > 1:
+        return " (ambiguous: reads as " + " or ".join(f"{n} ({b})" for n, b in hits.items()) + ")"
+    s = raw.strip().lower()
+    bare = re.sub(r"[\s_-]+", "", s)
+    near = [n for n in SYSTEMS if re.sub(r"[_-]+", "", n) == bare] or difflib.get_close_matches(
+        s, list(SYSTEMS), n=1, cutoff=0.8)
+    return f" (did you mean {near[0]}?)" if near else ""
 
 
 #: AMD Instinct systems: InferenceMAX's DeepSeek-R1 ``fp4`` is AMD's MXFP4 checkpoint there
@@ -549,11 +595,14 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     file has one statistic, the mean (its converter records ``mean_ttft``/``mean_tpot``).
 
     A row whose concurrency (InferenceMAX ``conc``) or ISL/OSL is not a whole number >= 1 gets the
-    status ``invalid: ...``: it stays in ``predictions.csv`` and out of the error tables.
+    status ``invalid: ...``: it stays in ``predictions.csv`` and out of the error tables, without
+    the warnings its mapping added (it is never priced). Rows sharing an id are all kept
+    (:func:`duplicate_ids` finds them).
 
     Raises:
-        CodesignError: the file is missing, unreadable, in neither schema, or lacks a column its
-            schema requires (the message names the file, the schema and the missing columns).
+        CodesignError: the file is missing, unreadable, in neither schema, names a column twice in
+            its header (the message names the file and the column), or lacks a column its schema
+            requires (the message names the file, the schema and the missing columns).
     """
     p = Path(path)
     if not p.exists():
@@ -575,6 +624,7 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
         raise CodesignError(f"{path}: no rows")
     if statistic not in STATISTICS:
         raise CodesignError(f"statistic must be one of {', '.join(STATISTICS)} (got {statistic!r})")
+    _refuse_duplicate_columns(path, header)
     cols = {c for c in header if c}
     # a row with fewer cells than the header (csv gives None) or more (under the key None) is kept,
     # its cells read as blank, and marked invalid after parsing: never priced from shifted columns
@@ -591,7 +641,35 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     pts = [_aic(r) for r in rows] if schema == "aiconfigurator" else [_imx(r, statistic) for r in rows]
     for n, why in bad_shape.items():
         pts[n].status = why
+    for pt in pts:
+        if pt.status.startswith("invalid"):
+            # never priced: what mapping the row assumed (MTP draft tokens, recipe batch limits, ...)
+            # is no warning of it; its status says why it is invalid
+            pt.warnings.clear()
     return schema, pts
+
+
+def _refuse_duplicate_columns(path, header: list[str]) -> None:
+    """A header naming a column twice is refused (csv.DictReader would keep the last cell silently)."""
+    where: dict[str, list[int]] = defaultdict(list)
+    for n, c in enumerate(header, 1):
+        if c:  # blank names (trailing commas of a spreadsheet export) are never read
+            where[c].append(n)
+    dup = {c: ns for c, ns in where.items() if len(ns) > 1}
+    if dup:
+        what = "; ".join(f"{c} {'twice' if len(ns) == 2 else f'{len(ns)} times'} (columns "
+                         f"{', '.join(map(str, ns))})" for c, ns in dup.items())
+        raise CodesignError(f"{path}: duplicate column{'s' if len(dup) > 1 else ''} in the header: {what}; "
+                            "expected each column name once")
+
+
+def duplicate_ids(points: list[Point]) -> dict[str, list[int]]:
+    """Ids held by more than one point → the 0-based indices of those points, in input order (every
+    row is kept: predictions.csv, which joins on the id, lists them in that order)."""
+    where: dict[str, list[int]] = defaultdict(list)
+    for n, p in enumerate(points):
+        where[p.id].append(n)
+    return {i: ns for i, ns in where.items() if len(ns) > 1}
 
 
 def _model(pt: Point) -> None:
@@ -663,7 +741,7 @@ def _aic(r: dict) -> Point:
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
     if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
-        pt.status = f"unsupported: no hardware spec for system {pt.system}"
+        pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
     m = re.search(r"silicon_concurrency=(\d+)", r.get("silicon_data_source", ""))
     m2 = re.search(r"_c(\d+)(?:_|$)", r["id"])
     conc = int(m.group(1)) if m else (int(m2.group(1)) if m2 else None)
@@ -706,13 +784,14 @@ def _aic(r: dict) -> Point:
             total = tp
         if conc is None:
             conc = bs * dp0 if bs else None
-        if conc is None:
+        unknown = conc is None
+        if unknown:
             pt.status = pt.status if pt.status != "ok" else "unsupported: no concurrency or batch size"
             conc = 1
         inst = min(conc, bs * dp0) if bs else conc
         if inst < conc:
             pt.warnings.append(f"{conc // max(inst, 1)} replicas of {inst} requests each; one modelled")
-        pt.concurrency = max(inst, 1)
+        pt.concurrency = 0 if unknown else max(inst, 1)  # 0: not recorded (a blank cell, never a fake 1)
         if mtp and ep and mtp * ep != tp * dp:
             pt.warnings.append(f"moe_tp×moe_ep = {mtp * ep} ≠ tp×dp = {tp * dp}")
         pt.deploy = {"tp": tp, "pp": pp, "ep": min(ep, tp * dp), "dp": dp}
@@ -769,7 +848,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
     if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
-        pt.status = f"unsupported: no hardware spec for system {pt.system}"
+        pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
     spec_method = r.get("spec_method", "none") or "none"
     if spec_method == "mtp":
         # DeepSeek's multi-token-prediction heads: 3 draft tokens per step, the TensorRT-LLM
@@ -1010,7 +1089,7 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
     out = []
     for r in rows:
         pt = _imx(r)  # MTP rows are kept: the converted aiconfigurator rows include MTP runs
-        if pt.model and pt.system in SYSTEMS and not pt.status.startswith("invalid"):
+        if pt.model and system_name(pt.system) in SYSTEMS and not pt.status.startswith("invalid"):
             out.append(Recipe(pt.id, (pt.system_key, pt.model, framework_family(pt.framework) or pt.framework,
                                       r["precision"]), pt.isl, pt.osl, pt.concurrency,
                               (_i(r["prefill_tp"]), _i(r["prefill_ep"]), _i(r["decode_tp"])), pt.deploy,
@@ -1393,6 +1472,11 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
 
     InferenceMAX files add ``statistic``: which TTFT/TPOT statistic (``median`` or ``mean``) the
     measured and predicted columns of the row are (:func:`read_measured`).
+
+    A concurrency that is not a whole number >= 1 (``conc`` ``abc``, none recorded) is a blank cell,
+    never a made-up 0 or 1. An ``invalid`` row was never mapped nor priced: only its id, system,
+    model, concurrency (when valid), status and warnings are written; ``mode``, ``statistic`` and the
+    measured columns (which statistic was read, and which mode, depended on the mapping) are blank.
     """
     idcol = "point_id" if schema == "inferencemax" else "id"
     path = Path(path)
@@ -1410,9 +1494,15 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
         w = csv.writer(f)
         w.writerow(cols)
         for p in points:
-            row = [p.id, p.system, p.model or p.model_name, p.mode, p.concurrency,
-                   fmt(p.ttft_s, 1e3), fmt(p.pred_ttft_s, 1e3), fmt(p.tpot_s, 1e3), fmt(p.pred_tpot_s, 1e3)]
-            if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
-                row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
+            bad = p.status.startswith("invalid")
+            conc = p.concurrency if p.concurrency >= 1 else ""  # 0: not a number, or not recorded
+            if bad:
+                row = [p.id, p.system, p.model or p.model_name, "", conc, "", "", "", ""]
+                row += ["", "", ""] if schema == "inferencemax" else []
+            else:
+                row = [p.id, p.system, p.model or p.model_name, p.mode, conc, fmt(p.ttft_s, 1e3),
+                       fmt(p.pred_ttft_s, 1e3), fmt(p.tpot_s, 1e3), fmt(p.pred_tpot_s, 1e3)]
+                if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
+                    row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
             row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
             w.writerow(row)

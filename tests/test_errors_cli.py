@@ -275,3 +275,32 @@ def test_a_study_with_a_refused_step_spec_leaves_no_output_directory(cli, tmp_pa
     _refused(cli("study", "run", st, "--out", tmp_path / "o", "--quick"),
              "memory.hbm.bandwidht: unknown key; did you mean 'bandwidth'?")
     assert not (tmp_path / "o").exists()
+
+
+# ------------------------------------------------------------------ 7. validate: calibration path, header
+def test_validate_calibration_is_a_directory(cli, tmp_path):
+    d = tmp_path / "cals"
+    d.mkdir()
+    err = _refused(cli("validate", _csv(tmp_path / "m.csv", [IMX_ROW]), "--calibration", d))
+    assert err.strip() == (f"error: --calibration {d}: is a directory; expected a calibration TOML file "
+                           "(as `codesign calibrate MEASURED.csv --out FILE` writes)")
+    assert "no such calibration file" not in err
+
+
+@pytest.mark.parametrize("cmd", ["validate", "calibrate"])
+def test_measured_header_with_a_duplicate_column_is_refused(cli, tmp_path, cmd):
+    # csv.DictReader would keep the last "conc" cell (8) and drop the first (16) silently.
+    # IMX_ROW's keys: point_id hardware model_key framework precision spec_method disagg isl osl (1-9),
+    # conc (10), tp (11), ep dp_attention tput_per_gpu_tok_s mean_ttft_s mean_tpot_s (12-16)
+    m = tmp_path / "dup.csv"
+    m.write_text(",".join(list(IMX_ROW) + ["conc"]) + "\n" + ",".join(list(IMX_ROW.values()) + ["8"]) + "\n")
+    extra = ["--out", tmp_path / "c.toml"] if cmd == "calibrate" else []
+    err = _refused(cli(cmd, m, *extra))
+    assert err.strip() == (f"error: {m}: duplicate column in the header: conc twice (columns 10, 17); "
+                           "expected each column name once")
+    # two names repeated, one of them three times (columns 17-19: tp, conc, tp)
+    m.write_text(",".join(list(IMX_ROW) + ["tp", "conc", "tp"]) + "\n"
+                 + ",".join(list(IMX_ROW.values()) + ["1", "8", "2"]) + "\n")
+    _refused(cli(cmd, m, *extra), f"{m}: duplicate columns in the header: conc twice (columns 10, 18); "
+                                  "tp 3 times (columns 11, 17, 19); expected each column name once")
+    assert not (tmp_path / "c.toml").exists()

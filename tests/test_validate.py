@@ -562,3 +562,129 @@ def test_one_statistic_per_row_and_the_json_says_which(cli, tmp_path):
     rc, out, err = cli("validate", _imx_csv(tmp_path / "g.csv", IMX_GPTOSS), "--json", "--statistic", "mean")
     assert rc == 0 and json.loads(out)["statistic"] == "mean"
     assert "calibration was fitted on InferenceMAX medians; comparing with means" in err
+
+
+# --- input-handling rough edges of a fresh-user trial -------------------------------------------
+def test_an_inner_space_in_a_system_name_is_read_like_case_when_unambiguous(tmp_path, cli, monkeypatch):
+    """"GB 200" and "b200 sxm" name gb200 and b200 (every reading of the space that is a known name is
+    the same system); "gb-200" (hyphens are part of names such as b200-trt) and "zz 9" stay unknown,
+    reported with the name as written."""
+    from codesign.validate import system_name
+
+    assert system_name("GB 200") == "gb200" and system_name(" gb  200 ") == "gb200"
+    assert system_name("B200 SXM") == "b200_sxm" and system_name("mi355x disagg") == "mi355x-disagg"
+    assert system_name("gb-200") == "gb-200" and system_name("zz 9") == "zz 9"
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="plain", hardware="gb200"),
+                   dict(IMX_ROW, point_id="space", hardware="GB 200"),
+                   dict(IMX_ROW, point_id="hyphen", hardware="gb-200"),
+                   dict(IMX_ROW, point_id="unknown", hardware="zz 9"))
+    rows = _predictions(cli, src, tmp_path)
+    assert rows["space"]["status"] == "ok" and rows["space"]["system"] == "GB 200"  # echoed as written
+    for col in ("pred_ttft_ms", "pred_tpot_ms", "pred_tput_per_gpu_tok_s"):
+        assert rows["space"][col] == rows["plain"][col] != "", col
+    assert rows["hyphen"]["status"] == "unsupported: no hardware spec for system gb-200 (did you mean gb200?)"
+    assert rows["unknown"]["status"] == "unsupported: no hardware spec for system zz 9"
+    # were "gb-200" also a name, of another system, "GB 200" would be ambiguous: not guessed
+    import codesign.validate as v
+
+    monkeypatch.setitem(v.SYSTEMS, "gb-200", "gb300")
+    assert system_name("GB 200") == "gb 200"
+    p = read_measured(_imx_csv(tmp_path / "amb.csv", dict(IMX_ROW, hardware="GB 200")))[1][0]
+    assert p.status == ("unsupported: no hardware spec for system GB 200 "
+                        "(ambiguous: reads as gb200 (gb200) or gb-200 (gb300))")
+
+
+def test_invalid_rows_show_no_pricing_assumptions_and_no_fake_concurrency(tmp_path, cli):
+    """An invalid row keeps its id and status; what only a priced row has (mode, statistic, measured
+    columns of the statistic, the MTP assumption) is blank, and a concurrency that is not a number is a
+    blank cell, not 0. A valid MTP row keeps its warning."""
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="mtp", spec_method="mtp"),
+                   dict(IMX_ROW, point_id="conc-abc", conc="abc", spec_method="mtp"),
+                   dict(IMX_ROW, point_id="isl-x", isl="x", spec_method="mtp"),
+                   dict(IMX_ROW, point_id="disagg-maybe", disagg="maybe"))
+    rows = _predictions(cli, src, tmp_path)
+    assert rows["mtp"]["status"] == "ok" and rows["mtp"]["statistic"] == "median"
+    assert "MTP speculative decoding: 3 draft tokens per step assumed" in rows["mtp"]["warning"]
+    assert rows["mtp"]["concurrency"] == "64" and rows["mtp"]["mode"] == "aggregated"
+    want = {"conc-abc": "invalid: conc must be a whole number >= 1 (got abc)",
+            "isl-x": "invalid: isl must be a whole number >= 1 (got x)",
+            "disagg-maybe": "invalid: disagg must be True or False (got maybe)"}
+    for pid, status in want.items():
+        r = rows[pid]
+        assert r["status"] == status, r
+        assert r["point_id"] == pid and r["system"] == "b200"
+        for col in ("mode", "statistic", "warning", "measured_ttft_ms", "measured_tpot_ms",
+                    "measured_tput_per_gpu_tok_s", "pred_ttft_ms", "pred_tpot_ms", "pred_tput_per_gpu_tok_s"):
+            assert r[col] == "", (pid, col, r[col])
+    assert rows["conc-abc"]["concurrency"] == ""  # was "0"
+    assert rows["isl-x"]["concurrency"] == rows["disagg-maybe"]["concurrency"] == "64"  # a valid conc stays
+
+
+def test_an_aiconfigurator_row_without_concurrency_has_a_blank_cell_not_1(tmp_path, cli):
+    """No silicon_concurrency=, no _c<N>_ in the id and no batch_size: unsupported, and the
+    concurrency cell is blank (it was a made-up 1)."""
+    row = {"id": "a_c8", "system": "b200_sxm", "model_path": "openai/gpt-oss-120b", "backend": "trtllm",
+           "mode": "agg", "isl": "1024", "osl": "1024", "gemm_quant_mode": "", "moe_quant_mode": "",
+           "batch_size": "8", "tp_size": "8", "pp_size": "1", "attention_dp_size": "1", "moe_tp_size": "1",
+           "moe_ep_size": "8", "silicon_ttft_ms": "100", "silicon_tpot_ms": "5"}
+    src = _imx_csv(tmp_path / "aic.csv", row, dict(row, id="a_none", batch_size=""))
+    rc, _, err = cli("validate", src, "--out", tmp_path / "o")
+    assert rc == 0 and "Traceback" not in err, err
+    got = {r["id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    assert got["a_c8"]["concurrency"] == "8"
+    assert got["a_none"]["status"] == "unsupported: no concurrency or batch size"
+    assert got["a_none"]["concurrency"] == ""
+
+
+def test_duplicate_ids_are_kept_and_warned_about_once(tmp_path, cli):
+    # rows 2..8 of the file (the header is row 1): imx-00659 on rows 2 and 4, "x" on rows 3, 5 and 6,
+    # "y" on 7 and 8; each row another concurrency, so the order of predictions.csv is checkable
+    ids = ["imx-00659", "x", "imx-00659", "x", "x", "y", "y"]
+    src = _imx_csv(tmp_path / "m.csv", *[dict(IMX_ROW, point_id=i, conc=str(8 * (n + 1))) for n, i in enumerate(ids)])
+    out = tmp_path / "o"
+    rc, _, err = cli("validate", src, "--out", out)
+    assert rc == 0 and "Traceback" not in err, err
+    warn = [ln for ln in err.splitlines() if ln.startswith("warning:")]
+    assert warn == [f"warning: {src}: 3 point_id values repeated (7 rows: imx-00659 on rows 2, 4; x on rows "
+                    "3, 5, 6; y on rows 7, 8); every row is kept, and predictions.csv lists them in the input's "
+                    "order (match rows by order, not by point_id)"], err
+    got = list(csv.DictReader(open(out / "predictions.csv")))
+    assert [r["point_id"] for r in got] == ids  # none dropped or merged
+    assert [r["concurrency"] for r in got] == ["8", "16", "24", "32", "40", "48", "56"]
+    assert all(r["status"] == "ok" for r in got)
+
+
+def test_duplicate_id_warning_names_the_first_five(tmp_path, cli):
+    ids = [f"d{k}" for k in range(7)] * 2 + ["single"]
+    src = _imx_csv(tmp_path / "m.csv", *[dict(IMX_ROW, point_id=i) for i in ids])
+    rc, _, err = cli("validate", src, "--json")
+    assert rc == 0, err
+    # d0 on rows 2 and 9, ..., d4 on rows 6 and 13; d5 and d6 counted only
+    shown = "; ".join(f"d{k} on rows {k + 2}, {k + 9}" for k in range(5))
+    assert f"7 point_id values repeated (14 rows: {shown}; and 2 more)" in err, err
+    assert "d5 on" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data, tmp_path, cli):
+    """IMX_ROW records medians only; imx-00156 (a legacy GB200 row whose pools are inferred: an
+    ambiguous row) records both. Median: no row falls back, no title says "the other". Mean: the
+    ok row falls back to its medians (the ok tables say so); the ambiguous row has means (its table
+    does not) and the ambiguous table names the statistic too."""
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    legacy = next(r for r in csv.DictReader(src.open()) if r["point_id"] == "imx-00156")
+    assert legacy["mean_ttft_s"] and legacy["mean_tpot_s"] and not IMX_ROW["mean_ttft_s"]
+    m = _imx_csv(tmp_path / "m.csv", legacy, IMX_ROW)
+    rc, out, err = cli("validate", m)
+    assert rc == 0, err
+    text = " ".join(out.split())  # rich wraps titles
+    assert "the other where a row lacks it" not in text
+    for by in ("all", "system", "model", "mode"):
+        assert f"inferencemax: error by {by} vs median TTFT/TPOT (calibrated knobs)" in text, text
+    assert "status column of predictions.csv), error by system vs median TTFT/TPOT (calibrated knobs)" in text
+    rc, out, err = cli("validate", m, "--statistic", "mean")
+    assert rc == 0, err
+    text = " ".join(out.split())
+    for by in ("all", "system", "model", "mode"):
+        assert (f"inferencemax: error by {by} vs mean TTFT/TPOT (the other where a row lacks it) "
+                "(calibrated knobs)") in text, text
+    assert "status column of predictions.csv), error by system vs mean TTFT/TPOT (calibrated knobs)" in text

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+
+from ..errors import CodesignError
 
 
 def register(sub) -> None:
@@ -44,6 +47,9 @@ def _efficiency_for(uncalibrated: bool, path=None):
         from codesign_baseline import efficiency_for, load_calibration, read_calibration
     except ImportError:  # pragma: no cover - baseline plugin not installed
         return (lambda p: {}), None, None, None
+    if path and Path(path).is_dir():  # else "no such calibration file", as if the path did not exist
+        raise CodesignError(f"--calibration {path}: is a directory; expected a calibration TOML file "
+                            "(as `codesign calibrate MEASURED.csv --out FILE` writes)")
     cal = read_calibration(path) if path else load_calibration()
     if not cal:
         return (lambda p: {}), None, None, None
@@ -63,6 +69,7 @@ def run(args) -> int:
     from ._common import ensure_out_dir
 
     schema, points = read_measured(args.measured, args.statistic)
+    _warn_duplicate_ids(args.measured, schema, points)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
     eff_for, domain, basis_for, fitted = _efficiency_for(args.uncalibrated, args.calibration)
@@ -76,16 +83,12 @@ def run(args) -> int:
     tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
-        from pathlib import Path
-
         write_predictions(points, Path(args.out) / "predictions.csv", schema)
     status: dict[str, int] = {}
     for p in points:
         k = p.status.split(":")[0]
         status[k] = status.get(k, 0) + 1
     if not any(priced(p.status) for p in points):
-        from ..errors import CodesignError
-
         first = next((p.status for p in points if p.status != "ok"), "")
         raise CodesignError(f"{args.measured}: no row could be priced ("
                             + ", ".join(f"{v} {k}" for k, v in sorted(status.items()))
@@ -104,6 +107,29 @@ def run(args) -> int:
     if args.out:
         print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
     return 0
+
+
+#: Duplicated ids named in the warning (the rest are counted).
+SHOW_IDS = 5
+
+
+def _warn_duplicate_ids(path, schema: str, points) -> None:
+    """One stderr line when ids repeat: every row is kept (and priced if it can be), but
+    predictions.csv joins on the id, so rows sharing one can only be told apart by their order (the
+    input's). ``rows`` are the file's line numbers (the header is row 1)."""
+    from ..validate import duplicate_ids
+
+    dup = duplicate_ids(points)
+    if not dup:
+        return
+    idcol = "point_id" if schema == "inferencemax" else "id"
+    shown = "; ".join(f"{i or '(blank)'} on rows {', '.join(str(n + 2) for n in ns)}"
+                      for i, ns in list(dup.items())[:SHOW_IDS])
+    more = f"; and {len(dup) - SHOW_IDS} more" if len(dup) > SHOW_IDS else ""
+    rows = sum(len(ns) for ns in dup.values())
+    print(f"warning: {path}: {len(dup)} {idcol} value{'s' if len(dup) > 1 else ''} repeated ({rows} rows: "
+          f"{shown}{more}); every row is kept, and predictions.csv lists them in the input's order "
+          f"(match rows by order, not by {idcol})", file=sys.stderr)
 
 
 def _calibration_file(args, domain) -> str | None:
@@ -131,13 +157,20 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
     con = Console() if sys.stdout.isatty() else Console(width=120)
     metrics = [("ttft", "TTFT"), ("tpot", "TPOT")] + ([("tput", "tok/s/GPU")] if schema == "inferencemax" else [])
     knobs = "calibrated" if calibrated else "default"
-    # which measured statistic the TTFT/TPOT errors are against
-    vs = f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if schema == "inferencemax" else "")
-    titled = [(by, f"{schema}: error by {by} vs {vs} ({knobs} knobs)", rows) for by, rows in tables.items()]
+
+    def vs(rows_of) -> str:
+        """Which measured statistic the TTFT/TPOT errors of the rows ``rows_of`` selects are against
+        (the other one is named only if one of those rows had to fall back to it)."""
+        fell_back = any(rows_of(p) and p.ttft_stat != stat for p in points)
+        return f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if fell_back else "")
+
+    main = vs(lambda p: p.status == "ok")
+    titled = [(by, f"{schema}: error by {by} vs {main} ({knobs} knobs)", rows) for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
                                  f"inferred from the nearest InferenceMAX recipe (each row's guess is in the "
-                                 f"status column of predictions.csv), error by system ({knobs} knobs)",
+                                 f"status column of predictions.csv), error by system vs "
+                                 f"{vs(lambda p: p.status.startswith('ambiguous'))} ({knobs} knobs)",
                        ambiguous))
     for by, title, rows in titled:
         t = Table(title=title)
