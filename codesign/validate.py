@@ -44,7 +44,9 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   (``tput_per_gpu`` is normalised by ``tp``; the ``total_gpus`` column of some aggregated rows is not
   the GPU count); ``dp_attention`` True means attention TP 1 with ``tp`` DP ranks. Disaggregated rows:
   pools of ``num_prefill_gpu`` / ``num_decode_gpu`` GPUs, ``*_num_workers`` workers each,
-  ``*_tp``/``*_ep``/``*_dp_attention`` per worker. We compare the model's steady-state TTFT
+  ``*_tp``/``*_ep``/``*_dp_attention`` per worker (Dynamo + SGLang rows logging TP 1 and EP 1 for a
+  worker of several GPUs are priced with EP = GPUs per worker, as InferenceX's later recipes of the
+  same runs record: :data:`SGLANG_WIDE_EP_FRAMEWORKS`). We compare the model's steady-state TTFT
   (``ttft_steady_s``, no start-up wave) and TPOT with ``median_ttft_s``/``median_tpot_s``, the
   statistic InferenceMAX publishes (:data:`IMX_STATISTIC`; ``statistic="mean"``, ``codesign
   validate --statistic mean``, compares the model's mean TTFT, start-up wave included, with
@@ -881,6 +883,13 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         per = max(int(round(gpus / max(workers, 1))), 1)
         tp, ep = _i(r[f"{prefix}tp"]), _i(r[f"{prefix}ep"])
         dpa = r[f"{prefix}dp_attention"] == "True"
+        if tp == 1 and ep == 1 and per > 1 and pt.framework.strip().lower() in SGLANG_WIDE_EP_FRAMEWORKS:
+            # InferenceX's first configuration of these Dynamo + SGLang runs logged TP 1 and EP 1 for
+            # workers of 4-48 GPUs; its later versions of the same items log EP = GPUs per worker
+            # (e.g. 1 decode worker of 48 GPUs: decode_ep 48), see SGLANG_WIDE_EP_FRAMEWORKS
+            pt.warnings.append(f"{prefix}tp 1 and ep 1 logged for {per} GPUs per worker; "
+                               f"EP {per} used (InferenceX's later recipes of these runs)")
+            ep = per
         if dpa:
             return 1, min(ep, per), per, per
         if tp != per:
@@ -926,6 +935,17 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
+
+
+#: Frameworks whose disaggregated InferenceMAX rows may log placeholder parallelism (``*_tp`` 1 and
+#: ``*_ep`` 1 for a worker of several GPUs). InferenceX's ``nvidia-master.yaml`` at 344ac6c2 lists
+#: every GB200 Dynamo + SGLang DeepSeek-R1 item with prefill/decode TP 1, EP 1; the same items at
+#: 8ccec7a7 and 0004cf5f list EP = GPUs per worker (fp8 1k/1k, 3 prefill workers + 1 decode worker
+#: of 48 GPUs: prefill EP 8, decode EP 48; specs/recipes/inferencemax_recipes.csv), which is SGLang's
+#: wide-EP DeepSeek deployment (``--ep-size`` equal to the worker's ``--tp-size``). Such a row is
+#: priced with EP = GPUs per worker (a warning says so); without it, EP 1 put every expert on every
+#: rank's MoE-TP shard. Explicit counts (``decode_tp 4, decode_ep 1``) are kept.
+SGLANG_WIDE_EP_FRAMEWORKS = frozenset({"dynamo-sglang"})
 
 
 def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
@@ -1115,7 +1135,14 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     the default error tables). ``spec_known``: the row records its own speculative decoding, so a
     recipe's (MTP) is not taken with its pools.
     """
-    recipes = pool_recipes() if recipes is None else recipes
+    if recipes is None:
+        recipes = pool_recipes()
+        src = shared_data_dir() / "measured" / "inferencemax_public.csv"
+        if not src.is_file():
+            # the recipes come from the shared InferenceMAX file: say so rather than silently
+            # pricing these rows by the fallback rule alone
+            pt.warnings.append(f"no InferenceMAX pool recipes: {src} not found (set CODESIGN_SHARED_DATA "
+                               "to the directory holding measured/inferencemax_public.csv)")
     fam = framework_family(pt.framework) or pt.framework
     conc = max(pt.concurrency, 1)
 

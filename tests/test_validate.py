@@ -238,6 +238,10 @@ def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     # ceil(72 / 16) = 5 prefill workers of TP 4 = 20 GPUs
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
     assert p.status.endswith("fallback rule (no InferenceMAX recipe) (20 prefill + 72 decode GPUs)")
+    # and the row says why no recipe was used
+    missing = tmp_path / "nowhere" / "measured" / "inferencemax_public.csv"
+    assert any(w.startswith(f"no InferenceMAX pool recipes: {missing} not found (set CODESIGN_SHARED_DATA")
+               for w in p.warnings), p.warnings
     # a total GPU count alone cannot be split without a recipe: not priced
     p = by["2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11"]
     assert p.status.startswith("unsupported: 36 GPUs of a disaggregated run")
@@ -562,6 +566,29 @@ def test_one_statistic_per_row_and_the_json_says_which(cli, tmp_path):
     rc, out, err = cli("validate", _imx_csv(tmp_path / "g.csv", IMX_GPTOSS), "--json", "--statistic", "mean")
     assert rc == 0 and json.loads(out)["statistic"] == "mean"
     assert "calibration was fitted on InferenceMAX medians; comparing with means" in err
+
+
+def test_dynamo_sglang_rows_logging_tp1_ep1_get_wide_ep(shared_data):
+    """imx-02225 (GB200, Dynamo + SGLang, DeepSeek-R1 FP8, 1k/1k, C = 1024) logs prefill and decode
+    TP 1, EP 1 with attention DP for 3 prefill workers on 24 GPUs and 1 decode worker on 48.
+    InferenceX's nvidia-master.yaml at 8ccec7a7 lists this item (3 prefill workers, 1 decode worker,
+    conc 1024 2048 4096) with prefill EP 8 and decode EP 48: the rows are priced with EP = GPUs per
+    worker, and say so. Explicit counts of other rows are kept."""
+    from codesign.recipes import recipes
+
+    item = [rc for rc in recipes() if rc["source"] == "8ccec7a7" and rc["framework"] == "dynamo-sglang"
+            and rc["precision"] == "fp8" and rc["isl"] == 1024 and rc["osl"] == 1024
+            and rc["prefill_num_worker"] == 3 and rc["decode_num_worker"] == 1]
+    assert [(rc["prefill_ep"], rc["decode_ep"]) for rc in item] == [(8, 48)]
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    by = {p.id: p for p in pts}
+    p = by["imx-02225"]
+    assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["p_ep"]) == (24, 8, 8)
+    assert (p.deploy["d_chips"], p.deploy["d_dp"], p.deploy["d_ep"]) == (48, 48, 48)
+    assert any("decode_tp 1 and ep 1 logged for 48 GPUs per worker; EP 48 used" in w for w in p.warnings), p.warnings
+    # imx-00179 logs decode TP 32, EP 32 itself (InferenceX 0004cf5f): no warning, same EP
+    q = by["imx-00179"]
+    assert q.deploy["d_ep"] == 32 and not any("ep 1 logged" in w for w in q.warnings)
 
 
 # --- input-handling rough edges of a fresh-user trial -------------------------------------------
