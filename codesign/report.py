@@ -15,8 +15,8 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import metric_unit
 from .evaluation import jsonable
-from .search import (SEARCH_METRICS, SLO_METRICS, SearchResult, beats, hypervolume_series, ratios, satisfied,
-                     trial_problems)
+from .search import (SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats, hypervolume_series,
+                     ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, load_raw
 from .units import format_quantity
 
@@ -213,20 +213,61 @@ def _plot_hv(path: Path, hv: dict, spec: Spec) -> None:
     plt.close(fig)
 
 
+def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
+    """The columns of ``pareto.csv``: ``(header, cell(row))`` pairs, ``row`` one of
+    :func:`build_rows`'.
+
+    The header is a function of the spec alone (its ``[search]`` parameters and objectives),
+    never of the trials: every run of a spec (one that found no feasible design, a resumed one,
+    another seed) writes the same header, and so do specs that search the same parameters for
+    the same objectives, whatever their constraints and reference. The columns, in order:
+
+    1. ``trial``: the design's trial number (its spec: ``designs/trial-NNNNN.toml``).
+    2. One column per searched parameter, in ``[search.params]`` order: ``KEY [UNIT SI]`` for a
+       quantity, its value in SI units (``memory.hbm.bandwidth [B/s SI]``); ``KEY`` for a count
+       (``deployment.tp``) or a number-format name.
+    3. The metrics: the objectives in ``[[search.objectives]]`` order, then each of :data:`SHOWN`
+       that is not an objective (``peak_mixed_tok_s_per_kw``, ``min_e2e_latency_s``,
+       ``min_tpot_s``, ``min_ttft_s``, ``mixed_tok_s_per_kw_at_tpot``, ``peak_power_w``,
+       ``area_mm2``), each in its unit (:data:`codesign.search.SEARCH_METRICS`; the name says it:
+       ``_s`` s, ``_w`` W, ``_mm2`` mm², ``_per_kw`` tok/s per kW of TDP). ``pareto.json`` has
+       every metric the cost model reports.
+    4. ``METRIC_vs_reference``, design / reference, for each metric of
+       :func:`codesign.search.ratio_metrics`: the objectives, then ``peak_mixed_tok_s_per_kw``,
+       ``min_e2e_latency_s``, ``min_tpot_s`` and ``mixed_tok_s_per_kw_at_tpot``, each once.
+    5. ``beats_reference``: ``True`` when the design is strictly better than the reference on
+       every objective, else ``False``.
+    6. ``design_file``: the path of the design's spec TOML.
+
+    A cell is empty where its value does not apply: a metric the design has no value for (NaN or
+    infinite, as ``null`` in ``pareto.json``: ``mixed_tok_s_per_kw_at_tpot`` when none of its
+    concurrency points is as fast as the reference's min TPOT, and always without a
+    ``reference``; a metric the cost model does not report), a ratio or ``beats_reference``
+    without a reference, and a ratio where either value is missing or the reference's is 0.
+    """
+    kinds = {p.key: p.kind for p in space.params}
+    cols: list[tuple[str, Any]] = [("trial", lambda r: r["trial"])]
+    for k in kinds:
+        cols.append((f"{k} [{kinds[k]} SI]" if kinds[k] else k, lambda r, k=k: _cell(r["params"].get(k, ""))))
+    for m in dict.fromkeys([m for m, _ in space.objectives] + SHOWN):
+        cols.append((m, lambda r, m=m: _cell(r["metrics"].get(m, ""))))
+    for m in ratio_metrics(space):
+        cols.append((f"{m}_vs_reference", lambda r, m=m: _cell((r.get("vs_reference") or {}).get(m, ""))))
+    cols.append(("beats_reference", lambda r: "" if r.get("beats_reference") is None else r["beats_reference"]))
+    cols.append(("design_file", lambda r: r.get("design_file", "")))
+    return cols
+
+
 def _write_csv(path: Path, rows, result: SearchResult) -> None:
-    pkeys = [p.key for p in result.space.params]
-    units = {p.key: p.kind for p in result.space.params}
-    mkeys = list(dict.fromkeys([m for m, _ in result.space.objectives] + SHOWN))
-    rkeys = sorted({k for r in rows for k in r["vs_reference"]})
+    """Write ``pareto.csv``: one line per Pareto design (``pareto.json``'s order) under the
+    header of :func:`csv_columns`, which depends on the spec only (a search without a feasible
+    design writes the header alone)."""
+    cols = csv_columns(result.space)
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
-        w.writerow(["trial"] + [f"{k} [{units[k] or '-'} SI]" if units[k] else k for k in pkeys]
-                   + mkeys + [f"{k}_vs_reference" for k in rkeys] + ["beats_reference", "design_file"])
+        w.writerow([h for h, _ in cols])
         for r in rows:
-            w.writerow([r["trial"]] + [r["params"][k] for k in pkeys]
-                       + [_cell(r["metrics"].get(k, "")) for k in mkeys]
-                       + [r["vs_reference"].get(k, "") for k in rkeys]
-                       + [r["beats_reference"], r["design_file"]])
+            w.writerow([cell(r) for _, cell in cols])
 
 
 def _cell(x):

@@ -539,12 +539,21 @@ def _plain(x):
     return x.item() if hasattr(x, "item") else x
 
 
+#: Metrics every design is compared with the reference on besides its objectives: the Jalapeño table's.
+RATIO_METRICS = ("peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "mixed_tok_s_per_kw_at_tpot")
+
+
+def ratio_metrics(space: SearchSpace) -> list[str]:
+    """The metrics :func:`ratios` may give: the objectives in their order, then
+    :data:`RATIO_METRICS`, each once. A function of the spec alone (``pareto.csv``'s columns)."""
+    return list(dict.fromkeys([m for m, _ in space.objectives] + list(RATIO_METRICS)))
+
+
 def ratios(metrics: dict, ref: dict, space: SearchSpace) -> dict[str, float]:
-    """design / reference for each objective (and the Jalapeño-table metrics where present)."""
-    keys = [m for m, _ in space.objectives] + [k for k in ("peak_mixed_tok_s_per_kw", "min_e2e_latency_s",
-                                                          "min_tpot_s", "mixed_tok_s_per_kw_at_tpot")]
+    """design / reference for each metric of :func:`ratio_metrics` where both values are finite
+    and the reference's is not 0."""
     out = {}
-    for k in dict.fromkeys(keys):
+    for k in ratio_metrics(space):
         a, b = metrics.get(k, math.nan), ref.get(k, math.nan)
         if math.isfinite(a) and math.isfinite(b) and b != 0:
             out[k] = a / b
@@ -1657,8 +1666,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             study only runs the missing ones.
         seed: sampler seed (default ``search.seed``).
         out_dir: the study's output directory (its report goes there) and the home of the default
-            journal storage; created once the spec has been accepted, and refused when it holds
-            another study (:func:`_check_out_dir`).
+            journal storage; created once the spec has been accepted, and refused when it is
+            neither new, empty nor a study directory (:func:`check_study_dir`) or holds another
+            study (:func:`_check_out_dir`).
         storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path.
         progress: optional ``callback(done, total)``.
         workers: local worker processes (``spawn``), each asking and telling batches on the same
@@ -1666,7 +1676,8 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
 
     Raises:
         SpecError: bad ``[search]``; PluginError: the cost model failed; CodesignError: ``out_dir``
-            holds another study, or the stored study was run with another spec or cost model.
+            holds unrelated files or another study, or the stored study was run with another spec
+            or cost model.
     """
     import optuna
 
@@ -1674,9 +1685,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         build_space(spec, [])  # raises "search: missing"
     total = trials if trials is not None else spec.search.trials
     out_dir = Path(out_dir)
-    private = storage is None or storage.startswith("journal:") or storage.endswith(".journal")
-    journal = (Path(storage[len("journal:"):] if storage.startswith("journal:") else storage) if storage
-               else out_dir / "study.journal") if private else None
+    check_study_dir(out_dir, storage)
+    journal = _journal_path(storage, out_dir)  # None: an RDB URL
+    private = journal is not None
     fresh = journal is not None and not journal.exists()
     made = _missing_dirs(journal.parent) if journal is not None else []
     try:
@@ -1706,6 +1717,69 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                          poll=(lambda k: progress(done + k, total)) if progress else None)
     return _result(ctx, new)
+
+
+def _journal_path(storage: str | None, out_dir: Path) -> Path | None:
+    """The journal file a study is stored in: ``out_dir/study.journal`` by default, the
+    ``journal:PATH`` or ``*.journal`` of ``storage``; None for an RDB URL."""
+    if storage is None:
+        return Path(out_dir) / "study.journal"
+    if storage.startswith("journal:"):
+        return Path(storage[len("journal:"):])
+    return Path(storage) if storage.endswith(".journal") else None
+
+
+def _is_report(path: Path) -> bool:
+    """``path`` is a ``pareto.json`` that ``codesign optimize`` wrote (see report.write_outputs)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("study"), str)
+
+
+def check_study_dir(out_dir, storage: str | None = None, option: str = "output directory") -> None:
+    """Refuse an output directory that is neither new, nor empty, nor a codesign study directory,
+    before anything is written into it.
+
+    A codesign study directory is one a previous ``codesign optimize`` (:func:`run_search`) wrote,
+    which a rerun resumes: it holds the study's journal (``study.journal``, or the journal file of
+    ``storage`` when that lies inside the directory), as a run stopped before its report leaves
+    it, or the report ``pareto.json`` (the only marker when the study is stored elsewhere). Which
+    study it holds is checked once the spec is known (:func:`_check_out_dir`). Any other
+    non-empty directory would have its ``pareto.csv``, ``pareto.png`` and ``designs/trial-*.toml``
+    overwritten and a study's files mixed into its own.
+
+    Args:
+        option: how the message names the directory (``"--out"`` when the user gave it).
+
+    Raises:
+        CodesignError: one line naming the directory, what it holds and what was expected; also
+            when ``out_dir`` exists and is not a directory.
+    """
+    import os
+
+    out_dir = Path(out_dir)
+    shown = f"{option} {os.fspath(out_dir)}"
+    if not out_dir.exists():
+        return
+    if not out_dir.is_dir():
+        raise CodesignError(f"{shown}: exists and is not a directory")
+    try:
+        entries = sorted(p.name for p in out_dir.iterdir())
+    except OSError as exc:
+        raise CodesignError(f"{shown}: cannot list the directory: {exc.strerror or exc}") from None
+    if not entries or (out_dir / "study.journal").is_file() or _is_report(out_dir / "pareto.json"):
+        return
+    journal = _journal_path(storage, out_dir)
+    if journal is not None and journal.is_file() and out_dir.resolve() in journal.resolve().parents:
+        return
+    held = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+    raise CodesignError(f"{shown}: not empty (it holds {held}) and not a codesign study directory; expected "
+                        f"a new or empty directory, or the output directory of a previous `codesign optimize` "
+                        f"(with its study.journal or pareto.json) to resume. Nothing was written; use another --out.")
 
 
 def _missing_dirs(path: Path) -> list[Path]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -250,3 +252,172 @@ def test_every_metric_of_pareto_csv_is_documented_in_the_readme():
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert [m for m in SHOWN if f"`{m}`" not in readme] == []
+
+
+# --- fresh-user trial findings: --out on a directory of unrelated files; pareto.csv's header
+
+def _tree(d):
+    """Every file under ``d`` and its bytes (directories by their files)."""
+    return {p.relative_to(d).as_posix(): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+
+
+def _unrelated(d):
+    (d / "designs").mkdir(parents=True)
+    (d / "notes.txt").write_text("my notes\n")
+    (d / "pareto.csv").write_text("my,own,table\n")               # the names a report would overwrite
+    (d / "designs" / "trial-00001.toml").write_text("x = 1\n")    # and the design a report would delete
+    return _tree(d)
+
+
+def test_an_out_directory_of_unrelated_files_is_refused_and_left_untouched(cli, tmp_path):
+    out = tmp_path / "mine"
+    before = _unrelated(out)
+    rc, stdout, err = cli("optimize", _named(tmp_path, "alpha"), "--trials", "2", "--out", out)
+    assert rc == 2 and stdout == "" and "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: --out {out}: not empty (it holds designs, notes.txt, pareto.csv) "
+                               "and not a codesign study directory; expected a new or empty directory"), lines[0]
+    assert "previous `codesign optimize`" in lines[0]
+    assert _tree(out) == before                                   # nothing written, nothing deleted
+
+
+def test_the_default_output_directory_is_checked_the_same_way(cli, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    before = _unrelated(tmp_path / "runs" / "alpha")
+    rc, stdout, err = cli("optimize", _named(tmp_path, "alpha"), "--trials", "2")
+    assert rc == 2 and "Traceback" not in err
+    assert err.startswith(f"error: output directory {Path('runs') / 'alpha'}: not empty"), err
+    assert _tree(tmp_path / "runs" / "alpha") == before
+
+
+def test_run_search_refuses_a_directory_of_unrelated_files(tmp_path):
+    # the API (and `codesign study run`, whose optimize steps call it) refuses it too
+    from codesign.errors import CodesignError
+    from codesign.search import run_search
+    from codesign.spec import load_spec
+
+    out = tmp_path / "mine"
+    before = _unrelated(out)
+    with pytest.raises(CodesignError, match=r"^output directory .*mine: not empty .* not a codesign study directory"):
+        run_search(load_spec(_named(tmp_path, "alpha")), trials=2, seed=None, out_dir=out, storage=None)
+    assert _tree(out) == before
+
+
+def test_new_empty_and_previous_output_directories_are_accepted(cli, tmp_path):
+    spec = _named(tmp_path, "alpha")
+    out = tmp_path / "empty"
+    out.mkdir()
+    rc, stdout, err = cli("optimize", spec, "--trials", "2", "--out", out, "--json")
+    assert rc in (0, 1), err                      # an empty directory is used
+    assert json.loads(stdout)["trials"] == 2 and (out / "study.journal").is_file()
+    (out / "notes.txt").write_text("mine\n")        # the user's own file beside a study
+    rc, stdout, err = cli("optimize", spec, "--trials", "3", "--out", out, "--json")
+    assert rc in (0, 1), err
+    assert json.loads(stdout)["new_trials"] == 1 and (out / "notes.txt").read_text() == "mine\n"
+    # a run stopped before its report leaves the journal alone: that is a study directory too
+    for f in out.iterdir():
+        if f.name not in ("study.journal", "notes.txt"):
+            f.unlink() if f.is_file() else shutil.rmtree(f)
+    rc, stdout, err = cli("optimize", spec, "--trials", "4", "--out", out, "--json")
+    assert rc in (0, 1), err
+    assert json.loads(stdout)["new_trials"] == 1 and json.loads(stdout)["trials"] == 4
+    # a study stored elsewhere leaves its report only (pareto.json): that resumes as well
+    url = f"sqlite:///{(tmp_path / 'shared.db').as_posix()}"
+    rep = tmp_path / "report-only"
+    rc, _, err = cli("optimize", spec, "--storage", url, "--trials", "2", "--out", rep, "--json")
+    assert rc in (0, 1), err
+    assert not (rep / "study.journal").exists() and (rep / "pareto.json").is_file()
+    rc, stdout, err = cli("optimize", spec, "--storage", url, "--trials", "3", "--out", rep, "--json")
+    assert rc in (0, 1), err
+    assert json.loads(stdout)["new_trials"] == 1
+
+
+def _csv_header(path):
+    import csv
+
+    with path.open(newline="") as fh:
+        return next(csv.reader(fh))
+
+
+# the columns of a search over HBM bandwidth for (peak tok/s/kW, min E2E latency) with a reference,
+# spelled out from csv_columns' documented rule: trial, the parameter in SI units, the objectives,
+# the other SHOWN metrics, ratios for the objectives then the Jalapeño-table metrics, verdict, file
+HBM_COLUMNS = ["trial", "memory.hbm.bandwidth [B/s SI]",
+               "peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
+               "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2",
+               "peak_mixed_tok_s_per_kw_vs_reference", "min_e2e_latency_s_vs_reference",
+               "min_tpot_s_vs_reference", "mixed_tok_s_per_kw_at_tpot_vs_reference",
+               "beats_reference", "design_file"]
+
+
+def _hbm_search(tmp_path, name, constraints=""):
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST
+                 + f'reference = "{GB200.as_posix()}"\n'
+                 + '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
+                 + '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 + '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n' + constraints)
+    return p
+
+
+def test_pareto_csv_has_the_same_columns_whatever_the_search_found(cli, tmp_path):
+    # found by a fresh-user trial: the *_vs_reference columns came and went with the designs on
+    # the front (none without a feasible design; mixed_tok_s_per_kw_at_tpot's only when one reached
+    # the reference's TPOT), so scripts reading several runs broke. Constraints do not add columns:
+    # a search none of whose designs is feasible (no chip draws 1 W) has the very same header.
+    found, none = tmp_path / "found", tmp_path / "none"
+    rc, stdout, err = cli("optimize", _hbm_search(tmp_path, "found"), "--trials", "4", "--out", found, "--json")
+    assert rc == 0 and json.loads(stdout)["pareto"], err
+    rc, stdout, err = cli("optimize", _hbm_search(tmp_path, "none", '[[search.constraints]]\nmetric = '
+                                                  '"peak_power_w"\nmax = "1 W"\n'),
+                          "--trials", "4", "--out", none, "--json")
+    assert rc == 1 and json.loads(stdout)["pareto"] == [], err
+    assert _csv_header(found / "pareto.csv") == HBM_COLUMNS
+    assert (none / "pareto.csv").read_text().splitlines() == [",".join(HBM_COLUMNS)]  # the header alone
+
+
+def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_path):
+    import csv
+    import math
+    from types import SimpleNamespace
+
+    from codesign.report import _write_csv, csv_columns
+    from codesign.search import Param, SearchSpace
+
+    space = SearchSpace(
+        params=(Param("memory.hbm.bandwidth", "B/s", "float", low=2e12, high=16e12, log=True),
+                Param("deployment.tp", None, "categorical", choices=(1, 2, 4, 8))),
+        objectives=(("mixed_tok_s_per_kw_at_tpot", "maximize"), ("area_mm2", "minimize")),
+        constraints=())
+    # objectives first, each metric once; ratios for the objectives, then the table metrics
+    expected = ["trial", "memory.hbm.bandwidth [B/s SI]", "deployment.tp",
+                "mixed_tok_s_per_kw_at_tpot", "area_mm2", "peak_mixed_tok_s_per_kw", "min_e2e_latency_s",
+                "min_tpot_s", "min_ttft_s", "peak_power_w",
+                "mixed_tok_s_per_kw_at_tpot_vs_reference", "area_mm2_vs_reference",
+                "peak_mixed_tok_s_per_kw_vs_reference", "min_e2e_latency_s_vs_reference",
+                "min_tpot_s_vs_reference", "beats_reference", "design_file"]
+    assert [h for h, _ in csv_columns(space)] == expected
+    full = {"trial": 3, "params": {"memory.hbm.bandwidth": 8e12, "deployment.tp": 4},
+            "metrics": {"mixed_tok_s_per_kw_at_tpot": 90.0, "area_mm2": 700.0, "peak_mixed_tok_s_per_kw": 100.0,
+                        "min_e2e_latency_s": 1.5, "min_tpot_s": 0.002, "min_ttft_s": 0.05, "peak_power_w": 650.0},
+            "vs_reference": {"mixed_tok_s_per_kw_at_tpot": 1.5, "area_mm2": 0.5, "peak_mixed_tok_s_per_kw": 2.0,
+                             "min_e2e_latency_s": 0.75, "min_tpot_s": 0.5},
+            "beats_reference": True, "design_file": "d/trial-00003.toml"}
+    # no point at the reference's TPOT (NaN, and no ratio), a metric the model did not report,
+    # and a row of a search without a reference (no ratios, no verdict)
+    partial = {"trial": 7, "params": {"memory.hbm.bandwidth": 4e12, "deployment.tp": 8},
+               "metrics": {"mixed_tok_s_per_kw_at_tpot": math.nan, "area_mm2": 650.0, "peak_mixed_tok_s_per_kw": 80.0,
+                           "min_e2e_latency_s": 1.7, "min_tpot_s": 0.003, "peak_power_w": 600.0},
+               "vs_reference": {}, "beats_reference": None, "design_file": "d/trial-00007.toml"}
+    for name, rows in (("empty", []), ("two", [full, partial])):
+        _write_csv(tmp_path / f"{name}.csv", rows, SimpleNamespace(space=space))
+    assert _csv_header(tmp_path / "empty.csv") == expected == _csv_header(tmp_path / "two.csv")
+    with (tmp_path / "two.csv").open(newline="") as fh:
+        a, b = list(csv.DictReader(fh))
+    assert float(a["mixed_tok_s_per_kw_at_tpot_vs_reference"]) == 1.5 and a["beats_reference"] == "True"
+    assert float(a["memory.hbm.bandwidth [B/s SI]"]) == 8e12 and a["deployment.tp"] == "4"
+    blank = [k for k, v in b.items() if v == ""]
+    assert blank == ["mixed_tok_s_per_kw_at_tpot", "min_ttft_s", "mixed_tok_s_per_kw_at_tpot_vs_reference",
+                     "area_mm2_vs_reference", "peak_mixed_tok_s_per_kw_vs_reference",
+                     "min_e2e_latency_s_vs_reference", "min_tpot_s_vs_reference", "beats_reference"]

@@ -15,11 +15,13 @@ def register(sub) -> None:
         description="Search the [search] parameters of SPEC against its objectives and constraints. "
                     "Progress goes to stderr, the Pareto table to stdout; DIR receives pareto.csv, "
                     "pareto.json, pareto.png and designs/*.toml. Rerunning the same command resumes "
-                    "the study stored in DIR (or in --storage).")
+                    "the study stored in DIR (or in --storage). DIR must be new, empty, or the output "
+                    "directory of a previous run.")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=int, help="total trials in the study (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
-    p.add_argument("--out", default=None, help="output directory (default: runs/<spec name>)")
+    p.add_argument("--out", default=None, help="output directory: new, empty, or a previous run's to resume it "
+                                                "(default: runs/<spec name>)")
     p.add_argument("--storage", help="Optuna storage URL (postgresql://…, sqlite:///…) or a journal file path; "
                                      "default: DIR/study.journal. The password in a URL is never printed. "
                                      "Watch it live: pip install optuna-dashboard && optuna-dashboard DIR/study.journal "
@@ -36,7 +38,7 @@ def run(args) -> int:
 
     from ..errors import CodesignError, ExitCode
     from ..report import print_table, write_outputs
-    from ..search import run_search
+    from ..search import check_study_dir, run_search
     from ..spec import load_spec
     from ._common import ensure_out_dir
 
@@ -48,6 +50,8 @@ def run(args) -> int:
     # checked now, created by the search once the spec's [search] has been accepted
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem), out_option, create=False)
+    # a new or empty directory, or a previous run's (resumed): never a directory of unrelated files
+    check_study_dir(out, args.storage, out_option)
     err = Console(stderr=True)
     prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err, transient=False)
