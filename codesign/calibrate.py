@@ -43,8 +43,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import CodesignError
-from .validate import (FRAMEWORK_FAMILIES, Point, build_spec, error_stats, file_sha256, framework_family,
-                       group_points, hardware_paths, read_measured, refuse_fp4_without_fp4_units)
+from .validate import (FRAMEWORK_FAMILIES, Point, build_spec, error_stats, file_notes, file_sha256,
+                       framework_family, group_points, hardware_paths, read_measured,
+                       refuse_fp4_without_fp4_units)
 
 __all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES",
            "write_calibration", "domain_of", "CALIBRATION_VERSION"]
@@ -326,12 +327,14 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     data = []
     seen: dict[str, str] = {}
     for f in files:
+        schema, pts = read_measured(f, statistic)  # first: a missing or unreadable file is one clear error
         digest = file_sha256(f)
         if digest in seen:  # the same data twice would double its weight silently
             log(f"{f}: same content as {seen[digest]}, skipped")
             continue
         seen[digest] = str(f)
-        schema, pts = read_measured(f, statistic)
+        for note in file_notes(pts):
+            log(f"warning: {f}: {note}")
         if models is not None:
             pts = [p for p in pts if p.model in models]
         ok = [p for p in pts if p.status == "ok"]
@@ -340,7 +343,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             keep = {id(ok[i]) for i in rng.choice(len(ok), max_rows, replace=False)}
             pts = [p for p in pts if id(p) in keep]
         points += pts
-        data.append({"file": Path(f).name, "schema": schema, "sha256": file_sha256(f), "rows": len(pts)})
+        data.append({"file": Path(f).name, "schema": schema, "sha256": digest, "rows": len(pts)})
     train, hold = split_holdout(points, holdout, seed)
     log(f"{len(train)} training rows, {len(hold)} held out ({len(points)} read)")
     if not train:

@@ -643,12 +643,43 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     pts = [_aic(r) for r in rows] if schema == "aiconfigurator" else [_imx(r, statistic) for r in rows]
     for n, why in bad_shape.items():
         pts[n].status = why
+    notes = _absent_column_notes(schema, cols, statistic)
     for pt in pts:
         if pt.status.startswith("invalid"):
             # never priced: what mapping the row assumed (MTP draft tokens, recipe batch limits, ...)
             # is no warning of it; its status says why it is invalid
             pt.warnings.clear()
+        else:
+            pt.warnings.extend(notes)
     return schema, pts
+
+
+#: How a file-level note starts (:func:`file_notes`): an optional column the file lacks, pool recipes
+#: that could not be read.
+FILE_NOTE_PREFIXES = ("absent column ", "no InferenceMAX pool recipes: ")
+
+
+def _absent_column_notes(schema: str, cols: set, statistic: str) -> list[str]:
+    """What pricing assumes for the optional InferenceMAX columns a file lacks (a warning on every
+    row, and once on stderr: :func:`file_notes`); a lacking file is never priced silently."""
+    if schema != "inferencemax":
+        return []
+    notes = []
+    if "spec_method" not in cols:
+        notes.append("absent column spec_method: every row priced without speculative decoding "
+                     "(an MTP run would be mispriced)")
+    other = "mean" if statistic == "median" else "median"
+    lacking = [c for c in (f"{statistic}_ttft_s", f"{statistic}_tpot_s") if c not in cols]
+    if lacking:
+        notes.append(f"absent column {', '.join(lacking)}: rows compared with their {other} TTFT/TPOT "
+                     f"instead of the {statistic}")
+    return notes
+
+
+def file_notes(points: list[Point]) -> list[str]:
+    """The distinct file-level notes among the points' warnings (:data:`FILE_NOTE_PREFIXES`), in
+    order: what the CLI prints once instead of leaving it in every row of predictions.csv only."""
+    return list(dict.fromkeys(w for p in points for w in p.warnings if w.startswith(FILE_NOTE_PREFIXES)))
 
 
 def _refuse_duplicate_columns(path, header: list[str]) -> None:
@@ -879,6 +910,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     elif pt.status == "ok":
         pt.status = f"unsupported: precision {prec}"
 
+    wide_ep = []  # pools whose logged TP 1 / EP 1 is read as wide EP (one warning for both)
+
     def pool(prefix, gpus, workers):
         per = max(int(round(gpus / max(workers, 1))), 1)
         tp, ep = _i(r[f"{prefix}tp"]), _i(r[f"{prefix}ep"])
@@ -887,8 +920,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             # InferenceX's first configuration of these Dynamo + SGLang runs logged TP 1 and EP 1 for
             # workers of 4-48 GPUs; its later versions of the same items log EP = GPUs per worker
             # (e.g. 1 decode worker of 48 GPUs: decode_ep 48), see SGLANG_WIDE_EP_FRAMEWORKS
-            pt.warnings.append(f"{prefix}tp 1 and ep 1 logged for {per} GPUs per worker; "
-                               f"EP {per} used (InferenceX's later recipes of these runs)")
+            wide_ep.append(f"{prefix[:-1]} EP {per}")
             ep = per
         if dpa:
             return 1, min(ep, per), per, per
@@ -912,6 +944,10 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             pg, dg = 1, 1
         ptp, pep, pdp, _ = pool("prefill_", pg, pw)
         dtp, dep, ddp, _ = pool("decode_", dg, dw)
+        if wide_ep:
+            pt.warnings.append(f"TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs "
+                               f"per worker ({', '.join(wide_ep)}), as InferenceX's nvidia-master.yaml "
+                               "records these runs from 8ccec7a7 on")
         pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
                      "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
         if pt.status == "ok" and not (_whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"])) \

@@ -585,10 +585,12 @@ def test_dynamo_sglang_rows_logging_tp1_ep1_get_wide_ep(shared_data):
     p = by["imx-02225"]
     assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["p_ep"]) == (24, 8, 8)
     assert (p.deploy["d_chips"], p.deploy["d_dp"], p.deploy["d_ep"]) == (48, 48, 48)
-    assert any("decode_tp 1 and ep 1 logged for 48 GPUs per worker; EP 48 used" in w for w in p.warnings), p.warnings
+    assert [w for w in p.warnings if "EP = GPUs per worker" in w] == [
+        "TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs per worker (prefill EP 8, "
+        "decode EP 48), as InferenceX's nvidia-master.yaml records these runs from 8ccec7a7 on"], p.warnings
     # imx-00179 logs decode TP 32, EP 32 itself (InferenceX 0004cf5f): no warning, same EP
     q = by["imx-00179"]
-    assert q.deploy["d_ep"] == 32 and not any("ep 1 logged" in w for w in q.warnings)
+    assert q.deploy["d_ep"] == 32 and not any("EP 1 logged" in w for w in q.warnings)
 
 
 # --- input-handling rough edges of a fresh-user trial -------------------------------------------
@@ -715,3 +717,38 @@ def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data
         assert (f"inferencemax: error by {by} vs mean TTFT/TPOT (the other where a row lacks it) "
                 "(calibrated knobs)") in text, text
     assert "status column of predictions.csv), error by system vs mean TTFT/TPOT (calibrated knobs)" in text
+
+
+def test_absent_optional_columns_are_said_once_and_on_every_row(tmp_path, cli):
+    """A file without spec_method is priced without speculative decoding, and one without
+    median_tpot_s is compared with the means: both said on stderr (once) and in each row's warning;
+    --json counts the rows that fell back to the other statistic. IMX_ROW has no mean TTFT, so the
+    second row (with both means) is the one that can fall back."""
+    import json
+
+    no_spec = {k: v for k, v in IMX_ROW.items() if k != "spec_method"}
+    src = _imx_csv(tmp_path / "nospec.csv", no_spec)
+    rc, out, err = cli("validate", src, "--out", tmp_path / "o1")
+    assert rc == 0 and "Traceback" not in err, err
+    note = ("absent column spec_method: every row priced without speculative decoding "
+            "(an MTP run would be mispriced)")
+    assert err.count(f"warning: {src}: {note}") == 1, err
+    row = next(csv.DictReader(open(tmp_path / "o1" / "predictions.csv")))
+    assert note in row["warning"]
+
+    both = dict(IMX_ROW, point_id="both", mean_ttft_s="0.6", mean_tpot_s="0.025")
+    no_median_tpot = [{k: v for k, v in r.items() if k != "median_tpot_s"} for r in (IMX_ROW, both)]
+    src = _imx_csv(tmp_path / "nomed.csv", *no_median_tpot)
+    rc, out, err = cli("validate", src, "--json")
+    assert rc == 0, err
+    assert "absent column median_tpot_s: rows compared with their mean TTFT/TPOT instead of the median" in err
+    doc = json.loads(out)
+    # imx-00659 has neither median TPOT nor means: unsupported; "both" is compared with its means
+    assert doc["statistic"] == "median" and doc["statistic_fallback_rows"] == 1
+
+
+def test_calibrate_refuses_a_missing_file_or_a_directory_in_one_line(tmp_path, cli):
+    for bad, why in ((tmp_path / "nonexistent.csv", "no such file"),
+                     (tmp_path, "is a directory; expected a measured CSV file")):
+        rc, out, err = cli("calibrate", bad, "--out", tmp_path / "c.toml", "--steps", "1")
+        assert rc == 2 and f"{bad}: {why}" in err and "Traceback" not in err, err

@@ -65,14 +65,17 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 def run(args) -> int:
     from ..evaluation import jsonable
-    from ..validate import error_table_rows, predict, priced, read_measured, write_predictions
+    from ..validate import error_table_rows, file_notes, predict, priced, read_measured, write_predictions
     from ._common import ensure_out_dir
 
     schema, points = read_measured(args.measured, args.statistic)
-    _warn_duplicate_ids(args.measured, schema, points)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
     eff_for, domain, basis_for, fitted = _efficiency_for(args.uncalibrated, args.calibration)
+    # warnings once the command line has been accepted (a refusal stays one line)
+    _warn_duplicate_ids(args.measured, schema, points)
+    for note in file_notes(points):
+        print(f"warning: {args.measured}: {note}", file=sys.stderr)
     stat = args.statistic if schema == "inferencemax" else "mean"  # the aiconfigurator file records means
     if schema == "inferencemax" and fitted and fitted != stat:
         print(f"note: the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
@@ -95,7 +98,11 @@ def run(args) -> int:
                             + (f"; e.g. {first}" if first else "") + ")")
     if args.json:
         json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
-                            "statistic": stat, "status": status,
+                            "statistic": stat,
+                            # priced rows compared with the other statistic (they lack this one)
+                            "statistic_fallback_rows": sum(priced(p.status) and p.ttft_stat != stat
+                                                           for p in points if schema == "inferencemax"),
+                            "status": status,
                             "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                             "errors": tables,
                             "errors_ambiguous": ambiguous}), sys.stdout, indent=2)
