@@ -83,6 +83,7 @@ so the cost model compiles once per group.
 
 from __future__ import annotations
 
+import contextvars
 import csv
 import functools
 import hashlib
@@ -640,7 +641,16 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
             for k in missing:
                 r[k] = ""
     schema = _schema_of(path, cols, rows)
-    pts = [_aic(r) for r in rows] if schema == "aiconfigurator" else [_imx(r, statistic) for r in rows]
+    if schema == "aiconfigurator":
+        pts = [_aic(r) for r in rows]
+    else:
+        # an InferenceMAX file's own disaggregated runs are pool recipes too (for its rows that do not
+        # record worker counts), beside the shared file's: a file validated away from the shared data
+        token = _OWN_RECIPES.set(_recipes(str(p.resolve())))
+        try:
+            pts = [_imx(r, statistic) for r in rows]
+        finally:
+            _OWN_RECIPES.reset(token)
     for n, why in bad_shape.items():
         pts[n].status = why
     notes = _absent_column_notes(schema, cols, statistic)
@@ -1129,6 +1139,10 @@ class Recipe:
         return self.deploy["p_chips"] + self.deploy["d_chips"]
 
 
+#: Pool recipes of the InferenceMAX file being read (:func:`read_measured`), used beside the shared ones.
+_OWN_RECIPES: contextvars.ContextVar[tuple] = contextvars.ContextVar("own_recipes", default=())
+
+
 def pool_recipes(path=None) -> tuple[Recipe, ...]:
     """The pool recipes of ``path`` (default ``<shared>/measured/inferencemax_public.csv``); empty
     when the file is absent (then only the fallback rule infers pools). Read once per path."""
@@ -1140,7 +1154,9 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
     if not os.path.isfile(path):
         return ()
     with open(path, newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r.get("disagg") == "True"
+        # (a short or long row, which read_measured marks invalid, is no recipe)
+        rows = [r for r in csv.DictReader(f) if None not in r and None not in r.values()
+                and r.get("disagg") == "True"
                 and _whole(r.get("prefill_num_workers")) and _whole(r.get("decode_num_workers"))]
     out = []
     for r in rows:
@@ -1173,12 +1189,18 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     """
     if recipes is None:
         recipes = pool_recipes()
+        # the file being read, if it is an InferenceMAX file, adds its own runs (the shared file's
+        # rows once: validating the shared file itself adds nothing)
+        seen = {(rc.id, rc.key, rc.isl, rc.osl, rc.conc) for rc in recipes}
+        own = tuple(rc for rc in _OWN_RECIPES.get() if (rc.id, rc.key, rc.isl, rc.osl, rc.conc) not in seen)
+        recipes = tuple(recipes) + own
         src = shared_data_dir() / "measured" / "inferencemax_public.csv"
         if not src.is_file():
             # the recipes come from the shared InferenceMAX file: say so rather than silently
             # pricing these rows by the fallback rule alone
             pt.warnings.append(f"no InferenceMAX pool recipes: {src} not found (set CODESIGN_SHARED_DATA "
-                               "to the directory holding measured/inferencemax_public.csv)")
+                               "to the directory holding measured/inferencemax_public.csv)"
+                               + ("; the read file's own disaggregated runs used" if own else ""))
     fam = framework_family(pt.framework) or pt.framework
     conc = max(pt.concurrency, 1)
 

@@ -752,3 +752,28 @@ def test_calibrate_refuses_a_missing_file_or_a_directory_in_one_line(tmp_path, c
                      (tmp_path, "is a directory; expected a measured CSV file")):
         rc, out, err = cli("calibrate", bad, "--out", tmp_path / "c.toml", "--steps", "1")
         assert rc == 2 and f"{bad}: {why}" in err and "Traceback" not in err, err
+
+
+def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_recipe(shared_data, tmp_path,
+                                                                                     monkeypatch):
+    """imx-00156 logs only its run's total GPUs (28); with the shared file it takes the pools of the
+    nearest recipe (test_inferencemax_rows_logging_total_gpus_get_recipe_pools). Copied elsewhere
+    with the disaggregated runs beside it and no shared data, the file's own runs are the recipes:
+    the same pools, and the row says where they came from."""
+    with_shared = {p.id: p for p in read_measured(shared_data / "measured" / "inferencemax_public.csv")[1]}
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    with open(src, newline="") as f:
+        r = csv.DictReader(f)
+        rows = [row for row in r if row["disagg"] == "True" and row["hardware"] == "gb200"]
+        cols = r.fieldnames
+    dst = tmp_path / "gb200_disagg.csv"
+    with open(dst, "w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        w.writerows(rows)
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "nowhere"))
+    away = {p.id: p for p in read_measured(dst)[1]}
+    p, q = away["imx-00156"], with_shared["imx-00156"]
+    assert p.status == q.status and p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
+    assert p.deploy == q.deploy
+    assert any(w.endswith("; the read file's own disaggregated runs used") for w in p.warnings), p.warnings
