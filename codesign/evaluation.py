@@ -73,6 +73,18 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
 FORMAT_FIELDS = ("weights_format", "moe_weights_format", "kv_cache_format", "activations_format")
 
 
+#: Deployment fields that never take a weight-only format (:attr:`codesign.formats.NumberFormat.weight_only`),
+#: and why. Activations: a weight-only format (int4_g32) has no tensor-core path for them; its GEMMs
+#: dequantise the weights and run at the activations' rate (W4A16). KV cache: it holds activations
+#: (the keys and values attention computes each step), not weights.
+WEIGHT_ONLY_REFUSED = {
+    "activations_format": (": no GEMM takes activations in it; use the format the activations run in, e.g. "
+                           "'bf16' (INT4 weights with BF16 activations, W4A16)"),
+    "kv_cache_format": (", but the KV cache stores activations (keys and values); expected a format "
+                        "activations are stored in, e.g. 'bf16' or 'fp8_e4m3'"),
+}
+
+
 def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None,
                 override_keys: dict | None = None) -> None:
     """Refuse unknown number-format and cost-model names with the spec key that names them, and a
@@ -101,18 +113,8 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
         for v in names:
             if v is not None and v not in formats:
                 problems.append((where, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
-            elif f == "activations_format" and v is not None and formats[v].weight_only:
-                # a weight-only format (int4_g32) has no tensor-core path for activations: its
-                # GEMMs dequantise the weights and run at the activations' rate (W4A16)
-                problems.append((where, key, f"{v!r} is a weight-only number format: no GEMM takes "
-                                 f"activations in it; use the format the activations run in, e.g. "
-                                 f"'bf16' (INT4 weights with BF16 activations, W4A16)"))
-            elif f == "kv_cache_format" and v is not None and formats[v].weight_only:
-                # the KV cache holds activations (the keys and values attention computes each
-                # step), not weights: no serving stack stores it in a weight-only format
-                problems.append((where, key, f"{v!r} is a weight-only number format, but the KV cache "
-                                 f"stores activations (keys and values); expected a format "
-                                 f"activations are stored in, e.g. 'bf16' or 'fp8_e4m3'"))
+            elif f in WEIGHT_ONLY_REFUSED and v is not None and formats[v].weight_only:
+                problems.append((where, key, f"{v!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[f]}"))
     name = cost_model or spec.deployment.cost_model
     if name != "auto" and name not in pm.cost_models:
         problems.append((where, "deployment.cost_model" if not cost_model else "--cost-model",

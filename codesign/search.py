@@ -1658,7 +1658,8 @@ def _result(ctx: _Context, new: int) -> SearchResult:
 
 
 def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, storage: str | None,
-               progress=None, evaluate=None, workers: int = 1) -> SearchResult:
+               progress=None, evaluate=None, workers: int = 1,
+               out_option: str = "output directory") -> SearchResult:
     """Run (or resume) the search a spec's ``[search]`` declares.
 
     Args:
@@ -1671,6 +1672,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             study (:func:`_check_out_dir`).
         storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path.
         progress: optional ``callback(done, total)``.
+        out_option: how an error names ``out_dir`` (``"--out"`` when the user gave it).
         workers: local worker processes (``spawn``), each asking and telling batches on the same
             storage (the journal file through Optuna's file lock); 1 runs in this process.
 
@@ -1685,7 +1687,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         build_space(spec, [])  # raises "search: missing"
     total = trials if trials is not None else spec.search.trials
     out_dir = Path(out_dir)
-    check_study_dir(out_dir, storage)
+    check_study_dir(out_dir, storage, out_option)
     journal = _journal_path(storage, out_dir)  # None: an RDB URL
     private = journal is not None
     fresh = journal is not None and not journal.exists()

@@ -646,7 +646,7 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     else:
         # an InferenceMAX file's own disaggregated runs are pool recipes too (for its rows that do not
         # record worker counts), beside the shared file's: a file validated away from the shared data
-        token = _OWN_RECIPES.set(_recipes(str(p.resolve())))
+        token = _OWN_RECIPES.set(str(p.resolve()))
         try:
             pts = [_imx(r, statistic) for r in rows]
         finally:
@@ -665,8 +665,10 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
 
 
 #: How a file-level note starts (:func:`file_notes`): an optional column the file lacks, pool recipes
-#: that could not be read.
-FILE_NOTE_PREFIXES = ("absent column ", "no InferenceMAX pool recipes: ")
+#: that could not be read (written by :func:`_absent_column_notes` and :func:`infer_pools`).
+ABSENT_COLUMN = "absent column "
+NO_RECIPES = "no InferenceMAX pool recipes: "
+FILE_NOTE_PREFIXES = (ABSENT_COLUMN, NO_RECIPES)
 
 
 def _absent_column_notes(schema: str, cols: set, statistic: str) -> list[str]:
@@ -676,12 +678,12 @@ def _absent_column_notes(schema: str, cols: set, statistic: str) -> list[str]:
         return []
     notes = []
     if "spec_method" not in cols:
-        notes.append("absent column spec_method: every row priced without speculative decoding "
+        notes.append(f"{ABSENT_COLUMN}spec_method: every row priced without speculative decoding "
                      "(an MTP run would be mispriced)")
     other = "mean" if statistic == "median" else "median"
     lacking = [c for c in (f"{statistic}_ttft_s", f"{statistic}_tpot_s") if c not in cols]
     if lacking:
-        notes.append(f"absent column {', '.join(lacking)}: rows compared with their {other} TTFT/TPOT "
+        notes.append(f"{ABSENT_COLUMN}{', '.join(lacking)}: rows compared with their {other} TTFT/TPOT "
                      f"instead of the {statistic}")
     return notes
 
@@ -1139,14 +1141,26 @@ class Recipe:
         return self.deploy["p_chips"] + self.deploy["d_chips"]
 
 
-#: Pool recipes of the InferenceMAX file being read (:func:`read_measured`), used beside the shared ones.
-_OWN_RECIPES: contextvars.ContextVar[tuple] = contextvars.ContextVar("own_recipes", default=())
+#: The InferenceMAX file being read (:func:`read_measured`; resolved path, "" for none): its own
+#: disaggregated runs are pool recipes beside the shared file's, read only if a row needs them.
+_OWN_RECIPES: contextvars.ContextVar[str] = contextvars.ContextVar("own_recipes", default="")
+
+
+def _recipe_key(rc: Recipe) -> tuple:
+    """What tells two pool recipes apart (a run read from two files is one recipe)."""
+    return rc.id, rc.key, rc.isl, rc.osl, rc.conc
+
+
+def shared_recipe_file() -> Path:
+    """``<shared>/measured/inferencemax_public.csv``, the default source of pool recipes."""
+    return shared_data_dir() / "measured" / "inferencemax_public.csv"
 
 
 def pool_recipes(path=None) -> tuple[Recipe, ...]:
-    """The pool recipes of ``path`` (default ``<shared>/measured/inferencemax_public.csv``); empty
-    when the file is absent (then only the fallback rule infers pools). Read once per path."""
-    return _recipes(str(path or shared_data_dir() / "measured" / "inferencemax_public.csv"))
+    """The pool recipes of ``path`` (default :func:`shared_recipe_file`); empty when the file is
+    absent (then only the fallback rule infers pools). Read once per file (the path is resolved, so
+    validating the shared file itself reads it once)."""
+    return _recipes(str(Path(path or shared_recipe_file()).resolve()))
 
 
 @functools.lru_cache(maxsize=4)
@@ -1191,14 +1205,19 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         recipes = pool_recipes()
         # the file being read, if it is an InferenceMAX file, adds its own runs (the shared file's
         # rows once: validating the shared file itself adds nothing)
-        seen = {(rc.id, rc.key, rc.isl, rc.osl, rc.conc) for rc in recipes}
-        own = tuple(rc for rc in _OWN_RECIPES.get() if (rc.id, rc.key, rc.isl, rc.osl, rc.conc) not in seen)
+        own_file = _OWN_RECIPES.get()
+        own = pool_recipes(own_file) if own_file else ()
+        if own is recipes:  # the file read is the shared one
+            own = ()
+        elif own:
+            seen = {_recipe_key(rc) for rc in recipes}
+            own = tuple(rc for rc in own if _recipe_key(rc) not in seen)
         recipes = tuple(recipes) + own
-        src = shared_data_dir() / "measured" / "inferencemax_public.csv"
+        src = shared_recipe_file()
         if not src.is_file():
             # the recipes come from the shared InferenceMAX file: say so rather than silently
             # pricing these rows by the fallback rule alone
-            pt.warnings.append(f"no InferenceMAX pool recipes: {src} not found (set CODESIGN_SHARED_DATA "
+            pt.warnings.append(f"{NO_RECIPES}{src} not found (set CODESIGN_SHARED_DATA "
                                "to the directory holding measured/inferencemax_public.csv)"
                                + ("; the read file's own disaggregated runs used" if own else ""))
     fam = framework_family(pt.framework) or pt.framework

@@ -282,7 +282,7 @@ def test_validate_calibration_is_a_directory(cli, tmp_path):
     d = tmp_path / "cals"
     d.mkdir()
     err = _refused(cli("validate", _csv(tmp_path / "m.csv", [IMX_ROW]), "--calibration", d))
-    assert err.strip() == (f"error: --calibration {d}: is a directory; expected a calibration TOML file "
+    assert err.strip() == (f"error: {d}: is a directory; expected a calibration TOML file "
                            "(as `codesign calibrate MEASURED.csv --out FILE` writes)")
     assert "no such calibration file" not in err
 

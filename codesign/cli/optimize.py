@@ -38,7 +38,7 @@ def run(args) -> int:
 
     from ..errors import CodesignError, ExitCode
     from ..report import print_table, write_outputs
-    from ..search import check_study_dir, run_search
+    from ..search import run_search
     from ..spec import load_spec
     from ._common import ensure_out_dir
 
@@ -50,8 +50,6 @@ def run(args) -> int:
     # checked now, created by the search once the spec's [search] has been accepted
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem), out_option, create=False)
-    # a new or empty directory, or a previous run's (resumed): never a directory of unrelated files
-    check_study_dir(out, args.storage, out_option)
     err = Console(stderr=True)
     prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err, transient=False)
@@ -65,7 +63,8 @@ def run(args) -> int:
 
     try:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
-                            storage=args.storage, progress=progress, workers=args.workers)
+                            storage=args.storage, progress=progress, workers=args.workers,
+                            out_option=out_option)  # refuses a directory of unrelated files
     finally:
         if prog.live.is_started:
             prog.stop()

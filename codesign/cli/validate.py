@@ -47,9 +47,6 @@ def _efficiency_for(uncalibrated: bool, path=None):
         from codesign_baseline import efficiency_for, load_calibration, read_calibration
     except ImportError:  # pragma: no cover - baseline plugin not installed
         return (lambda p: {}), None, None, None
-    if path and Path(path).is_dir():  # else "no such calibration file", as if the path did not exist
-        raise CodesignError(f"--calibration {path}: is a directory; expected a calibration TOML file "
-                            "(as `codesign calibrate MEASURED.csv --out FILE` writes)")
     cal = read_calibration(path) if path else load_calibration()
     if not cal:
         return (lambda p: {}), None, None, None

@@ -61,7 +61,7 @@ def read_calibration(path) -> dict:
     """A calibration TOML that ``codesign calibrate --out`` wrote, checked before any row is priced.
 
     Raises:
-        CodesignError: the file is missing.
+        CodesignError: the file is missing, or the path is a directory.
         SpecError: not TOML; a ``schema_version`` other than the one ``codesign calibrate`` writes
             (:data:`codesign.calibrate.CALIBRATION_VERSION`), or none; no ``cost_model`` or another
             model's; a ``[systems.X]`` table for a system this plugin does not know (it would never
@@ -77,6 +77,9 @@ def read_calibration(path) -> dict:
     from codesign_analytical.model import DEFAULT_EFFICIENCY, knob_problem
 
     f = str(path)
+    if Path(path).is_dir():  # else "no such calibration file", as if the path did not exist
+        raise CodesignError(f"{f}: is a directory; expected a calibration TOML file "
+                            "(as `codesign calibrate MEASURED.csv --out FILE` writes)")
     if not Path(path).is_file():
         raise CodesignError(f"{f}: no such calibration file (write one with "
                             f"`codesign calibrate MEASURED.csv --out {f}`)")
