@@ -373,6 +373,11 @@ class Deployment:
     #: HiCache, TensorRT-LLM host KV cache, LMCache). Off by default, as the serving engines of the
     #: measured data run: the running batch's KV lives in SRAM/HBM, and requests beyond it wait.
     host_kv_cache: bool = False
+    #: Let a TP group span scale-up domains (multi-node TP: its all-reduces run over the scale-out
+    #: network, e.g. TP 16 over two 8-GPU HGX nodes, as TensorRT-LLM and SGLang run DeepSeek-R1 on
+    #: H100). Off by default: TP larger than the scale-up domain is infeasible, as design searches
+    #: require.
+    multinode_tp: bool = False
     #: Most requests one decode instance (tp × dp_attention × pp chips; in disaggregated serving one
     #: instance of the decode pool) runs at once: the engine's batch limit (TensorRT-LLM
     #: ``max_batch_size`` per attention-DP rank × ranks, SGLang ``--max-running-requests``, vLLM

@@ -1374,6 +1374,8 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
                              "dp_attention": p.deploy["d_dp"]}
         else:
             dep.update(tp=p.deploy["tp"], pp=p.deploy["pp"], ep=p.deploy["ep"], dp_attention=p.deploy["dp"])
+        if p.deploy.get("mn"):
+            dep["multinode_tp"] = True
         raw["deployment"] = dep
         raw["efficiency"] = dict(efficiency_for(p))
         raw["name"] = f"{p.system_key}-{p.model}-{p.mode}-{p.isl}x{p.osl}"
@@ -1403,6 +1405,11 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
     # decode batch limit per decode instance (inf: only the KV cache limits it)
     overrides["deployment.max_batch_size"] = np.array([dict(k[3]).get("mb", np.inf) for k in keys],
                                                       dtype=np.float64)
+    # multi-node TP (mark_multinode_tp): 1 where a TP group spans scale-up domains, else 0 (off);
+    # sent only by groups that have such a point
+    if any(dict(k[3]).get("mn") for k in keys):
+        overrides["deployment.multinode_tp"] = np.array([dict(k[3]).get("mn", 0) for k in keys],
+                                                        dtype=np.float64)
     # speculative decoding (draft tokens per step; 0 = off) for every point of the group
     overrides["deployment.speculative_tokens"] = np.array([dict(k[3]).get("spec", 0) for k in keys],
                                                           dtype=np.float64)
@@ -1445,6 +1452,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
         if priced(p.status) and p.system_key not in hardware:
             p.status = f"unsupported: no hardware spec for system {p.system}"
     refuse_fp4_without_fp4_units(points, hardware, pm)
+    mark_multinode_tp(points, hardware)
     cache: dict = {}
     for key, pts in group_points(points).items():
         spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
@@ -1467,6 +1475,44 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             basis = basis_for(p) if basis_for is not None and priced(p.status) else None
             p.extrapolated = extrapolation(p, domain, basis) if priced(p.status) else []
     return points
+
+
+def mark_multinode_tp(points: list[Point], hardware: dict) -> None:
+    """Let a measured run whose TP group spans scale-up domains be priced (in place).
+
+    A priced point with a TP (aggregated, or of either pool) larger than its system's
+    ``network.scaleup_domain`` ran multi-node TP: TensorRT-LLM's ``tep16`` DeepSeek-R1 recipes put
+    decode TP 16 on two 8-GPU HGX H100 nodes (InferenceMAX imx-00351), Dynamo + SGLang runs log
+    prefill and decode workers of TP 16 there (imx-00403). It was measured,
+    so it is feasible: ``pt.deploy["mn"] = 1`` sets ``deployment.multinode_tp`` for its spec
+    (:func:`build_spec`), which prices those all-reduces over the scale-out network, and a warning
+    per pool says so.
+
+    Args:
+        points: measured points (deployments and warnings changed in place).
+        hardware: baseline name → hardware TOML (:func:`hardware_paths`).
+    """
+    from .spec import load_raw
+
+    domains: dict[str, int | None] = {}
+    for p in points:
+        if not priced(p.status) or p.system_key not in hardware:
+            continue
+        if p.system_key not in domains:
+            raw, _ = load_raw(hardware[p.system_key])
+            dom = (raw.get("network") or {}).get("scaleup_domain")
+            domains[p.system_key] = dom if isinstance(dom, int) and not isinstance(dom, bool) and dom > 0 else None
+        dom = domains[p.system_key]
+        if dom is None:
+            continue
+        pools = ((("prefill", "p_tp"), ("decode", "d_tp")) if p.mode == "disaggregated" else (("", "tp"),))
+        for name, key in pools:
+            tp = int(p.deploy.get(key, 1))
+            if tp > dom:
+                p.deploy["mn"] = 1
+                p.warnings.append(f"{name + ' ' if name else ''}TP {tp} spans {-(-tp // dom)} scale-up domains "
+                                  f"of {dom} chips: its all-reduces are priced over the scale-out network "
+                                  "(multi-node TP)")
 
 
 def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> None:
@@ -1524,6 +1570,9 @@ def extrapolation(p: Point, domain: dict, basis: str | None = None) -> list[str]
         why.append(f"model {p.model} not in calibration data")
     if p.mode not in domain.get("modes", [p.mode]):
         why.append(f"mode {p.mode} not in calibration data")
+    if p.deploy.get("mn") and not domain.get("multinode_tp", False):
+        why.append("multi-node TP not in calibration data (its knobs were fitted on TP within one "
+                   "scale-up domain)")
     for name, v in (("isl", p.isl), ("osl", p.osl), ("concurrency", p.concurrency)):
         lo, hi = domain.get(name, [v, v])
         if v < lo or v > hi:

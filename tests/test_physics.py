@@ -186,3 +186,89 @@ def test_full_mesh_collective_gets_one_link_per_peer(tp, links):
         times[topo] = float(evaluate(spec_from_dict(raw)).points["prefill_network_s"][0, 0])
     assert times["switch"] > 0
     assert times["full_mesh"] / times["switch"] == pytest.approx(7 / links, rel=1e-5)
+
+
+def _h100_deepseek(deployment: dict, *, domain: int | None = None, efficiency: dict | None = None,
+                   concurrency=(1, 8, 64)):
+    """DeepSeek-R1 FP8 on HGX H100 (8-GPU NVLink domains, 400 Gb/s scale-out per GPU)."""
+    from codesign.spec import load_raw, spec_from_dict
+
+    hw, _ = load_raw(REPO / "specs" / "hardware" / "h100.toml")
+    model, _ = load_raw(REPO / "specs" / "models" / "deepseek-r1.toml")
+    raw = {k: hw[k] for k in ("chip", "memory", "network")}
+    if domain is not None:
+        raw["network"] = dict(hw["network"], scaleup_domain=domain)
+    fp8 = {f"{role}_format": "fp8_e4m3" for role in ("weights", "kv_cache", "activations")}
+    raw.update(name="h100-dsr1", model=model["model"],
+               workload={"isl": 1024, "osl": 1024, "concurrency": list(concurrency)},
+               deployment={**fp8, **deployment}, efficiency=dict(efficiency or {}))
+    return spec_from_dict(raw)
+
+
+@pytest.mark.parametrize("deployment, reason", [
+    ({"tp": 16, "ep": 16}, "tp 16 is larger than the scale-up domain (8 chips)"),
+    # the other pool: 16 GPUs of attention DP and EP 16 (8 GPUs do not hold DeepSeek-R1's FP8 weights)
+    ({"mode": "disaggregated", "prefill": {"chips": 16, "tp": 1, "dp_attention": 16, "ep": 16},
+      "decode": {"chips": 16, "tp": 16, "ep": 16}}, "decode tp 16 is larger than the scale-up domain (8 chips)"),
+    ({"mode": "disaggregated", "prefill": {"chips": 16, "tp": 16},
+      "decode": {"chips": 16, "tp": 1, "dp_attention": 16, "ep": 16}},
+     "prefill tp 16 is larger than the scale-up domain (8 chips)"),
+])
+def test_tp_beyond_the_scale_up_domain_needs_multinode_tp(deployment, reason):
+    """TP 16 on 8-GPU H100 nodes is infeasible (the reason as before) unless the deployment lets a
+    TP group span nodes; the flag is also a key the model varies per design, off then on."""
+    off = evaluate(_h100_deepseek(deployment))
+    assert not off.feasible.any() and off.reasons == [reason]
+    on = evaluate(_h100_deepseek(dict(deployment, multinode_tp=True)))
+    assert on.feasible.all(), on.reasons
+    both = evaluate(_h100_deepseek(deployment), {"deployment.multinode_tp": np.array([0.0, 1.0])})
+    assert both.feasible.all(axis=1).tolist() == [False, True]
+    assert both.reasons[0] == reason and both.reasons[1] == ""
+
+
+def test_multinode_tp_changes_nothing_within_the_domain():
+    """With TP 8 on 8-GPU nodes (two attention-DP replicas, EP 16 over both nodes) the flag has
+    nothing to lift: every metric is the same."""
+    ev = evaluate(_h100_deepseek({"tp": 8, "dp_attention": 2, "ep": 16}),
+                  {"deployment.multinode_tp": np.array([0.0, 1.0])})
+    assert ev.feasible.all()
+    for k, v in ev.points.items():
+        np.testing.assert_array_equal(v[0], v[1], err_msg=k)
+
+
+def test_multinode_tp_all_reduces_are_priced_over_scale_out():
+    """Decode of DeepSeek-R1 at TP 16, EP 1 on two 8-GPU H100 nodes, batch 64 (the engine's limit;
+    256 users), against the same deployment in one 16-GPU NVLink domain.
+
+    Per layer one all-reduce after attention and one after the FFN (3 dense layers, 58 MoE layers
+    whose experts are split 16 ways by MoE-TP at EP 1): 2 × 61 = 122 all-reduces of the batch's
+    activations, 64 tokens × 7168 (hidden) × 1 B (FP8) = 458,752 B. The model's α–β all-reduce over
+    n chips is lat + (n−1)·peer + 2(n−1)/n·size/bw, with peer 0.5 µs, collective software latency
+    5 µs and network efficiency 0.8 (set below); NVLink hop 2 µs at 450 GB/s, InfiniBand hop 5 µs at
+    400 Gb/s = 50 GB/s per GPU (specs/hardware/h100.toml).
+    - One 16-GPU domain: one flat all-reduce, n = 16 on NVLink: 16.9 µs each, 2.06 ms in all.
+    - Two 8-GPU nodes, hierarchically (NCCL across nodes): n = 8 within each node on NVLink of the
+      whole message (reduce-scatter + all-gather), then n = 2 across the nodes over InfiniBand of
+      each GPU's 1/8 shard (57,344 B): 12.7 + 11.9 = 24.7 µs each, 3.01 ms in all.
+    """
+    eff = {"network_bandwidth": 0.8, "collective_latency_s": 5e-6, "collective_peer_latency_s": 0.5e-6}
+    dep = {"tp": 16, "ep": 1, "multinode_tp": True, "max_batch_size": 64}
+    size, ars = 64 * 7168 * 1.0, 2 * 61
+
+    def allreduce(n, size, hop_s, bw):
+        return hop_s + 5e-6 + (n - 1) * 0.5e-6 + 2 * (n - 1) / n * size / (0.8 * bw)
+
+    out_s = ars * (allreduce(8, size, 2e-6, 450e9) + allreduce(2, size / 8, 5e-6, 400e9 / 8))
+    in_s = ars * allreduce(16, size, 2e-6, 450e9)
+    assert (out_s, in_s) == (pytest.approx(3.01e-3, abs=0.01e-3), pytest.approx(2.06e-3, abs=0.01e-3))
+    multi = evaluate(_h100_deepseek(dep, efficiency=eff, concurrency=[256]))
+    one = evaluate(_h100_deepseek(dep, domain=16, efficiency=eff, concurrency=[256]))
+    for ev in (multi, one):
+        assert ev.feasible.all()
+        assert ev.points["decode_batch"][0, 0] == pytest.approx(64, rel=1e-5)  # at the batch limit
+    assert multi.points["decode_network_s"][0, 0] == pytest.approx(out_s, rel=1e-4)
+    assert one.points["decode_network_s"][0, 0] == pytest.approx(in_s, rel=1e-4)
+    # the decode step (hence TPOT; the prefill's own all-reduces only add to it) is slower by at
+    # least the inter-node part of the all-reduces
+    slower = multi.points["tpot_s"][0, 0] - one.points["tpot_s"][0, 0]
+    assert slower >= (out_s - in_s) * (1 - 1e-4), (slower, out_s - in_s)

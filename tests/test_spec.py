@@ -92,6 +92,11 @@ CASES = {
     "bool_for_a_power": ('[chip]\ntdp = true\n', "chip.tdp", "with a unit, e.g. '700 W' (got true)"),
     "table_for_a_count": ('[deployment]\ntp = { a = 1 }\n', "deployment.tp",
                           "expected a whole number (got {a = 1})"),
+    # a deployment flag takes true or false, and a misspelt one is pointed to its name
+    "number_for_a_flag": ('[deployment]\nmultinode_tp = 1\n', "deployment.multinode_tp",
+                          "expected true or false (got 1)"),
+    "misspelt_flag": ('[deployment]\nmultinode_tpp = true\n', "deployment.multinode_tpp",
+                      "did you mean 'multinode_tp'?"),
 }
 
 

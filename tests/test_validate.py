@@ -777,3 +777,53 @@ def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_rec
     assert p.status == q.status and p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
     assert p.deploy == q.deploy
     assert any(w.endswith("; the read file's own disaggregated runs used") for w in p.warnings), p.warnings
+
+
+def test_measured_multinode_tp_is_priced_and_said(shared_data, tmp_path, cli):
+    """H100 DeepSeek-R1 disaggregated runs whose TP group is larger than an 8-GPU HGX node
+    (TensorRT-LLM ``tep16`` decode workers, Dynamo + SGLang workers logging TP 16) were measured: they are
+    priced with multi-node TP (all-reduces over the scale-out network) and each such pool says so.
+    The pools are read off the CSV's own columns: a worker without attention DP is one TP group of
+    num_*_gpu / *_num_workers GPUs. imx-00353 (a 16-GPU attention-DP decode worker, TP 1) is the
+    control."""
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    node = 8  # NVLink domain of an HGX H100 (specs/hardware/h100.toml scaleup_domain)
+    expected = {}
+    for r in csv.DictReader(open(src, newline="")):
+        if (r["hardware"], r["model_key"], r["disagg"]) != ("h100", "dsr1", "True"):
+            continue
+        said = []
+        for pool in ("prefill", "decode"):
+            tp = 1 if r[f"{pool}_dp_attention"] == "True" else round(float(r[f"num_{pool}_gpu"])
+                                                                      / float(r[f"{pool}_num_workers"]))
+            if tp > node:
+                said.append(f"{pool} TP {tp} spans {math.ceil(tp / node)} scale-up domains of {node} chips: "
+                            "its all-reduces are priced over the scale-out network (multi-node TP)")
+        if said:
+            expected[r["point_id"]] = said
+    assert len(expected) == 14 and {"imx-00351", "imx-00352", "imx-00356"} <= set(expected)
+    rows = _predictions(cli, _subset(src, tmp_path / "mntp.csv", set(expected) | {"imx-00353"}, "point_id"),
+                        tmp_path)
+    for pid, said in expected.items():
+        r = rows[pid]
+        assert r["status"] == "ok", (pid, r["status"])
+        assert float(r["pred_ttft_ms"]) > 0 and float(r["pred_tpot_ms"]) > 0, pid
+        assert [w for w in r["warning"].split("; ") if "multi-node TP" in w] == said, (pid, r["warning"])
+        # the shipped calibration was fitted without multi-node TP runs: outside its data
+        assert "multi-node TP not in calibration data" in r["extrapolated"], (pid, r["extrapolated"])
+    control = rows["imx-00353"]
+    assert control["status"] == "ok" and "multi-node TP" not in control["warning"]
+
+
+def test_aiconfigurator_multinode_tp_rows_are_priced(shared_data, tmp_path):
+    """The aiconfigurator file carries the same H100 runs: dsr1_h100_trtllm_fp8_disagg_1024x1024_c60_cfg494
+    logs decode_tp_size 16, decode_attention_dp_size 1 (prefill: attention DP 16, TP 1), so its decode
+    TP group spans two 8-GPU nodes."""
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    pid = "dsr1_h100_trtllm_fp8_disagg_1024x1024_c60_cfg494"
+    schema, pts = read_measured(_subset(src, tmp_path / "aic.csv", {pid}, "id"))
+    (p,) = predict(pts)
+    assert p.status == "ok" and p.pred_ttft_s > 0 and p.pred_tpot_s > 0
+    assert [w for w in p.warnings if "multi-node TP" in w] == [
+        "decode TP 16 spans 2 scale-up domains of 8 chips: its all-reduces are priced over the scale-out "
+        "network (multi-node TP)"]

@@ -21,6 +21,10 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   achievable fraction of the chip peak for the activation format; a roofline per operator
   (attention over the KV cache, dense GEMMs, expert GEMMs: each max(compute, memory), summed) +
   TP all-reduces, EP all-to-all and PP sends (α + size/β) + per-layer and per-step overheads.
+  Collectives of a stage larger than the scale-up domain run over the scale-out network; a TP
+  group larger than the domain is infeasible unless ``deployment.multinode_tp`` lets it span
+  domains (TP 16 over two 8-GPU HGX nodes): its all-reduces are then hierarchical (within each
+  domain on its links, the 1/D shards across domains over scale-out).
 * **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL).
 * **Serving** (closed loop, C users; mean-value analysis): the unknown is the decode batch B
   (requests in decode, not C). Given B: decode throughput X = inst·B·k/((OSL−1)·t_step(B)) (k
@@ -240,6 +244,7 @@ KEYMAP: dict[str, str] = {
     "deployment.speculative_tokens": "spec_d",
     "deployment.acceptance_rate": "spec_a",
     "deployment.host_kv_cache": "host_kv",
+    "deployment.multinode_tp": "multinode_tp",
     "deployment.max_batch_size": "max_batch",
     # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
     # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
@@ -523,16 +528,30 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # barrier/flag sync), `collective_latency_s`
     lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"]) + eff["collective_latency_s"]
     peer = eff["collective_peer_latency_s"]  # per peer of the group beyond the first
+    D = p["su_domain"]
+
+    def allreduce(g, size):
+        """All-reduce over a TP (or MoE-TP) group of ``g`` chips. A group spanning m = g/D scale-up
+        domains (multi-node TP, ``deployment.multinode_tp``) runs hierarchically, as NCCL's
+        all-reduce does across nodes: reduce-scatter and all-gather over the D chips of each domain
+        on its links, and an all-reduce of each chip's 1/D shard across the m domains over
+        scale-out (a flat ring at NIC speed would send every byte over scale-out)."""
+        t_in = _allreduce(jnp.minimum(g, D), size, p["su_bw"] * eff["network_bandwidth"],
+                          p["su_lat"] + eff["collective_latency_s"], peer)
+        t_out = _allreduce(g / D, size / D, p["so_bw"] * eff["network_bandwidth"],
+                           p["so_lat"] + eff["collective_latency_s"], peer)
+        return jnp.where(g > D, t_in + t_out, _allreduce(g, size, bw_group(g), lat, peer))
+
     tokens_replica = q * tokens / dp if not prefill else tokens
     act = tokens_replica * s.hidden * p["a_bytes"]
     dense_ffn_layers = layers_stage - moe_layers_stage
-    t_ar_attn = layers_stage * _allreduce(tp, act, bw_group(tp), lat, peer)
-    t_ar_ffn = dense_ffn_layers * _allreduce(tp, act, bw_group(tp), lat, peer)
+    t_ar_attn = layers_stage * allreduce(tp, act)
+    t_ar_ffn = dense_ffn_layers * allreduce(tp, act)
     # MoE: all-to-all dispatch + combine across EP shards; all-reduce across MoE-TP ranks
     tokens_chip = q * tokens / n if not prefill else tokens / tp
     a2a_bytes = tokens_chip * s.k * s.hidden * p["a_bytes"] * (ep - 1.0) / ep
     t_a2a = jnp.where(ep > 1.0, 2.0 * (lat + (ep - 1.0) * peer + a2a_bytes / bw_group(ep)), 0.0) * moe_layers_stage
-    t_ar_moe = moe_layers_stage * _allreduce(moe_tp, act, bw_group(moe_tp), lat, peer)
+    t_ar_moe = moe_layers_stage * allreduce(moe_tp, act)
     t_comm = t_ar_attn + t_ar_ffn + t_a2a + t_ar_moe
     link_bytes = t_comm * bw  # bytes on links ≈ collective time × bandwidth (α time included: an upper bound)
     t_overhead = layers_stage * s.kernel_factor * eff["layer_overhead_s"]
@@ -842,8 +861,11 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                   + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
     # one request at the longest context must fit beside the weights; more users than KV slots
     # queue (priced above), so feasibility is a property of the design, not of the concurrency
+    # a TP group stays in one scale-up domain unless the deployment lets it span several
+    # (deployment.multinode_tp: its collectives are then priced over scale-out in `_phase`)
+    tp_in_domain = (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
     feasible_design = (weights_fit & pools_ok & (max_conc >= 1.0) & (tp_d <= s.heads) & (tp_p <= s.heads)
-                       & (tp_d <= p["su_domain"]) & (tp_p <= p["su_domain"])
+                       & (tp_in_domain | (p["multinode_tp"] > 0.5))
                        & (ep_d <= jnp.maximum(s.experts, 1)) & (ep_p <= jnp.maximum(s.experts, 1))
                        & (ep_d <= tp_d * dp_d) & (ep_p <= tp_p * dp_p)
                        # EP groups tile the chips of a stage (MoE TP = chips / EP is whole)
@@ -1006,6 +1028,7 @@ class AnalyticalModel:
             "spec_d": float(d.speculative_tokens),
             "spec_a": np.nan if d.acceptance_rate is None else d.acceptance_rate,
             "host_kv": 1.0 if d.host_kv_cache else 0.0,
+            "multinode_tp": 1.0 if d.multinode_tp else 0.0,
             "max_batch": np.inf if d.max_batch_size is None else float(d.max_batch_size),
         }
         for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
@@ -1169,7 +1192,7 @@ class AnalyticalModel:
                 why.append(f"{name} {int(tp)} is above the model's {s.heads} attention heads")
             elif s.heads % tp:
                 why.append(f"{name} {tp:g} does not divide the model's {s.heads} attention heads")
-            if tp > a["su_domain"][i]:
+            if tp > a["su_domain"][i] and not a["multinode_tp"][i] > 0.5:
                 why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips)")
         if disagg:
             for name, k in (("prefill", "p"), ("decode", "d")):
