@@ -125,7 +125,8 @@ class Fitter:
         import jax
         import jax.numpy as jnp
 
-        from codesign_analytical.model import EFF_PREFIX, AnalyticalModel, sweep, DEFAULT_EFFICIENCY
+        from codesign_analytical.model import (DEFAULT_EFFICIENCY, EFF_PREFIX, ENGINE_KNOBS, AnalyticalModel,
+                                               sweep)
 
         from .pluginmanager import get_plugin_manager
 
@@ -135,6 +136,9 @@ class Fitter:
         self.points = [p for p in points if p.status == "ok" and p.system_key in hardware]
         self.defaults = dict(DEFAULT_EFFICIENCY)
         self.knobs = list(DEFAULT_EFFICIENCY)
+        # engine settings (ENGINE_KNOBS, e.g. the receive wait in decode iterations) get no
+        # per-system offset: they are the same engine on any hardware
+        self.system_mask = np.array([0.0 if k in ENGINE_KNOBS else 1.0 for k in self.knobs], dtype=np.float32)
         self.systems = list(systems or [])
         self.families = list(families or [])
         model = AnalyticalModel()
@@ -182,7 +186,7 @@ class Fitter:
         import jax.numpy as jnp
 
         u = (P["shared"][None, :]
-             + jnp.where(si[:, None] >= 0, P["systems"][np.maximum(si, 0)], 0.0)
+             + jnp.where(si[:, None] >= 0, P["systems"][np.maximum(si, 0)] * self.system_mask, 0.0)
              + jnp.where(fi[:, None] >= 0, P["frameworks"][np.maximum(fi, 0)], 0.0))
         return _from_u({k: u[:, j] for j, k in enumerate(self.knobs)})
 

@@ -385,11 +385,21 @@ class Deployment:
     #: ``None``: only the KV cache limits the batch.
     max_batch_size: int | None = field(default=None,
                                       metadata={"doc": "the engine's batch limit, per decode instance"})
+    #: Decode iterations between the engine's polls for new requests while it decodes (SGLang
+    #: ``--scheduler-recv-interval``, default 1; SGLang ``--num-continuous-decode-steps`` acts
+    #: alike). A request arriving at a busy engine then waits (R − 1)/2 iterations on average
+    #: before it is received. ``None``: the cost model's calibrated default for the framework.
+    scheduler_recv_interval: int | None = field(default=None)
 
     @max_batch_size.validator
     def _max_batch(self, att, value):
         if value is not None and not 1 <= value <= 10_000_000:
             raise ValueError(f"max_batch_size: must be a whole number in [1, 10000000] (got {value})")
+
+    @scheduler_recv_interval.validator
+    def _recv_interval(self, att, value):
+        if value is not None and not 1 <= value <= 10_000:
+            raise ValueError(f"scheduler_recv_interval: must be a whole number in [1, 10000] (got {value})")
 
     @speculative_tokens.validator
     def _spec_tokens(self, att, value):

@@ -448,10 +448,11 @@ class Point:
 
     def config_key(self) -> tuple:
         """Identifies a served configuration (everything but the concurrency): the holdout unit."""
-        # (the inferred decode batch limit "mb" follows from the concurrency: not part of the unit)
+        # (the inferred decode batch limit "mb" and the launch script's receive interval "ri" follow
+        # from the concurrency: not part of the unit)
         return (self.system_key, self.model_name, self.framework, self.mode, self.isl, self.osl,
                 tuple(sorted(self.formats.items())),
-                tuple(sorted((k, v) for k, v in self.deploy.items() if k != "mb")))
+                tuple(sorted((k, v) for k, v in self.deploy.items() if k not in ("mb", "ri"))))
 
 
 def _gpt_oss_formats(pt: Point) -> dict:
@@ -980,9 +981,33 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         _dynamo_trt_batch_limit(pt)  # the fallback where no recipe gave the batch limit
     if spec_tokens:
         pt.deploy["spec"] = spec_tokens
+    ri = sglang_recv_interval(pt)
+    if ri is not None:
+        pt.deploy["ri"] = ri
+        pt.warnings.append(f"SGLang --scheduler-recv-interval {ri}, from InferenceMAX's {pt.system_key.upper()} "
+                           "DeepSeek-R1 launch script")
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
+
+
+def sglang_recv_interval(pt: Point) -> int | None:
+    """SGLang's ``--scheduler-recv-interval`` of an InferenceMAX run where its launch script is public,
+    else None (the cost model's calibrated ``admission_wait_steps`` applies).
+
+    InferenceMAX's single-node launch scripts (ishandhanani/InferenceMAX@d22bf9c, benchmarks/):
+    ``dsr1_fp8_b200_docker.sh`` and ``dsr1_fp4_b200_docker.sh`` pass 30 when CONC >= 16, else 10;
+    ``dsr1_fp8_h200_slurm.sh`` passes none (SGLang's default, 1). The measured B200 rows show it: at
+    C = 16 median TTFT jumps by 10-17 decode steps over C = 8 while the prefill is under 5% busy,
+    and the H200 rows do not.
+    """
+    if pt.framework.strip().lower() != "sglang" or pt.model != "deepseek-r1" or pt.mode != "aggregated":
+        return None
+    if pt.system_key == "b200":
+        return 30 if pt.concurrency >= 16 else 10
+    if pt.system_key == "h200":
+        return 1
+    return None
 
 
 #: Frameworks whose disaggregated InferenceMAX rows may log placeholder parallelism (``*_tp`` 1 and
@@ -1410,6 +1435,11 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
     if any(dict(k[3]).get("mn") for k in keys):
         overrides["deployment.multinode_tp"] = np.array([dict(k[3]).get("mn", 0) for k in keys],
                                                         dtype=np.float64)
+    # SGLang's receive interval where the launch script gives it (sglang_recv_interval; NaN: the
+    # cost model's calibrated wait), sent only by groups that have such a point
+    if any("ri" in dict(k[3]) for k in keys):
+        overrides["deployment.scheduler_recv_interval"] = np.array(
+            [dict(k[3]).get("ri", np.nan) for k in keys], dtype=np.float64)
     # speculative decoding (draft tokens per step; 0 = off) for every point of the group
     overrides["deployment.speculative_tokens"] = np.array([dict(k[3]).get("spec", 0) for k in keys],
                                                           dtype=np.float64)

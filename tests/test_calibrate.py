@@ -49,11 +49,15 @@ def test_small_fit_and_provenance(shared_data, tmp_path):
     # how to reproduce it: the systems given their own knobs and the InferenceMAX statistic fitted
     assert prov["systems"] == sorted(doc["systems"]) == ["gb200"]
     assert prov["inferencemax_statistic"] == "median"
+    from codesign_analytical.model import ENGINE_KNOBS, knob_problem
+
     for k, v in doc["shared"].items():
         assert math.isfinite(v) and v > 0
-        if k.endswith("_s"):
-            continue
-        assert v < 1.0  # fractions stay fractions
+        assert knob_problem(k, v) is None, (k, v)  # fractions stay fractions, times stay times
+    # an engine setting (the receive wait, in decode iterations) is the same on every system: it
+    # gets no per-system offset, only the engine family's
+    assert ENGINE_KNOBS and all(doc["systems"]["gb200"][k] == pytest.approx(doc["shared"][k], rel=1e-6)
+                                for k in ENGINE_KNOBS)
     e = doc["errors"]["train"]
     assert "before" in e and "after" in e
     write_calibration(doc, tmp_path / "cal.toml")

@@ -272,3 +272,39 @@ def test_multinode_tp_all_reduces_are_priced_over_scale_out():
     # least the inter-node part of the all-reduces
     slower = multi.points["tpot_s"][0, 0] - one.points["tpot_s"][0, 0]
     assert slower >= (out_s - in_s) * (1 - 1e-4), (slower, out_s - in_s)
+
+
+def _receive_wait(efficiency=None, concurrency=(1, 64)):
+    """DeepSeek-R1 FP8 disaggregated on 2 × 16 H100s (attention DP 16, EP 16 per pool): the prefill
+    pool is nearly idle at these concurrencies, so TTFT is the service time S."""
+    pool = {"chips": 16, "tp": 1, "dp_attention": 16, "ep": 16}
+    return _h100_deepseek({"mode": "disaggregated", "prefill": pool, "decode": pool},
+                          efficiency=dict({"admission_wait_steps": 0.0}, **(efficiency or {})),
+                          concurrency=concurrency)
+
+
+def test_a_busy_engine_receives_new_requests_every_r_iterations():
+    """SGLang's --scheduler-recv-interval R: a decoding engine polls for new requests once every R
+    iterations (SchedulerRecvSkipper), so a request arriving at a busy engine waits for the next poll,
+    uniformly 0..R−1 iterations beyond the one in flight: (R − 1)/2 = 15 iterations on average at
+    R = 31. The engine is busy when one of the other users of the decode instance is decoding
+    (Poisson with mean B·(C − 1)/C); a lone user (C = 1) always finds it idle: no wait."""
+    ev = evaluate(_receive_wait(), {"deployment.scheduler_recv_interval": np.array([1.0, 31.0])})
+    ttft, tpot, B = (ev.points[k] for k in ("ttft_steady_s", "tpot_s", "decode_batch"))
+    assert ttft[1, 0] == pytest.approx(ttft[0, 0], rel=1e-6)  # C = 1: idle engine
+    C = 64.0
+    busy = 1.0 - np.exp(-B[1, 1] * (C - 1.0) / C)
+    assert busy > 0.99
+    # the wait lengthens the loop a little (X falls by Δ/(TTFT + decode)), so the batch and the step
+    # move by well under 1%: the difference is the wait itself
+    assert ttft[1, 1] - ttft[0, 1] == pytest.approx(busy * 15.0 * tpot[1, 1], rel=0.01)
+
+
+def test_without_a_recv_interval_the_calibrated_wait_applies():
+    """Unset, the wait is the efficiency knob admission_wait_steps (what `codesign calibrate` fits per
+    framework): 15 steps of it price like R = 31."""
+    knob = evaluate(_receive_wait({"admission_wait_steps": 15.0}, concurrency=[64]))
+    r31 = evaluate(_receive_wait(concurrency=[64]), {"deployment.scheduler_recv_interval": np.array([31.0])})
+    assert knob.points["ttft_steady_s"][0, 0] == pytest.approx(r31.points["ttft_steady_s"][0, 0], rel=1e-6)
+    none = evaluate(_receive_wait(concurrency=[64]))
+    assert none.points["ttft_steady_s"][0, 0] < 0.9 * knob.points["ttft_steady_s"][0, 0]

@@ -97,6 +97,11 @@ CASES = {
                           "expected true or false (got 1)"),
     "misspelt_flag": ('[deployment]\nmultinode_tpp = true\n', "deployment.multinode_tpp",
                       "did you mean 'multinode_tp'?"),
+    # SGLang's --scheduler-recv-interval counts decode iterations: at least 1
+    "zero_recv_interval": ('[deployment]\nscheduler_recv_interval = 0\n', "deployment.scheduler_recv_interval",
+                           "must be a whole number in [1, 10000] (got 0)"),
+    "fractional_recv_interval": ('[deployment]\nscheduler_recv_interval = 2.5\n',
+                                 "deployment.scheduler_recv_interval", "expected a whole number"),
 }
 
 

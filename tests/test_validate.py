@@ -827,3 +827,41 @@ def test_aiconfigurator_multinode_tp_rows_are_priced(shared_data, tmp_path):
     assert [w for w in p.warnings if "multi-node TP" in w] == [
         "decode TP 16 spans 2 scale-up domains of 8 chips: its all-reduces are priced over the scale-out "
         "network (multi-node TP)"]
+
+
+def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli):
+    """InferenceMAX's B200 SGLang DeepSeek-R1 launch scripts (ishandhanani/InferenceMAX@d22bf9c
+    benchmarks/dsr1_fp{8,4}_b200_docker.sh) pass --scheduler-recv-interval 30 from CONC 16 on and
+    10 below; the H200 script (dsr1_fp8_h200_slurm.sh) passes none (SGLang's 1); other runs' launch
+    settings are not public (the calibrated wait applies). From C = 8 to C = 16 a busy engine's mean
+    wait grows from (10 − 1)/2 = 4.5 to (30 − 1)/2 = 14.5 decode iterations: the predicted TTFT
+    rises by about 10 decode steps (the measured rows: 12-17 steps, with the prefill under 5% busy)."""
+    from codesign.validate import read_measured
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    seen = {"b200": 0, "h200": 0, "dynamo": 0}
+    for p in read_measured(str(src))[1]:
+        if p.model != "deepseek-r1" or "sglang" not in p.framework:
+            continue
+        if p.framework == "sglang" and p.mode == "aggregated" and p.system_key in ("b200", "h200"):
+            want = (30 if p.concurrency >= 16 else 10) if p.system_key == "b200" else 1
+            assert p.deploy.get("ri") == want, (p.id, p.concurrency, p.deploy)
+            seen[p.system_key] += 1
+        else:
+            assert "ri" not in p.deploy, (p.id, p.deploy)
+            seen["dynamo"] += p.framework == "dynamo-sglang"
+    assert min(seen.values()) > 10, seen
+    # one served configuration at C = 8 and C = 16 (B200, SGLang, FP8, TP 8, 1k/1k)
+    rows = [r for r in csv.DictReader(open(src, newline=""))
+            if (r["hardware"], r["framework"], r["model_key"], r["precision"], r["isl"], r["osl"], r["tp"],
+                r["dp_attention"], r["spec_method"]) == ("b200", "sglang", "dsr1", "fp8", "1024", "1024", "8",
+                                                         "False", "none")
+            and r["conc"] in ("8", "16")]
+    ids = {r["point_id"] for r in rows}
+    assert {r["conc"] for r in rows} == {"8", "16"}
+    pred = _predictions(cli, _subset(src, tmp_path / "recv.csv", ids, "point_id"), tmp_path)
+    by_c = {}
+    for r in pred.values():
+        by_c.setdefault(int(r["concurrency"]), []).append((float(r["pred_ttft_ms"]), float(r["pred_tpot_ms"])))
+    (t8, _), (t16, p16) = by_c[8][0], by_c[16][0]
+    assert t16 - t8 >= 9.0 * p16, (t8, t16, p16)

@@ -36,6 +36,9 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   for a run of N requests (InferenceMAX: N = 10·C).
   Aggregated: chunked prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated:
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
+  Both: a busy engine receives new requests once every R iterations (SGLang
+  ``--scheduler-recv-interval``, ``deployment.scheduler_recv_interval``; unset, the calibrated
+  ``admission_wait_steps``), a wait of busy·(R − 1)/2 iterations, busy = 1 − exp(−B(C − 1)/C).
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
   (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
   (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D. The batch is
@@ -114,7 +117,16 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # free_gpu_memory_fraction defaults to 0.9 (its recipes use 0.8-0.9); SGLang's
     # mem_fraction_static (0.8-0.88 of all memory for weights + KV) leaves a similar margin
     "kv_memory_fraction": 0.9,
+    # decode iterations a request arriving at a busy engine waits, beyond the running one, before
+    # the engine receives it, when the deployment gives no scheduler_recv_interval R (which sets it
+    # to (R − 1)/2: SGLang --scheduler-recv-interval). Assumption 0.5 (a request received at the
+    # next iteration or the one after), refitted per framework by `codesign calibrate`
+    "admission_wait_steps": 0.5,
 }
+
+#: Knobs that are settings of the serving engine, counted in its own iterations, not properties of
+#: the hardware: `codesign calibrate` fits them per engine family only (no per-system offset).
+ENGINE_KNOBS = ("admission_wait_steps",)
 
 #: Allowed range of each knob, ``(low, high, low_open, high_open)``: achievable fractions in (0, 1],
 #: probabilities in [0, 1] (acceptance below 1: the series 1 + a + … + a^d needs a < 1), format
@@ -127,6 +139,7 @@ KNOB_RANGES: dict[str, tuple[float, float, bool, bool]] = {
                                              "network_bandwidth", "kv_memory_fraction")},
     "burst_fraction": (0.0, 1.0, False, False),
     "spec_acceptance": (0.0, 1.0, False, True),
+    "admission_wait_steps": (0.0, 1000.0, False, False),
     **{f"compute_scale_{f}": (0.0, float("inf"), True, True) for f in ("bf16", "fp8", "mxfp4", "nvfp4")},
 }
 
@@ -246,6 +259,7 @@ KEYMAP: dict[str, str] = {
     "deployment.host_kv_cache": "host_kv",
     "deployment.multinode_tp": "multinode_tp",
     "deployment.max_batch_size": "max_batch",
+    "deployment.scheduler_recv_interval": "recv_int",
     # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
     # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
     "workload.isl": "isl_tokens",
@@ -710,6 +724,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     else:
         T_kv = 0.0
 
+    recv_int = p["recv_int"]
+    wait_steps = jnp.where(jnp.isnan(recv_int), eff["admission_wait_steps"],
+                           (jnp.maximum(jnp.nan_to_num(recv_int, nan=1.0), 1.0) - 1.0) / 2.0)
+
     def loop(B):
         """Closed loop at decode batch ``B`` per decode instance (mean-value analysis).
 
@@ -720,20 +738,30 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         t_iter, _, _ = decode_step(B)
         # decode-side throughput at this batch: each iteration yields tok_step tokens per sequence
         a = inst_d * B * tok_step / ((osl - 1.0) * t_iter)
+        # receive wait: an engine that is decoding polls for new requests once every R iterations
+        # (SGLang SchedulerRecvSkipper, --scheduler-recv-interval R), so a request arriving at a busy
+        # engine waits (R − 1)/2 iterations on average beyond the running one; an idle engine
+        # receives at once. Busy: one of the other users of the instance is decoding (Poisson,
+        # mean B·(C − 1)/C: in a closed loop the arriving user's own slot is empty)
+        busy = 1.0 - jnp.exp(-B * (C - 1.0) / jnp.maximum(C, 1.0))
+        recv_wait = busy * wait_steps
         if disagg:
             X = a
             tpot = t_iter / tok_step
-            # prefill + KV hand-off, then the decode worker admits the request at its next
-            # iteration boundary (mean residual of a running iteration: half of one)
-            S = T_p + T_kv + 0.5 * t_iter
+            # the decode worker receives the request (after the receive wait), pre-allocates its KV
+            # and only then lets the prefill run (SGLang's bootstrap handshake), then the KV
+            # hand-off, and the decode worker admits it at its next iteration boundary (mean
+            # residual of a running iteration: half of one)
+            S = T_p + T_kv + (0.5 + recv_wait) * t_iter
         else:
             # chunked prefill rides in the decode iterations: the share u = X·T_a of engine time
             # goes to prefill tokens, stretching every iteration by 1/(1 − u) (X = a·(1 − u))
             X = a / (1.0 + a * T_a)
             t_mixed = t_iter / jnp.maximum(1.0 - X * T_a, 1e-3)
             tpot = t_mixed / tok_step
-            # own prefill: wait for the running iteration, then ISL/budget mixed iterations
-            S = T_p + (0.5 + isl / CHUNK_TOKENS) * t_mixed
+            # own prefill: wait to be received and for the running iteration, then ISL/budget mixed
+            # iterations
+            S = T_p + (0.5 + recv_wait + isl / CHUNK_TOKENS) * t_mixed
         # steady-state wait at the prefill station (rate 1/T_a when it packs full token budgets):
         # M/D/1 for desynchronised arrivals, rho/(2(1 - rho))·T_a. The start-up wave is a transient
         # added after the solve (below), not part of the steady state. Capped at RHO_MAX here to
@@ -1030,6 +1058,7 @@ class AnalyticalModel:
             "host_kv": 1.0 if d.host_kv_cache else 0.0,
             "multinode_tp": 1.0 if d.multinode_tp else 0.0,
             "max_batch": np.inf if d.max_batch_size is None else float(d.max_batch_size),
+            "recv_int": np.nan if d.scheduler_recv_interval is None else float(d.scheduler_recv_interval),
         }
         for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
             p[f"peak_{cls}"] = getattr(pf, cls)
