@@ -375,7 +375,10 @@ def test_b300_is_priced_as_b200_where_their_datasheets_agree(shared_data, tmp_pa
                 "scaleup_domain_size_chips"):
         assert float(hs["b300_sxm"][col]) == float(hs["b200_sxm"][col]), col
     assert float(hs["b300_sxm"]["mem_capacity_gb"]) > float(hs["b200_sxm"]["mem_capacity_gb"])
-    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="b300", hardware="b300"), dict(IMX_ROW, point_id="b200"))
+    # TensorRT-LLM rows: a B200 SGLang DeepSeek-R1 row carries its launch script's receive interval
+    # (sglang_recv_interval), which a B300 run need not share
+    row = dict(IMX_ROW, framework="trt")
+    src = _imx_csv(tmp_path / "m.csv", dict(row, point_id="b300", hardware="b300"), dict(row, point_id="b200"))
     rows = _predictions(cli, src, tmp_path)
     for col in ("pred_ttft_ms", "pred_tpot_ms", "pred_tput_per_gpu_tok_s"):
         assert float(rows["b300"][col]) == pytest.approx(float(rows["b200"][col]), rel=1e-9), col
