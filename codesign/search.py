@@ -44,7 +44,7 @@ from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 INT_KEYS = ({"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
-             "deployment.dp_attention", "deployment.max_batch_size"}
+             "deployment.dp_attention", "deployment.max_batch_size", "deployment.scheduler_recv_interval"}
             | {f"deployment.{r}.{k}" for r in ("prefill", "decode") for k in ("chips", "tp", "ep", "dp_attention")})
 
 #: Metrics a search can optimise or constrain: summary metrics and design metrics (per design).

@@ -984,8 +984,9 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     ri = sglang_recv_interval(pt)
     if ri is not None:
         pt.deploy["ri"] = ri
-        pt.warnings.append(f"SGLang --scheduler-recv-interval {ri}, from InferenceMAX's {pt.system_key.upper()} "
-                           "DeepSeek-R1 launch script")
+        src = f"InferenceMAX's {pt.system_key.upper()} DeepSeek-R1 launch script"
+        pt.warnings.append(f"SGLang --scheduler-recv-interval {ri}, from {src}" if ri > 1 else
+                           f"SGLang --scheduler-recv-interval 1 (SGLang's default: {src} sets none)")
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
@@ -1541,8 +1542,8 @@ def mark_multinode_tp(points: list[Point], hardware: dict) -> None:
             if tp > dom:
                 p.deploy["mn"] = 1
                 p.warnings.append(f"{name + ' ' if name else ''}TP {tp} spans {-(-tp // dom)} scale-up domains "
-                                  f"of {dom} chips: its all-reduces are priced over the scale-out network "
-                                  "(multi-node TP)")
+                                  f"of {dom} chips: its all-reduces are priced hierarchically, within each "
+                                  "domain on its links and across domains over the scale-out network (multi-node TP)")
 
 
 def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> None:

@@ -314,3 +314,17 @@ def test_a_searched_weight_only_kv_cache_format_is_refused(tmp_path, cli):
     assert err.startswith(f'error: {f}: search.params."deployment.kv_cache_format": '
                           "'int4_g32' is a weight-only number format"), err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("key", ["deployment.scheduler_recv_interval", "deployment.max_batch_size"])
+def test_a_searched_engine_count_is_sampled_whole(key):
+    """Counts the spec refuses as fractions (SGLang's receive interval, the batch limit) are searched
+    as integers, so every design a search writes loads again (fresh-user trial: a searched
+    scheduler_recv_interval of 52.6 wrote designs `codesign evaluate` refused)."""
+    from codesign.search import _param
+    from codesign.spec import SearchParam
+
+    prm = _param(key, None, SearchParam(low=1, high=64))
+    assert (prm.type, prm.low, prm.high) == ("int", 1, 64)
+    with pytest.raises(ValueError, match="whole number for a count"):
+        _param(key, None, SearchParam(low=1.5, high=64))

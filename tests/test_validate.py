@@ -801,7 +801,8 @@ def test_measured_multinode_tp_is_priced_and_said(shared_data, tmp_path, cli):
                                                                       / float(r[f"{pool}_num_workers"]))
             if tp > node:
                 said.append(f"{pool} TP {tp} spans {math.ceil(tp / node)} scale-up domains of {node} chips: "
-                            "its all-reduces are priced over the scale-out network (multi-node TP)")
+                            "its all-reduces are priced hierarchically, within each domain on its links and "
+                            "across domains over the scale-out network (multi-node TP)")
         if said:
             expected[r["point_id"]] = said
     assert len(expected) == 14 and {"imx-00351", "imx-00352", "imx-00356"} <= set(expected)
