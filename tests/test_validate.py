@@ -829,8 +829,8 @@ def test_aiconfigurator_multinode_tp_rows_are_priced(shared_data, tmp_path):
     (p,) = predict(pts)
     assert p.status == "ok" and p.pred_ttft_s > 0 and p.pred_tpot_s > 0
     assert [w for w in p.warnings if "multi-node TP" in w] == [
-        "decode TP 16 spans 2 scale-up domains of 8 chips: its all-reduces are priced over the scale-out "
-        "network (multi-node TP)"]
+        "decode TP 16 spans 2 scale-up domains of 8 chips: its all-reduces are priced hierarchically, within "
+        "each domain on its links and across domains over the scale-out network (multi-node TP)"]
 
 
 def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli):
