@@ -206,16 +206,19 @@ def _h100_deepseek(deployment: dict, *, domain: int | None = None, efficiency: d
 
 
 @pytest.mark.parametrize("deployment, reason", [
-    ({"tp": 16, "ep": 16}, "tp 16 is larger than the scale-up domain (8 chips)"),
+    ({"tp": 16, "ep": 16}, "tp 16 is larger than the scale-up domain (8 chips; "
+     "deployment.multinode_tp = true lets a TP group span domains)"),
     # the other pool: 16 GPUs of attention DP and EP 16 (8 GPUs do not hold DeepSeek-R1's FP8 weights)
     ({"mode": "disaggregated", "prefill": {"chips": 16, "tp": 1, "dp_attention": 16, "ep": 16},
-      "decode": {"chips": 16, "tp": 16, "ep": 16}}, "decode tp 16 is larger than the scale-up domain (8 chips)"),
+      "decode": {"chips": 16, "tp": 16, "ep": 16}}, "decode tp 16 is larger than the scale-up domain (8 chips; "
+     "deployment.multinode_tp = true lets a TP group span domains)"),
     ({"mode": "disaggregated", "prefill": {"chips": 16, "tp": 16},
       "decode": {"chips": 16, "tp": 1, "dp_attention": 16, "ep": 16}},
-     "prefill tp 16 is larger than the scale-up domain (8 chips)"),
+     "prefill tp 16 is larger than the scale-up domain (8 chips; "
+     "deployment.multinode_tp = true lets a TP group span domains)"),
 ])
 def test_tp_beyond_the_scale_up_domain_needs_multinode_tp(deployment, reason):
-    """TP 16 on 8-GPU H100 nodes is infeasible (the reason as before) unless the deployment lets a
+    """TP 16 on 8-GPU H100 nodes is infeasible (the reason names the flag) unless the deployment lets a
     TP group span nodes; the flag is also a key the model varies per design, off then on."""
     off = evaluate(_h100_deepseek(deployment))
     assert not off.feasible.any() and off.reasons == [reason]

@@ -1222,7 +1222,8 @@ class AnalyticalModel:
             elif s.heads % tp:
                 why.append(f"{name} {tp:g} does not divide the model's {s.heads} attention heads")
             if tp > a["su_domain"][i] and not a["multinode_tp"][i] > 0.5:
-                why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips)")
+                why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips; "
+                           "deployment.multinode_tp = true lets a TP group span domains)")
         if disagg:
             for name, k in (("prefill", "p"), ("decode", "d")):
                 inst = a[f"{k}_tp"][i] * a[f"{k}_dp"][i] * a["pp"][i]
