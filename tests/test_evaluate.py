@@ -100,7 +100,7 @@ def test_tp_above_heads_or_domain_is_infeasible(cli, tmp_path):
     doc = _doc(cli, spec)
     assert not any(p["feasible"] for p in doc["points"])
     assert "above the model's 64 attention heads" in doc["infeasible_reason"]
-    assert "scale-up domain (72 chips)" in doc["infeasible_reason"]
+    assert "scale-up domain (72 chips; deployment.multinode_tp = true" in doc["infeasible_reason"]
 
 
 def test_table_output(cli):
