@@ -1291,6 +1291,10 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
 
 
 # ------------------------------------------------------------------------------ prediction
+#: Deployment settings only some points carry: key in ``Point.deploy`` → (spec key, value when
+#: unset): multi-node TP (:func:`mark_multinode_tp`; 0 = off) and SGLang's receive interval
+#: (:func:`sglang_recv_interval`; NaN = the cost model's calibrated wait).
+_OPTIONAL_DKEYS = {"mn": ("deployment.multinode_tp", 0.0), "ri": ("deployment.scheduler_recv_interval", np.nan)}
 _DKEYS = {"tp": "deployment.tp", "pp": "deployment.pp", "ep": "deployment.ep", "dp": "deployment.dp_attention",
           "p_chips": "deployment.prefill.chips", "p_tp": "deployment.prefill.tp", "p_ep": "deployment.prefill.ep",
           "p_dp": "deployment.prefill.dp_attention", "d_chips": "deployment.decode.chips",
@@ -1431,16 +1435,11 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
     # decode batch limit per decode instance (inf: only the KV cache limits it)
     overrides["deployment.max_batch_size"] = np.array([dict(k[3]).get("mb", np.inf) for k in keys],
                                                       dtype=np.float64)
-    # multi-node TP (mark_multinode_tp): 1 where a TP group spans scale-up domains, else 0 (off);
-    # sent only by groups that have such a point
-    if any(dict(k[3]).get("mn") for k in keys):
-        overrides["deployment.multinode_tp"] = np.array([dict(k[3]).get("mn", 0) for k in keys],
-                                                        dtype=np.float64)
-    # SGLang's receive interval where the launch script gives it (sglang_recv_interval; NaN: the
-    # cost model's calibrated wait), sent only by groups that have such a point
-    if any("ri" in dict(k[3]) for k in keys):
-        overrides["deployment.scheduler_recv_interval"] = np.array(
-            [dict(k[3]).get("ri", np.nan) for k in keys], dtype=np.float64)
+    # settings only some points carry, sent only by groups that have such a point (other cost models
+    # never see the key), with the value that means "unset" for the rest
+    for name, (path, unset) in _OPTIONAL_DKEYS.items():
+        if any(name in dict(k[3]) for k in keys):
+            overrides[path] = np.array([dict(k[3]).get(name, unset) for k in keys], dtype=np.float64)
     # speculative decoding (draft tokens per step; 0 = off) for every point of the group
     overrides["deployment.speculative_tokens"] = np.array([dict(k[3]).get("spec", 0) for k in keys],
                                                           dtype=np.float64)
@@ -1523,18 +1522,11 @@ def mark_multinode_tp(points: list[Point], hardware: dict) -> None:
         points: measured points (deployments and warnings changed in place).
         hardware: baseline name → hardware TOML (:func:`hardware_paths`).
     """
-    from .spec import load_raw
-
-    domains: dict[str, int | None] = {}
     for p in points:
         if not priced(p.status) or p.system_key not in hardware:
             continue
-        if p.system_key not in domains:
-            raw, _ = load_raw(hardware[p.system_key])
-            dom = (raw.get("network") or {}).get("scaleup_domain")
-            domains[p.system_key] = dom if isinstance(dom, int) and not isinstance(dom, bool) and dom > 0 else None
-        dom = domains[p.system_key]
-        if dom is None:
+        dom = (_hardware_raw(str(hardware[p.system_key])).get("network") or {}).get("scaleup_domain")
+        if not (isinstance(dom, int) and not isinstance(dom, bool) and dom > 0):
             continue
         pools = ((("prefill", "p_tp"), ("decode", "d_tp")) if p.mode == "disaggregated" else (("", "tp"),))
         for name, key in pools:
@@ -1544,6 +1536,14 @@ def mark_multinode_tp(points: list[Point], hardware: dict) -> None:
                 p.warnings.append(f"{name + ' ' if name else ''}TP {tp} spans {-(-tp // dom)} scale-up domains "
                                   f"of {dom} chips: its all-reduces are priced hierarchically, within each "
                                   "domain on its links and across domains over the scale-out network (multi-node TP)")
+
+
+@functools.lru_cache(maxsize=32)
+def _hardware_raw(path: str) -> dict:
+    """A baseline's hardware TOML, includes resolved (read once per file; callers only read it)."""
+    from .spec import load_raw
+
+    return load_raw(path)[0]
 
 
 def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> None:
@@ -1556,9 +1556,6 @@ def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> Non
         hardware: baseline name → hardware TOML (:func:`hardware_paths`).
         pm: the plugin manager (its registered number formats give each format's compute class).
     """
-    from .spec import load_raw
-
-    has_fp4: dict[str, bool] = {}
     for p in points:
         if not priced(p.status) or p.system_key not in hardware:
             continue
@@ -1566,11 +1563,8 @@ def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> Non
         fmt = pm.number_formats.get(act)
         if fmt is None or fmt.compute_class != "fp4":
             continue
-        if p.system_key not in has_fp4:
-            raw, _ = load_raw(hardware[p.system_key])
-            peaks = (raw.get("chip") or {}).get("peak_flops") or {}
-            has_fp4[p.system_key] = isinstance(peaks, dict) and "fp4" in peaks
-        if not has_fp4[p.system_key]:
+        peaks = (_hardware_raw(str(hardware[p.system_key])).get("chip") or {}).get("peak_flops") or {}
+        if not (isinstance(peaks, dict) and "fp4" in peaks):
             p.status = (f"unsupported: {act} activations need FP4 tensor cores and {p.system_key} has none "
                         f"(no chip.peak_flops.fp4 in {Path(hardware[p.system_key]).name})")
 
