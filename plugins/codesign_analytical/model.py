@@ -5,7 +5,7 @@ every metric at every concurrency of the workload. ``jax.vmap(sweep)`` prices a 
 ``jax.grad`` gives sensitivities. There is no Python branching on traced values: infeasible points
 are masked, never priced.
 
-Physics, per phase (DESIGN.md "The cost model's physics"):
+Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
 
 * **Weights and KV cache** (per chip): non-expert weights split over TP and PP; routed and shared
   experts over all chips of a pipeline stage (EP × MoE-TP); KV per request of
@@ -25,7 +25,8 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   group larger than the domain is infeasible unless ``deployment.multinode_tp`` lets it span
   domains (TP 16 over two 8-GPU HGX nodes): its all-reduces are then hierarchical (within each
   domain on its links, the 1/D shards across domains over scale-out).
-* **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL).
+* **Prefill** of one request: the same terms at ISL tokens (causal attention, quadratic in ISL;
+  the lm_head on the last position only).
 * **Serving** (closed loop, C users; mean-value analysis): the unknown is the decode batch B
   (requests in decode, not C). Given B: decode throughput X = inst·B·k/((OSL−1)·t_step(B)) (k
   tokens per step: 1 without speculative decoding, 1 + a + … + a^d with d draft tokens verified
@@ -38,7 +39,8 @@ Physics, per phase (DESIGN.md "The cost model's physics"):
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
   Both: a busy engine receives new requests once every R iterations (SGLang
   ``--scheduler-recv-interval``, ``deployment.scheduler_recv_interval``; unset, the calibrated
-  ``admission_wait_steps``), a wait of busy·(R − 1)/2 iterations, busy = 1 − exp(−B(C − 1)/C).
+  ``admission_wait_steps``), a wait of busy·(R − 1)/2 iterations, busy = 1 − exp(−(B/dp)(C − 1)/C)
+  (the receiving scheduler is one attention-DP rank's, holding B/dp of the batch).
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
   (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
   (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D. The batch is
@@ -344,6 +346,9 @@ class Static:
     topk: float = 1e30
     idx_bytes: float = 0.0
     idx_flops: float = 0.0
+    #: output projection FLOPs per token (2·vocab·hidden; part of ``linear_flops_rest``): a prefill
+    #: computes it for the last position of each request only
+    lm_head_flops: float = 0.0
 
 
 def _state_split(s: Static, tp):
@@ -484,6 +489,14 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
         lin_attn = q * tokens * s.linear_flops_attn / n / pp
         rest_tokens = q * tokens / n / pp
     lin_dense = rest_tokens * dense_fl_tok
+    if prefill:
+        # the lm_head runs on each request's last position only: the engines gather the last
+        # hidden state of a prompt before the output projection (TensorRT-LLM gather_context_logits
+        # off by default; vLLM and SGLang compute prompt logits only when asked for logprobs). Per
+        # request, not per token: 11% of gpt-oss-120b's prefill FLOPs at 1k tokens, 2.5% of
+        # DeepSeek-R1's
+        lin_dense = (rest_tokens * (dense_fl_tok - s.lm_head_flops)
+                     + dp * reqs / n / pp * s.lm_head_flops)
     lin_moe = rest_tokens * moe_fl_tok
     flops = attn_fl + lin_attn + lin_dense + lin_moe
     # each GEMM runs at the tensor-core rate of its slower operand (weights or activations): a
@@ -741,9 +754,13 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         # receive wait: an engine that is decoding polls for new requests once every R iterations
         # (SGLang SchedulerRecvSkipper, --scheduler-recv-interval R), so a request arriving at a busy
         # engine waits (R − 1)/2 iterations on average beyond the running one; an idle engine
-        # receives at once. Busy: one of the other users of the instance is decoding (Poisson,
-        # mean B·(C − 1)/C: in a closed loop the arriving user's own slot is empty)
-        busy = 1.0 - jnp.exp(-B * (C - 1.0) / jnp.maximum(C, 1.0))
+        # receives at once. Under attention DP every DP rank runs its own scheduler (SGLang: one
+        # Scheduler process per DP rank behind the data-parallel controller; TensorRT-LLM: one
+        # executor per rank), which receives the requests routed to it: busy means one of the other
+        # users of that rank is decoding (Poisson, mean B/dp·(C − 1)/C: in a closed loop the
+        # arriving user's own slot is empty). Per rank rather than per instance: 3-seed holdout
+        # TTFT MAPE GB200 48.6% -> 41.3%, all systems 32.4% -> 31.4% (docs/baselines.md, session 10)
+        busy = 1.0 - jnp.exp(-B / dp_d * (C - 1.0) / jnp.maximum(C, 1.0))
         recv_wait = busy * wait_steps
         if disagg:
             X = a
@@ -982,6 +999,7 @@ class AnalyticalModel:
             per_expert=float(acc.params_per_routed_expert),
             linear_flops_attn=float(attn_lin),
             linear_flops_rest=float(rest_lin),
+            lm_head_flops=2.0 * float(acc.lm_head_params),
             kv_full=float(acc.kv_cache_elems_per_token),
             kv_window=float(acc.window_kv_cache_elems_per_token),
             window=float(acc.sliding_window or 0),
