@@ -43,11 +43,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import CodesignError
-from .validate import (FRAMEWORK_FAMILIES, Point, build_spec, error_stats, file_notes, file_sha256,
-                       framework_family, group_points, hardware_paths, read_measured,
-                       refuse_fp4_without_fp4_units)
+from .validate import (FRAMEWORK_FAMILIES, SERVING_STACKS, Point, build_spec, error_stats, file_notes,
+                       file_sha256, framework_family, group_points, hardware_paths, read_measured,
+                       refuse_fp4_without_fp4_units, serving_stack)
 
 __all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES",
+           "serving_stack", "SERVING_STACKS",
            "write_calibration", "domain_of", "CALIBRATION_VERSION"]
 
 CALIBRATION_VERSION = 1
@@ -121,7 +122,7 @@ class Fitter:
     """
 
     def __init__(self, points: list[Point], pm=None, systems: list[str] | None = None,
-                 families: list[str] | None = None):
+                 families: list[str] | None = None, stacks: list[str] | None = None):
         import jax
         import jax.numpy as jnp
 
@@ -139,8 +140,11 @@ class Fitter:
         # engine settings (ENGINE_KNOBS, e.g. the receive wait in decode iterations) get no
         # per-system offset: they are the same engine on any hardware
         self.system_mask = np.array([0.0 if k in ENGINE_KNOBS else 1.0 for k in self.knobs], dtype=np.float32)
+        # and only they get a serving stack's offset (Dynamo + SGLang: SGLang's engine, other settings)
+        self.stack_mask = 1.0 - self.system_mask
         self.systems = list(systems or [])
         self.families = list(families or [])
+        self.stacks = list(stacks or [])
         model = AnalyticalModel()
         self.groups = []
         cache: dict = {}
@@ -170,24 +174,31 @@ class Fitter:
                            for q in pts])
             fam = [framework_family(q.framework) for q in pts]
             fi = np.array([self.families.index(f_) if f_ in self.families else -1 for f_ in fam])
-            self.groups.append((fn, p, np.array([pos[id(q)] for q in pts]), meas, si, fi))
+            st = [serving_stack(q.framework) for q in pts]
+            ei = np.array([self.stacks.index(e) if e in self.stacks else -1 for e in st])
+            self.groups.append((fn, p, np.array([pos[id(q)] for q in pts]), meas, si, (fi, ei)))
         self._pred = jax.jit(self._predict_all)
 
-    # parameters: {"shared": (K,), "systems": (S, K), "frameworks": (F, K)} in u space
+    # parameters: {"shared": (K,), "systems": (S, K), "frameworks": (F, K), "stacks": (E, K)} in u
+    # space (a stack's row is used only at its ENGINE_KNOBS)
     def params0(self, shared: dict) -> dict:
         import jax.numpy as jnp
 
         u = _to_u(shared)
         return {"shared": jnp.asarray([u[k] for k in self.knobs], dtype=jnp.float32),
                 "systems": jnp.zeros((max(len(self.systems), 1), len(self.knobs)), dtype=jnp.float32),
-                "frameworks": jnp.zeros((max(len(self.families), 1), len(self.knobs)), dtype=jnp.float32)}
+                "frameworks": jnp.zeros((max(len(self.families), 1), len(self.knobs)), dtype=jnp.float32),
+                "stacks": jnp.zeros((max(len(self.stacks), 1), len(self.knobs)), dtype=jnp.float32)}
 
-    def _eff_rows(self, P, si, fi):
+    def _eff_rows(self, P, si, fe):
         import jax.numpy as jnp
 
+        fi, ei = fe
         u = (P["shared"][None, :]
              + jnp.where(si[:, None] >= 0, P["systems"][np.maximum(si, 0)] * self.system_mask, 0.0)
              + jnp.where(fi[:, None] >= 0, P["frameworks"][np.maximum(fi, 0)], 0.0))
+        if "stacks" in P:  # (a parameter dict of an older fit has none)
+            u = u + jnp.where(ei[:, None] >= 0, P["stacks"][np.maximum(ei, 0)] * self.stack_mask, 0.0)
         return _from_u({k: u[:, j] for j, k in enumerate(self.knobs)})
 
     def _predict_all(self, P):
@@ -238,7 +249,8 @@ class Fitter:
                 e = jnp.log(r) ** 2 if kind == "log" else jnp.sqrt((r - 1.0) ** 2 + 1e-4)
                 acc = acc + jnp.sum(jnp.where(ok, e, 0.0) * wts)
             reg = (pull * jnp.sum((P["shared"] - P0["shared"]) ** 2)
-                   + pull_offsets * (jnp.sum(P["systems"] ** 2) + jnp.sum(P["frameworks"] ** 2)))
+                   + pull_offsets * (jnp.sum(P["systems"] ** 2) + jnp.sum(P["frameworks"] ** 2)
+                                     + jnp.sum((P["stacks"] * self.stack_mask) ** 2)))
             return acc / total + reg
 
         return loss
@@ -362,11 +374,13 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         log(f"systems with fewer than 10 training rows keep the shared knobs: {', '.join(few)}")
     systems = [s for s in (systems or []) if s not in few]
     families = (sorted({framework_family(p.framework) for p in train} - {None}) if frameworks else [])
-    f_train = Fitter(train, pm, systems, families)
-    f_hold = Fitter(hold, pm, systems, families) if hold else None
+    stacks = (sorted({serving_stack(p.framework) for p in train} - {None}) if frameworks else [])
+    f_train = Fitter(train, pm, systems, families, stacks)
+    f_hold = Fitter(hold, pm, systems, families, stacks) if hold else None
     train, hold = f_train.points, (f_hold.points if f_hold else [])
     P0 = f_train.params0(DEFAULT_EFFICIENCY)
-    log(f"fitting shared knobs, offsets for systems {systems or '-'} and frameworks {families or '-'}")
+    log(f"fitting shared knobs, offsets for systems {systems or '-'}, frameworks {families or '-'} "
+        f"and serving stacks {stacks or '-'}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)} (got {loss!r})")
     P = adam(f_train.loss_fn(P0, pull, pull_offsets, kind=loss), P0, steps=steps, lr=lr, log=log)
@@ -377,6 +391,8 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
                   for i, name in enumerate(systems)}
     per_framework = {name: {k: float(P["frameworks"][i, j]) for j, k in enumerate(knobs)}
                      for i, name in enumerate(families)}
+    per_stack = {name: {k: float(P["stacks"][i, j]) for j, k in enumerate(knobs) if f_train.stack_mask[j]}
+                 for i, name in enumerate(stacks)}
 
     def eval_set(fitter, pts):
         if fitter is None or not pts:
@@ -398,6 +414,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         "shared": shared,
         "systems": per_system,
         "frameworks": per_framework,
+        "stacks": per_stack,
         "domain": domain_of(train),
         "provenance": {
             "data": data,
@@ -417,7 +434,8 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             "loss": f"{LOSSES[loss]} of TTFT, TPOT and InferenceMAX per-GPU mixed tok/s, weights {list(LOSS_WEIGHTS)}",
             "knobs": ("systems.<name>: shared + the system's offset, physical units; frameworks.<family>: "
                       "offsets in the fit's unconstrained space (logit for fractions, log for overheads), "
-                      "added to a system's knobs by codesign_baseline.efficiency_for"),
+                      "added to a system's knobs by codesign_baseline.efficiency_for; stacks.<stack>: the same for the "
+                      "engine knobs of a serving stack (Dynamo + an engine), on top of its family's"),
             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         },
         "errors": {"train": eval_set(f_train, train), "holdout": eval_set(f_hold, hold)},

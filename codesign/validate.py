@@ -1134,6 +1134,21 @@ def framework_family(framework: str | None) -> str | None:
     return FRAMEWORK_FAMILIES.get((framework or "").strip().lower())
 
 
+#: Serving stacks that run an engine family behind another front end and router (NVIDIA Dynamo's
+#: disaggregated SGLang, TensorRT-LLM and vLLM workers): their engine settings (the analytical
+#: model's ``ENGINE_KNOBS``, e.g. the receive wait in decode iterations) are not the standalone
+#: engine's, so ``codesign calibrate`` fits them an offset of their own on top of the family's
+#: (``[stacks.<name>]``). InferenceMAX's GB200/GB300/H200 Dynamo + SGLang rows wait 12-20 decode
+#: iterations more than the SGLang family's fitted wait at moderate load (docs/baselines.md).
+SERVING_STACKS = {"dynamo-sglang": "dynamo-sglang", "dynamo-trt": "dynamo-trtllm",
+                  "dynamo-trtllm": "dynamo-trtllm", "dynamo-vllm": "dynamo-vllm"}
+
+
+def serving_stack(framework: str | None) -> str | None:
+    """The serving stack of a framework name (:data:`SERVING_STACKS`), ``None`` for a plain engine."""
+    return SERVING_STACKS.get((framework or "").strip().lower())
+
+
 #: Fallback rule when no recipe has the row's system, model, family and precision: decode workers
 #: (of the logged decode TP) holding at most FALLBACK_BATCH requests each, and one prefill worker
 #: (of the logged prefill TP) per FALLBACK_DECODE_PER_PREFILL decode GPUs (rounded up): the medians of

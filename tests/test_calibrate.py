@@ -58,6 +58,8 @@ def test_small_fit_and_provenance(shared_data, tmp_path):
     # gets no per-system offset, only the engine family's
     assert ENGINE_KNOBS and all(doc["systems"]["gb200"][k] == pytest.approx(doc["shared"][k], rel=1e-6)
                                 for k in ENGINE_KNOBS)
+    # a serving stack (Dynamo + an engine) offsets the engine settings only, on top of its family
+    assert doc["stacks"] and all(set(off) == set(ENGINE_KNOBS) for off in doc["stacks"].values())
     e = doc["errors"]["train"]
     assert "before" in e and "after" in e
     write_calibration(doc, tmp_path / "cal.toml")

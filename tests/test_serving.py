@@ -127,6 +127,26 @@ def test_framework_offsets_compose_in_logit_and_log_space():
     assert efficiency_for(cal, "mi355x", "trt")[0]["compute_decode"] == pytest.approx(0.75, rel=1e-6)
 
 
+def test_a_serving_stack_offsets_the_engine_settings_on_top_of_its_family():
+    """Dynamo + SGLang is SGLang's engine behind Dynamo's front end: it gets SGLang's offsets and,
+    for the engine knobs, its own ([stacks.dynamo-sglang]); plain SGLang gets only the family's."""
+    from codesign_baseline import efficiency_for
+    from codesign.validate import serving_stack
+
+    assert serving_stack("Dynamo-SGLang") == "dynamo-sglang" and serving_stack("dynamo-trt") == "dynamo-trtllm"
+    assert serving_stack("sglang") is None and serving_stack(None) is None
+    cal = {"shared": {"compute_decode": 0.5, "admission_wait_steps": 2.0},
+           "frameworks": {"sglang": {"compute_decode": math.log(3.0), "admission_wait_steps": math.log(2.0)}},
+           "stacks": {"dynamo-sglang": {"admission_wait_steps": math.log(5.0)}}}
+    k, basis = efficiency_for(cal, "gb200", "dynamo-sglang")
+    # log(2) + ln 2 + ln 5 -> 2·2·5 = 20 iterations; compute_decode: sigmoid(0 + ln 3) = 3/4
+    assert k["admission_wait_steps"] == pytest.approx(20.0, rel=1e-6)
+    assert k["compute_decode"] == pytest.approx(0.75, rel=1e-6)
+    assert basis == "shared+frameworks.sglang+stacks.dynamo-sglang"
+    k, basis = efficiency_for(cal, "gb200", "sglang")
+    assert k["admission_wait_steps"] == pytest.approx(4.0, rel=1e-6) and basis == "shared+frameworks.sglang"
+
+
 # ------------------------------------------------------------------------- measured rows
 def test_inferencemax_rows_statistic_and_mtp(shared_data):
     from codesign.validate import MTP_DRAFT_TOKENS, read_measured

@@ -153,6 +153,9 @@ HEAD = 'schema_version = 1\ncost_model = "analytical"\n'
     # a misspelled system or family never applied: its rows silently got the shared knobs
     (HEAD + "[shared]\n[systems.gb20]\ncompute_decode = 0.5\n", "systems.gb20: unknown system (no baseline of that name); did you mean 'gb200'?"),
     (HEAD + "[shared]\n[frameworks.trtlm]\ncompute_decode = 0.1\n", "frameworks.trtlm: unknown engine family; did you mean 'trtllm'?"),
+    (HEAD + "[shared]\n[stacks.dynamo-sglan]\nadmission_wait_steps = 0.1\n", "stacks.dynamo-sglan: unknown serving stack; did you mean 'dynamo-sglang'?"),
+    # a stack's offset is for engine settings only: compute rates belong to the system and the family
+    (HEAD + "[shared]\n[stacks.dynamo-sglang]\ncompute_decode = 0.1\n", "stacks.dynamo-sglang.compute_decode: a serving stack offsets engine settings only"),
 ])
 def test_bad_calibration_files_are_refused(shared_data, tmp_path, cli, body, msg):
     f = tmp_path / "cal.toml"

@@ -72,9 +72,9 @@ def read_calibration(path) -> dict:
     import difflib
     import math
 
-    from codesign.calibrate import CALIBRATION_VERSION, FRAMEWORK_FAMILIES
+    from codesign.calibrate import CALIBRATION_VERSION, FRAMEWORK_FAMILIES, SERVING_STACKS
     from codesign.errors import CodesignError, SpecError
-    from codesign_analytical.model import DEFAULT_EFFICIENCY, knob_problem
+    from codesign_analytical.model import DEFAULT_EFFICIENCY, ENGINE_KNOBS, knob_problem
 
     f = str(path)
     if Path(path).is_dir():  # else "no such calibration file", as if the path did not exist
@@ -104,15 +104,17 @@ def read_calibration(path) -> dict:
         problems.append((f, "shared", "missing: a calibration has a [shared] table of knobs "
                                       "(as `codesign calibrate` writes it)"))
     tables = [("shared", cal["shared"], True)] if isinstance(cal.get("shared"), dict) else []
-    known = {"systems": list(SYSTEMS), "frameworks": sorted(set(FRAMEWORK_FAMILIES.values()))}
-    for group, physical in (("systems", True), ("frameworks", False)):
+    known = {"systems": list(SYSTEMS), "frameworks": sorted(set(FRAMEWORK_FAMILIES.values())),
+             "stacks": sorted(set(SERVING_STACKS.values()))}
+    for group, physical in (("systems", True), ("frameworks", False), ("stacks", False)):
         sub = cal.get(group, {})
         if not isinstance(sub, dict):
             problems.append((f, group, "must be a table of tables"))
             continue
         for k in sub:
             if k not in known[group]:
-                what = "system (no baseline of that name)" if group == "systems" else "engine family"
+                what = {"systems": "system (no baseline of that name)", "frameworks": "engine family",
+                        "stacks": "serving stack"}[group]
                 near = difflib.get_close_matches(k, known[group], n=1)
                 problems.append((f, f"{group}.{k}", f"unknown {what}; "
                                  + (f"did you mean {near[0]!r}? " if near else "")
@@ -126,6 +128,9 @@ def read_calibration(path) -> dict:
             if k not in DEFAULT_EFFICIENCY:
                 problems.append((f, f"{where}.{k}", "unknown knob of the analytical model; expected one of "
                                  + ", ".join(DEFAULT_EFFICIENCY)))
+            elif where.startswith("stacks.") and k not in ENGINE_KNOBS:
+                problems.append((f, f"{where}.{k}", "a serving stack offsets engine settings only; expected "
+                                 "one of " + ", ".join(ENGINE_KNOBS)))
             elif physical and (why := knob_problem(k, v)):
                 problems.append((f, f"{where}.{k}", why))
             elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
@@ -134,16 +139,23 @@ def read_calibration(path) -> dict:
     if not problems:
         # a framework offset must keep every system's composed knob in range (it is added in the
         # fit's unconstrained space, so a large one can push an overhead past its bound)
-        bad: dict = {}  # (family, knob) -> first problem
-        for fam, off in cal.get("frameworks", {}).items():
+        bad: dict = {}  # (table, knob) -> first problem
+        for fw in sorted(FRAMEWORK_FAMILIES):  # every framework name: its family, and its stack if any
+            fam, stack = FRAMEWORK_FAMILIES[fw], SERVING_STACKS.get(fw)
+            offs = [(f"frameworks.{fam}", cal.get("frameworks", {}).get(fam) or {}),
+                    (f"stacks.{stack}", cal.get("stacks", {}).get(stack) or {})]
+            if not any(off for _, off in offs):
+                continue
             for system in [""] + list(cal.get("systems", {})):  # "": the shared knobs alone
-                knobs = efficiency_for(cal, system, fam)[0]
-                for k in off:
-                    why = knob_problem(k, knobs.get(k))
-                    if why and (fam, k) not in bad:
-                        basis = f"systems.{system}" if system else "shared"
-                        bad[fam, k] = f"with the {basis} knobs this offset gives {knobs[k]:g}, which {why}"
-        problems += [(f, f"frameworks.{fam}.{k}", why) for (fam, k), why in bad.items()]
+                knobs = efficiency_for(cal, system, fw)[0]
+                for table, off in offs:
+                    for k in off:
+                        why = knob_problem(k, knobs.get(k))
+                        if why and (table, k) not in bad:
+                            basis = f"systems.{system}" if system else "shared"
+                            bad[table, k] = (f"with the {basis} knobs this offset gives {knobs[k]:g} "
+                                             f"(framework {fw}), which {why}")
+        problems += [(f, f"{table}.{k}", why) for (table, k), why in bad.items()]
     if problems:
         raise SpecError(problems)
     return cal
@@ -168,13 +180,16 @@ def efficiency_for(cal: dict, system: str, framework: str | None = None) -> tupl
     """Knobs for ``system`` (and serving ``framework``): the system's fitted knobs, else those of its
     :data:`KNOBS_FALLBACK` system (see :func:`knobs_source`), else the shared ones, plus the framework
     family's offset (``[frameworks.<family>]``, in the fit's unconstrained
-    space: logit for fractions, log for overheads; see :func:`codesign.calibrate.compose`).
+    space: logit for fractions, log for overheads; see :func:`codesign.calibrate.compose`) and, for
+    a serving stack (``dynamo-sglang``: :data:`codesign.validate.SERVING_STACKS`), the stack's
+    offset of the engine knobs (``[stacks.<stack>]``).
 
     Returns:
         ``(knobs, basis)`` where ``basis`` says which tables applied, joined by ``+``
-        (``shared+systems.b200+frameworks.sglang`` for a B300 SGLang row of the shipped calibration).
+        (``shared+systems.b200+frameworks.sglang`` for a B300 SGLang row of the shipped calibration,
+        ``shared+systems.gb200+frameworks.sglang+stacks.dynamo-sglang`` for a GB200 Dynamo + SGLang row).
     """
-    from codesign.calibrate import _to_u, compose, framework_family
+    from codesign.calibrate import _to_u, compose, framework_family, serving_stack
 
     knobs = dict(cal.get("shared", {}))
     basis = ["shared"]
@@ -184,9 +199,11 @@ def efficiency_for(cal: dict, system: str, framework: str | None = None) -> tupl
         basis.append(f"systems.{src}")
     fam = framework_family(framework)
     off = cal.get("frameworks", {}).get(fam) if fam else None
-    if off and knobs:
-        knobs = compose(_to_u(knobs), off)
-        basis.append(f"frameworks.{fam}")
+    stack = serving_stack(framework)
+    st_off = cal.get("stacks", {}).get(stack) if stack else None
+    if (off or st_off) and knobs:
+        knobs = compose(_to_u(knobs), off, st_off)
+        basis += ([f"frameworks.{fam}"] if off else []) + ([f"stacks.{stack}"] if st_off else [])
     return knobs, "+".join(basis)
 
 
