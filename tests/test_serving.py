@@ -245,11 +245,6 @@ def test_prefill_bound_loop_queues_users_instead_of_outrunning_prefill(tmp_path)
     assert dt == pytest.approx((c[-1] - c[-2]) / x[-1], rel=0.03)
 
 
-@pytest.mark.xfail(strict=True, reason="known: just past the prefill-bound knee throughput still dips "
-                   "1% (C = 640 below C = 512; session 6's 11-step bracket and bounded-batch bisection "
-                   "cut the dip from ~15%, and up to 55% on EP 16); the M/D/1 wait's pole at the capacity "
-                   "leaves the last fraction. Placing the knee by Little's law fixes this test but raised "
-                   "seed-0 holdout TTFT MAPE 34% -> 40% (docs/baselines.md, session 4)")
 def test_throughput_rises_monotonically_into_the_prefill_bound(tmp_path):
     """8 prefill GPUs (TP 8) feeding 16 decode GPUs (DP 8, EP 8) at 8k/1k: the prefill pool
     saturates near 450 users. Throughput X = C/(TTFT + D) must rise to the capacity and stay
