@@ -39,7 +39,7 @@ from attrs import frozen
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
-from .spec import SearchParam, Spec, deployment_value_problem, quantity_kind
+from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind
 from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
@@ -236,8 +236,8 @@ def _metric_value(metric: str, raw) -> float:
 
 def _param(key: str, kind: str | None, p) -> Param:
     def val(x):
-        if kind:
-            return parse_quantity(x, kind, allow_zero=True)
+        if kind:  # zero only where the spec takes it (no SRAM: yes; no HBM bandwidth: no)
+            return parse_quantity(x, kind, allow_zero=quantity_allows_zero(key))
         if FORMAT_KEY.match(key):
             if not isinstance(x, str):
                 raise TypeError(f"expected a number-format name (got {format_value(x)})")

@@ -856,6 +856,23 @@ def quantity_kind(path: str, cls=Spec) -> str | None:
     Raises:
         KeyError: the path names no field of the spec.
     """
+    a = _leaf_field(path, cls)
+    return a.metadata.get("unit") if a is not None else None
+
+
+def quantity_allows_zero(path: str, cls=Spec) -> bool:
+    """Whether the quantity at a dotted spec key path may be zero (no SRAM, no static power), as the
+    spec itself accepts it; a bandwidth, capacity of HBM or peak rate must be > 0.
+
+    Raises:
+        KeyError: the path names no field of the spec.
+    """
+    a = _leaf_field(path, cls)
+    return bool(a.metadata.get("allow_zero", False)) if a is not None else True
+
+
+def _leaf_field(path: str, cls=Spec):
+    """The attrs field of a dotted spec key path that holds a value (not a table)."""
     import typing
 
     tp = cls
@@ -872,7 +889,7 @@ def quantity_kind(path: str, cls=Spec) -> str | None:
         tp = args[0] if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) and len(args) == 1 else hint
     if attrs.has(tp):
         raise KeyError(path)
-    return a.metadata.get("unit") if a is not None else None
+    return a
 
 
 def _check_kinds():  # pragma: no cover - import-time sanity of this module's declarations

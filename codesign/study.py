@@ -44,7 +44,7 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import PosInt, load_raw, load_spec, quantity_kind, spec_from_dict
+from .spec import PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -189,8 +189,9 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
             continue
         if axis.key.startswith("workload."):
             kind = None  # workload lengths are plain token counts
+        zero = kind is not None and quantity_allows_zero(axis.key)
         for j, v in enumerate(axis.values):
-            msg = _value_problem(v, kind, hint)
+            msg = _value_problem(v, kind, hint, zero)
             if msg:
                 problems.append((file, f"{at}.values.{j}", msg))
     return problems
@@ -225,11 +226,12 @@ def _key_type(key: str):
     return tp
 
 
-def _value_problem(v, kind: str | None, hint) -> str:
-    """Why ``v`` is not a valid grid value for a key of unit ``kind`` and type ``hint`` ("" if it is)."""
+def _value_problem(v, kind: str | None, hint, allow_zero: bool = True) -> str:
+    """Why ``v`` is not a valid grid value for a key of unit ``kind`` and type ``hint`` ("" if it
+    is); zero only where the spec takes it (``allow_zero``: no SRAM yes, no HBM bandwidth no)."""
     if kind:
         try:
-            parse_quantity(v, kind, allow_zero=True)
+            parse_quantity(v, kind, allow_zero=allow_zero)
         except QuantityError as exc:
             return str(exc)
         return ""

@@ -138,6 +138,8 @@ def test_bad_conc_is_invalid_not_concurrency_1(cli, tmp_path):
     (GOOD_AXES + 'metric = "tok_per_kw"\n', "steps.0.metric", "unknown metric 'tok_per_kw'"),
     (GOOD_AXES.replace('"256 MiB"', '"0 W"'), "steps.0.x.values.1", "expected a size in bytes"),
     (GOOD_AXES.replace('["2 TB/s", "4 TB/s"]', "[]"), "steps.0.y.values", "list at least one value"),
+    # zero where the spec takes none (an HBM bandwidth; zero SRAM, the x axis, is fine)
+    (GOOD_AXES.replace('"2 TB/s"', '"0 TB/s"'), "steps.0.y.values.0", "must be > 0"),
     (GOOD_AXES + 'facet = { key = "workload.isl", values = [] }\n', "steps.0.facet.values",
      "list at least one value"),
     (GOOD_AXES + 'facet = { key = "workload.isl", values = [8192, -1] }\n', "steps.0.facet.values.1",
@@ -256,6 +258,19 @@ def test_a_refused_spec_leaves_no_output_directory(cli, tmp_path, cmd):
     spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n' + BAD_SEARCH)
     out = tmp_path / "runs" / "new"
     _refused(cli(cmd, spec, "--out", out), "search.params.memory.hbm.bandwith: no such spec key")
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("cmd", ["optimize", "sweep"])
+def test_a_search_bound_the_spec_itself_refuses_is_refused(cli, tmp_path, cmd):
+    """Found by a fresh-user trial: a search over the HBM bandwidth from 0 TB/s passed the search
+    checks (a bound may be 0 for the SRAM) and the search then died on the cost model's NaN for
+    a chip with no memory bandwidth. A bound takes what the spec takes: zero SRAM, no zero HBM."""
+    spec = tmp_path / "zero.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[search.params]\n'
+                    '"memory.hbm.bandwidth" = { low = "0 TB/s", high = "16 TB/s" }\n')
+    out = tmp_path / "runs" / "new"
+    _refused(cli(cmd, spec, "--out", out), f"{spec}: search.params.memory.hbm.bandwidth: must be > 0")
     assert not (tmp_path / "runs").exists()
 
 
