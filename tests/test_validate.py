@@ -280,6 +280,22 @@ def test_cli_reports_ambiguous_rows_apart(shared_data, tmp_path, capsys):
     assert doc["errors_ambiguous"]["system"][0]["group"] == "gb300"
 
 
+def test_a_stack_offset_that_pushes_a_knob_out_of_range_is_named_alone(shared_data, tmp_path, cli):
+    # +50 in log space on SGLang's fitted wait (a few iterations) gives ~1e22, past the 1000 bound:
+    # the stack's table is named, not the SGLang family's, whose own offset is in range
+    from codesign_baseline import CALIBRATION
+
+    f = tmp_path / "cal.toml"
+    f.write_text(CALIBRATION.read_text().split("[stacks")[0].split("[domain]")[0]
+                 + "[stacks.dynamo-sglang]\nadmission_wait_steps = 50.0\n")
+    sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv",
+                  {"imx-00152"}, "point_id")
+    rc, out, err = cli("validate", sub, "--calibration", f)
+    assert rc == 2, err
+    assert f"{f}: stacks.dynamo-sglang.admission_wait_steps: with the shared knobs this offset gives" in err, err
+    assert "frameworks.sglang" not in err and "Traceback" not in err
+
+
 def test_a_framework_offset_that_pushes_a_knob_out_of_range_is_named(shared_data, tmp_path, cli):
     # a finite offset passes the per-table check, but vLLM's step overhead offset of +15 in log space
     # multiplies every system's ~75 us by e^15 ≈ 3.3e6: 245 s, past the 10 s bound of a time knob

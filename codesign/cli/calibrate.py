@@ -13,8 +13,9 @@ from ._common import check_out_file, seed_type
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
-                       description="Fit shared, per-system and per-framework efficiency knobs (Adam on "
-                                   "jax.grad of the absolute percentage error, or of the squared log "
+                       description="Fit shared, per-system and per-framework efficiency knobs, and per serving "
+                                   "stack (Dynamo + an engine) the engine settings, with Adam on "
+                                   "jax.grad of the absolute percentage error (or of the squared log "
                                    "error with --loss log), holding out configurations for an honest error.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
     p.add_argument("--out", default="calibration.toml", help="output TOML (default: calibration.toml)")
@@ -34,7 +35,7 @@ def register(sub) -> None:
                    help="InferenceMAX TTFT/TPOT statistic to fit (default: median, the one InferenceMAX "
                         "publishes; mean adds the benchmark's start-up wave)")
     p.add_argument("--no-frameworks", action="store_true",
-                   help="no per-framework offsets (one set of knobs per system)")
+                   help="no per-framework or per-stack offsets (one set of knobs per system)")
     p.set_defaults(func=run)
 
 
