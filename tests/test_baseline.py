@@ -85,11 +85,12 @@ DSR1_DEPS = ([dict(tp=t, ep=t) for t in (4, 8)] + [dict(tp=1, dp_attention=d, ep
                      decode=dict(chips=d, tp=1, dp_attention=d, ep=d)) for d in (8, 16, 32)])
 
 #: Factor within which the current calibration reproduces each published number (docs/baselines.md):
-#: the minimum latencies within 1.25x (worst gpt-oss-120b on GB200, 1.20x: batch-1 decode there is
-#: collective- and launch-latency bound, and the fit, made mostly of loaded rows, prices it ~17%
-#: slow at TP4 against imx-03187); peak tok/s per kW within 1.5x and optimistic (worst gpt-oss-120b
-#: on GB200, 1.45x; Kimi-K2 on GB300, which has no measured row there, 1.37x). Session 2 held 1.5x
-#: and 2.1x, session 3 1.3x and 1.8x, session 4 1.2x and 1.6x.
+#: the minimum latencies within 1.25x (worst gpt-oss-120b on GB200, 1.21x: batch-1 decode there is
+#: collective- and launch-latency bound, and the fit, made mostly of loaded rows, prices it slow);
+#: peak tok/s per kW within 1.5x and optimistic (worst gpt-oss-120b on GB200, 1.37x: this peak is
+#: the best aggregated deployment at up to 4096 users, where the published one is a measured run of
+#: 2 + 2 GPUs at 512 users, priced at its own configuration by the next test). Session 2 held 1.5x
+#: and 2.1x, session 3 1.3x and 1.8x, session 4 1.2x and 1.6x, sessions 5-10 1.25x and 1.5x.
 TOLERANCE = {"min_tpot_ms": 1.25, "min_e2e_latency_s": 1.25, "peak_mixed_tok_s_per_kw": 1.5}
 
 
@@ -107,6 +108,39 @@ def test_published_baselines_within_tolerance(shared_data, model, system, deps, 
         ref = pub[(model, system, metric)]
         tol = TOLERANCE[metric]
         assert ref / tol <= pred <= ref * tol, (metric, ref, pred)
+
+
+#: The published GB200 gpt-oss-120b numbers are InferenceMAX runs of the public file: the peak is
+#: imx-03134 (Dynamo + TensorRT-LLM, 2 prefill + 2 decode GPUs, 512 users: 53,956 tok/s per GPU,
+#: 44,963 per kW of 1200 W TDP), the minimum TPOT and E2E latency imx-03143 (1 prefill GPU + TP 8
+#: decode, 1 user: 1.867 ms, 1.783 s). Priced as `codesign validate` maps them, with the shipped
+#: knobs: the peak within 1.35x (1.15x with session 10's fit, 1.28x with session 9's: the run was
+#: prefill-bound, median TTFT 5.0 s, and its throughput is the prefill capacity of 2 GPUs, which
+#: moves between fits), the batch-1 latencies within 1.5x (1.40x: TP 8 decode at batch 1 is bound by
+#: 2 all-reduces per layer and per-layer launches, which the fit, made mostly of loaded rows, prices
+#: slow).
+PUBLISHED_ROWS = {"peak_mixed_tok_s_per_kw": ("imx-03134", 1.35), "min_tpot_ms": ("imx-03143", 1.5),
+                  "min_e2e_latency_s": ("imx-03143", 1.5)}
+
+
+def test_published_gb200_runs_predicted_at_their_own_configuration(shared_data):
+    from codesign.validate import predict, read_measured
+    from codesign_baseline import efficiency_for, load_calibration
+
+    pub = _published(shared_data)
+    cal = load_calibration()
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    by_id = {p.id: p for p in pts if p.id in {i for i, _ in PUBLISHED_ROWS.values()}}
+    predict(list(by_id.values()), efficiency_for=lambda p: efficiency_for(cal, p.system_key, p.framework)[0])
+    for metric, (pid, tol) in PUBLISHED_ROWS.items():
+        p = by_id[pid]
+        assert p.status == "ok", p.status
+        ref = pub[("gpt-oss-120b", "gb200", metric)]
+        pred = {"peak_mixed_tok_s_per_kw": p.pred_tput / 1.2,  # per GPU at 1200 W TDP
+                "min_tpot_ms": p.pred_tpot_s * 1e3,
+                # E2E = TTFT + (OSL - 1)·TPOT at the mean output length, 0.9·1024 (lengths in [0.8·L, L])
+                "min_e2e_latency_s": p.pred_ttft_s + (0.9 * p.osl - 1) * p.pred_tpot_s}[metric]
+        assert ref / tol <= pred <= ref * tol, (metric, pid, ref, pred)
 
 
 # --- datasheet-only baselines (no measured data): B300, MI300X, MI325X, MI355X -------------------
