@@ -156,6 +156,9 @@ HEAD = 'schema_version = 1\ncost_model = "analytical"\n'
     (HEAD + "[shared]\n[stacks.dynamo-sglan]\nadmission_wait_steps = 0.1\n", "stacks.dynamo-sglan: unknown serving stack; did you mean 'dynamo-sglang'?"),
     # a stack's offset is for engine settings only: compute rates belong to the system and the family
     (HEAD + "[shared]\n[stacks.dynamo-sglang]\ncompute_decode = 0.1\n", "stacks.dynamo-sglang.compute_decode: a serving stack offsets engine settings only"),
+    (HEAD + "[shared]\n[stacks.dynamo-sglang]\nadmision_wait_steps = 0.1\n",
+     "stacks.dynamo-sglang.admision_wait_steps: unknown knob of the analytical model; did you mean "
+     "'admission_wait_steps'? expected one of admission_wait_steps"),
 ])
 def test_bad_calibration_files_are_refused(shared_data, tmp_path, cli, body, msg):
     f = tmp_path / "cal.toml"

@@ -124,10 +124,13 @@ def read_calibration(path) -> dict:
         if not isinstance(t, dict):
             problems.append((f, where, "must be a table of knobs"))
             continue
+        allowed = ENGINE_KNOBS if where.startswith("stacks.") else tuple(DEFAULT_EFFICIENCY)
         for k, v in t.items():
             if k not in DEFAULT_EFFICIENCY:
-                problems.append((f, f"{where}.{k}", "unknown knob of the analytical model; expected one of "
-                                 + ", ".join(DEFAULT_EFFICIENCY)))
+                near = difflib.get_close_matches(k, allowed, n=1)
+                problems.append((f, f"{where}.{k}", "unknown knob of the analytical model; "
+                                 + (f"did you mean {near[0]!r}? " if near else "")
+                                 + "expected one of " + ", ".join(allowed)))
             elif where.startswith("stacks.") and k not in ENGINE_KNOBS:
                 problems.append((f, f"{where}.{k}", "a serving stack offsets engine settings only; expected "
                                  "one of " + ", ".join(ENGINE_KNOBS)))
