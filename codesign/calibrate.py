@@ -197,14 +197,13 @@ class Fitter:
         u = (P["shared"][None, :]
              + jnp.where(si[:, None] >= 0, P["systems"][np.maximum(si, 0)] * self.system_mask, 0.0)
              + jnp.where(fi[:, None] >= 0, P["frameworks"][np.maximum(fi, 0)], 0.0))
-        if "stacks" in P:  # (a parameter dict of an older fit has none)
-            u = u + jnp.where(ei[:, None] >= 0, P["stacks"][np.maximum(ei, 0)] * self.stack_mask, 0.0)
+        u = u + jnp.where(ei[:, None] >= 0, P["stacks"][np.maximum(ei, 0)] * self.stack_mask, 0.0)
         return _from_u({k: u[:, j] for j, k in enumerate(self.knobs)})
 
     def _predict_all(self, P):
         import jax.numpy as jnp
 
-        return [jnp.stack(fn(p, self._eff_rows(P, si, fi)), axis=-1) for fn, p, _, _, si, fi in self.groups]
+        return [jnp.stack(fn(p, self._eff_rows(P, si, fe)), axis=-1) for fn, p, _, _, si, fe in self.groups]
 
     def predict(self, P: dict) -> np.ndarray:
         """``(n, 3)`` TTFT, TPOT, mixed tok/s per chip for every point.
@@ -235,15 +234,15 @@ class Fitter:
         import jax.numpy as jnp
 
         groups = [(fn, p, jnp.asarray(np.where(np.isfinite(m) & (m > 0), m, 1.0)),
-                   jnp.asarray(np.isfinite(m) & (m > 0)), si, fi)
-                  for fn, p, _, m, si, fi in self.groups]
-        total = sum(int(np.asarray(w).any(axis=1).sum()) for fn, p, m, w, si, fi in groups) or 1
+                   jnp.asarray(np.isfinite(m) & (m > 0)), si, fe)
+                  for fn, p, _, m, si, fe in self.groups]
+        total = sum(int(np.asarray(w).any(axis=1).sum()) for fn, p, m, w, si, fe in groups) or 1
         wts = jnp.asarray(weights, dtype=jnp.float32)
 
         def loss(P):
             acc = 0.0
-            for fn, p, m, w, si, fi in groups:
-                pred = jnp.stack(fn(p, self._eff_rows(P, si, fi)), axis=-1)
+            for fn, p, m, w, si, fe in groups:
+                pred = jnp.stack(fn(p, self._eff_rows(P, si, fe)), axis=-1)
                 ok = w & jnp.isfinite(pred) & (pred > 0)
                 r = jnp.where(ok, pred, 1.0) / m
                 e = jnp.log(r) ** 2 if kind == "log" else jnp.sqrt((r - 1.0) ** 2 + 1e-4)

@@ -866,8 +866,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # at the service S (DeepSeek-R1 on 8 + 16 GB200s at C = 300-550: R_p jumped 1-2 s between
     # neighbouring concurrencies and throughput by up to 7%). A batch at its cap, or at the
     # bracket's floor, keeps R_p as the floor
-    B_floor = jax.lax.stop_gradient(B_lo)
-    solved = interior & ~bound & (B > 1.001 * B_floor)
+    solved = interior & ~bound & (B > 1.001 * jax.lax.stop_gradient(B_lo))
     TTFT = jnp.maximum(C / X - D, jnp.where(bound | solved, S_p, R_p))
     # start-up wave, a transient outside the steady state: the benchmark client starts all C users
     # at once, so the first C requests queue together at the prefill station and wait

@@ -143,22 +143,20 @@ def read_calibration(path) -> dict:
         # a framework offset must keep every system's composed knob in range (it is added in the
         # fit's unconstrained space, so a large one can push an overhead past its bound)
         bad: dict = {}  # (table, knob) -> first problem
-        # each offset is checked where it applies: a family's on its own (the engine run plainly),
-        # a serving stack's on top of its family's (the family alone being in range), so a
-        # problem names the table that causes it
-        checks = [(fam, None) for fam in cal.get("frameworks", {})]
-        checks += [(fam, stack) for stack in cal.get("stacks", {})
-                   for fam in sorted({FRAMEWORK_FAMILIES[fw] for fw, st in SERVING_STACKS.items() if st == stack})]
-        for fam, stack in checks:
-            fw = next((fw for fw, st in sorted(SERVING_STACKS.items()) if st == stack), fam)
-            table = f"stacks.{stack}" if stack else f"frameworks.{fam}"
-            off = (cal.get("stacks", {}) if stack else cal.get("frameworks", {})).get(stack or fam) or {}
+        # each offset is checked where it applies, so a problem names the table that causes it: a
+        # family's for the plain engine (the family's name is one of its framework names), a serving
+        # stack's for its framework names, on top of a family that is in range on its own
+        fams, stacks = cal.get("frameworks", {}), cal.get("stacks", {})
+        checks = ([(f"frameworks.{fam}", fams[fam], fam, None) for fam in fams]
+                  + [(f"stacks.{st}", stacks[st], fw, FRAMEWORK_FAMILIES[fw])
+                     for fw, st in sorted(SERVING_STACKS.items()) if st in stacks])
+        for table, off, fw, family in checks:
             for system in [""] + list(cal.get("systems", {})):  # "": the shared knobs alone
                 knobs = efficiency_for(cal, system, fw)[0]
-                plain = efficiency_for(cal, system, fam)[0] if stack else knobs
-                for k in off:
+                plain = efficiency_for(cal, system, family)[0] if family else {}
+                for k in off or {}:
                     why = knob_problem(k, knobs.get(k))
-                    if why and (not stack or not knob_problem(k, plain.get(k))) and (table, k) not in bad:
+                    if why and not (family and knob_problem(k, plain.get(k))) and (table, k) not in bad:
                         basis = f"systems.{system}" if system else "shared"
                         bad[table, k] = f"with the {basis} knobs this offset gives {knobs[k]:g}, which {why}"
         problems += [(f, f"{table}.{k}", why) for (table, k), why in bad.items()]
