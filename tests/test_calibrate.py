@@ -78,3 +78,29 @@ def test_models_filter_fits_only_those_models(shared_data):
     assert doc["domain"]["models"] == ["gpt-oss-120b"]
     with pytest.raises(CodesignError, match="--models: unknown model 'gpt-oss'"):
         calibrate([f], models=["gpt-oss"], steps=1)
+
+
+def test_refit_all_is_the_same_fit_on_every_row(shared_data):
+    """--refit-all: the holdout error scores the fit on the training split; the written coefficients
+    are the same procedure run on every row, i.e. what ``holdout=0`` fits (same start, steps, pulls)."""
+    f = shared_data / "measured" / "inferencemax_public.csv"
+    kw = dict(systems=["gb200"], seed=0, steps=4, max_rows=60)
+    split = calibrate([f], holdout=0.3, **kw)
+    refit = calibrate([f], holdout=0.3, refit_all=True, **kw)
+    whole = calibrate([f], holdout=0.0, **kw)
+    prov = refit["provenance"]
+    assert prov["refit_all"] is True and split["provenance"]["refit_all"] is False
+    # the procedure's holdout error is the split fit's, unchanged
+    assert refit["errors"]["holdout"] == split["errors"]["holdout"]
+    # the written knobs are the all-rows fit's, scored on all rows
+    n = prov["rows_train"] + prov["rows_holdout"]
+    assert refit["errors"]["refit"]["after"]["ttft"]["n"] == whole["errors"]["train"]["after"]["ttft"]["n"]
+    assert sum(s["rows"] for s in refit["errors"]["refit"]["by_system"].values()) == n
+    for k, v in whole["shared"].items():
+        assert refit["shared"][k] == pytest.approx(v, rel=1e-3), k
+    assert refit["domain"] == whole["domain"]
+    for m in ("ttft", "tpot", "tput"):
+        assert refit["errors"]["refit"]["after"][m]["mape"] == pytest.approx(
+            whole["errors"]["train"]["after"][m]["mape"], rel=1e-3), m
+    # (the split fit's knobs are not compared: Adam's first steps move every knob by its learning
+    # rate whatever the rows, so a few steps on 70% and on 100% of the rows land alike)

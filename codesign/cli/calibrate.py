@@ -34,6 +34,9 @@ def register(sub) -> None:
     p.add_argument("--statistic", choices=("median", "mean"), default="median",
                    help="InferenceMAX TTFT/TPOT statistic to fit (default: median, the one InferenceMAX "
                         "publishes; mean adds the benchmark's start-up wave)")
+    p.add_argument("--refit-all", action="store_true",
+                   help="after scoring the fit on the held-out configurations, fit again on all rows and "
+                        "write those coefficients (errors.holdout then scores the procedure; twice the time)")
     p.add_argument("--no-frameworks", action="store_true",
                    help="no per-framework or per-stack offsets (one set of knobs per system)")
     p.set_defaults(func=run)
@@ -59,12 +62,12 @@ def run(args) -> int:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows, loss=args.loss,
-                    frameworks=not args.no_frameworks, statistic=args.statistic,
+                    frameworks=not args.no_frameworks, statistic=args.statistic, refit_all=args.refit_all,
                     models=([m.strip() for m in args.models.split(",") if m.strip()]
                             if args.models is not None else None),
                     log=lambda m: print(m, file=sys.stderr))
     write_calibration(doc, args.out)
-    for part in ("train", "holdout"):
+    for part in ("train", "holdout", "refit"):
         e = doc["errors"].get(part) or {}
         if not e:
             continue
