@@ -647,9 +647,18 @@ def converter():
         kind, allow_zero = a.metadata["unit"], a.metadata.get("allow_zero", False)
         return lambda value, _t: parse_quantity(value, kind, allow_zero=allow_zero)
 
+    def whole_hook(value, type_):  # a float with a whole value stands for the count (30.0 → 30)
+        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:  # 1e30 stays "got 1e+30"
+            value = int(value)
+        return conv.structure(value, type_)
+
     def factory(cls):
         overrides = {a.name: override(struct_hook=quantity_hook(a))
                      for a in attrs.fields(cls) if a.metadata.get("unit")}
+        if cls in (Deployment, Pool):  # as deployment_value_problem takes a search's values
+            hints = typing.get_type_hints(cls)
+            overrides.update({name: override(struct_hook=whole_hook) for name, tp in hints.items()
+                              if tp in (int, PosInt, int | None, PosInt | None)})
         overrides.update({a.name: override(omit=True)
                           for a in attrs.fields(cls) if a.metadata.get("internal")})
         return make_dict_structure_fn(cls, conv, **overrides)

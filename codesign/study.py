@@ -299,6 +299,12 @@ def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = 
     return data
 
 
+def _spec_link(spec: Path, report_dir: Path) -> str:
+    """A Markdown link to ``spec`` from the report in ``report_dir`` (wherever ``--out`` puts it)."""
+    rel = Path(os.path.relpath(spec, report_dir)).as_posix()
+    return f"[`{rel}`]({rel})"
+
+
 # ------------------------------------------------------------------------------- optimize
 def _published(pub: Published, base: Path) -> dict[str, dict[str, float]]:
     path = (base / pub.file)
@@ -337,7 +343,8 @@ def _optimize(step: Step, base: Path, out: Path, quick: bool):
     # the design the report explains: the Pareto design with the best first objective
     best = doc["pareto"][0] if doc["pareto"] else None
     lines = [f"## {step.title or step.name}", "",
-             f"`codesign optimize {step.spec}`: {doc['trials']} trials, {doc['feasible_trials']} feasible, "
+             f"`codesign optimize` of {_spec_link(base / step.spec, out)}: {doc['trials']} trials, "
+             f"{doc['feasible_trials']} feasible, "
              f"{len(doc['pareto'])} on the Pareto front; reference: {doc['reference']['name'] if doc.get('reference') else 'none'} "
              f"(each metric at its best deployment).", "",
              f"![Pareto front]({step.name}/pareto.png)", ""]
@@ -479,7 +486,7 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
     d = {"x": {"key": step.x.key, "values": xs}, "y": {"key": step.y.key, "values": ys},
          "facet": {"key": step.facet.key, "values": fs} if step.facet else None,
          "metric": step.metric, "values": grid.tolist(), "over_budget": over.tolist()}
-    lines = [f"## {step.title or step.name}", "", f"`{step.metric}` of `{step.spec}` over "
+    lines = [f"## {step.title or step.name}", "", f"`{step.metric}` of {_spec_link(base / step.spec, out)} over "
              f"{step.x.key} × {step.y.key}" + (f", one panel per {step.facet.key}" if step.facet else "")
              + f" ({len(combos)} designs in one vectorised call; × marks an infeasible design, † one "
              f"over the chip's area or power budget: {int(over.sum())} of {over.size}).", "",

@@ -101,7 +101,7 @@ from . import recipes as imx_recipes
 from .errors import CodesignError
 
 __all__ = [
-    "Point", "read_measured", "shared_data_dir", "predict", "error_stats", "error_table_rows",
+    "Point", "read_measured", "shared_data_dir", "shared_data_warning", "predict", "error_stats", "error_table_rows",
     "write_predictions", "file_sha256", "SYSTEMS", "MODELS", "resolve_model", "duplicate_ids",
 ]
 
@@ -400,6 +400,21 @@ def shared_data_dir() -> Path:
     """``$CODESIGN_SHARED_DATA`` or ``<repo>/../shared/data``."""
     env = os.environ.get("CODESIGN_SHARED_DATA")
     return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def shared_data_warning() -> str | None:
+    """What is missing when ``$CODESIGN_SHARED_DATA`` is set but holds no pool recipes
+    (``measured/inferencemax_public.csv``), and the fallback; ``None`` when it is unset or holds
+    them. ``validate`` and ``calibrate`` print it once, before any row is priced."""
+    env = os.environ.get("CODESIGN_SHARED_DATA")
+    if not env or shared_recipe_file().is_file():
+        return None
+    d = Path(env)
+    missing = ("no such directory" if not d.is_dir() else "it has no measured/ directory"
+               if not (d / "measured").is_dir() else "it has no measured/inferencemax_public.csv")
+    return (f"CODESIGN_SHARED_DATA={env}: {missing} (expected the shared data directory, holding "
+            "measured/inferencemax_public.csv); the disaggregated rows that do not record their "
+            "prefill/decode pools get them from a sizing rule instead of InferenceMAX recipes")
 
 
 def file_sha256(path) -> str:

@@ -351,6 +351,25 @@ HBM_COLUMNS = ["trial", "memory.hbm.bandwidth [B/s SI]",
                "beats_reference", "design_file"]
 
 
+def test_exit_codes_are_the_documented_ones(cli, tmp_path):
+    # --help and README: 0 a feasible design, 1 none (every trial infeasible), 2 bad input
+    from codesign.cli import build_parser
+
+    helptext = " ".join(build_parser()._subparsers._group_actions[0].choices["optimize"].format_help().split())
+    for says in ("0 at least one feasible design", "1 no feasible design", "2 bad input"):
+        assert says in helptext, helptext
+    feasible = _gb200_search(tmp_path, "fine", "")
+    assert cli("optimize", feasible, "--trials", "2", "--out", tmp_path / "fine", "--json")[0] == 0
+    # no chip draws 1 W: every trial infeasible, the files still written
+    none = _gb200_search(tmp_path, "none", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n')
+    rc, stdout, err = cli("optimize", none, "--trials", "2", "--out", tmp_path / "none", "--json")
+    assert rc == 1 and json.loads(stdout)["feasible_trials"] == 0, err
+    assert (tmp_path / "none" / "pareto.json").is_file()
+    bad = _gb200_search(tmp_path, "bad", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 TB/s"\n')
+    rc, _, err = cli("optimize", bad, "--trials", "2", "--out", tmp_path / "bad")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
 def _hbm_search(tmp_path, name, constraints=""):
     p = tmp_path / f"{name}.toml"
     p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST

@@ -102,6 +102,13 @@ CASES = {
                            "must be a whole number in [1, 10000] (got 0)"),
     "fractional_recv_interval": ('[deployment]\nscheduler_recv_interval = 2.5\n',
                                  "deployment.scheduler_recv_interval", "expected a whole number"),
+    # a float with a whole value reads as the count (below), so its range is checked as the count's
+    "whole_float_recv_interval_too_large": ('[deployment]\nscheduler_recv_interval = 10001.0\n',
+                                            "deployment.scheduler_recv_interval",
+                                            "must be a whole number in [1, 10000] (got 10001)"),
+    "fractional_pool_chips": ('[deployment]\nmode = "disaggregated"\n[deployment.prefill]\nchips = 2.5\n'
+                              '[deployment.decode]\nchips = 8\n', "deployment.prefill.chips",
+                              "expected a whole number (got 2.5)"),
 }
 
 
@@ -121,6 +128,21 @@ def test_malformed_spec_one_clear_line(cli, tmp_path, case):
     lines = [l for l in err.strip().splitlines() if l]
     assert len(lines) == 1, err
     assert str(spec.name) in lines[0] and f": {path}: " in lines[0] and words in lines[0], lines[0]
+
+
+def test_deployment_counts_take_a_float_with_a_whole_value(cli, tmp_path):
+    # README: scheduler_recv_interval is "a whole number in [1, 10000]"; 30.0 is one, as a search's
+    # design values are (deployment_value_problem). Every count of [deployment] and its pools alike.
+    counts = ('[deployment]\ntp = 4{0}\npp = 1{0}\nep = 4{0}\ndp_attention = 1{0}\nspeculative_tokens = 2{0}\n'
+              'max_batch_size = 64{0}\nscheduler_recv_interval = 30{0}\nmode = "disaggregated"\n'
+              '[deployment.prefill]\nchips = 4{0}\ntp = 4{0}\nep = 1{0}\ndp_attention = 1{0}\n'
+              '[deployment.decode]\nchips = 8{0}\ntp = 8{0}\nep = 8{0}\ndp_attention = 1{0}\n')
+    as_int, as_float = _write(tmp_path, "as_int", counts.format("")), _write(tmp_path, "as_float", counts.format(".0"))
+    want, got = load_spec(as_int).deployment, load_spec(as_float).deployment
+    assert got == want and got.scheduler_recv_interval == 30 and type(got.scheduler_recv_interval) is int
+    assert type(got.tp) is int and type(got.decode.chips) is int
+    rc, out, err = cli("evaluate", as_float)
+    assert rc == 0, err
 
 
 def test_missing_section(cli, tmp_path):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +41,27 @@ def test_bad_study_is_a_clear_error(cli, tmp_path):
     bad.write_text('name = "x"\n[[steps]]\nkind = "optimize"\nname = "a"\nspec = "nope.toml"\n')
     rc, out, err = cli("study", "run", bad, "--out", tmp_path / "o", "--quick")
     assert rc == 2 and "steps.0.spec" in err and "no such spec file" in err and "Traceback" not in err
+
+
+def test_report_links_the_spec_from_where_the_report_is(cli, tmp_path):
+    # a study in studies/ names its specs relative to itself ("../specs/…"); the report, wherever
+    # --out puts it, links them relative to its own directory
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "specs").mkdir()
+    for name, shipped in [("grid.toml", "kv-locality.toml"), ("search.toml", "jalapeno-gpt-oss-120b.toml")]:
+        (tmp_path / "specs" / name).write_text(f'include = ["{(REPO / "specs" / shipped).as_posix()}"]\n')
+    study = tmp_path / "studies" / "mini.toml"
+    study.write_text('name = "mini"\n'
+                     '[[steps]]\nkind = "grid"\nname = "g"\nspec = "../specs/grid.toml"\n'
+                     'x = { key = "memory.sram.capacity", values = ["0 MiB", "256 MiB"] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n'
+                     '[[steps]]\nkind = "optimize"\nname = "o"\nspec = "../specs/search.toml"\nquick_trials = 2\n')
+    out = tmp_path / "elsewhere" / "deeper"
+    rc, _, err = cli("study", "run", study, "--out", out, "--quick")
+    assert rc == 0, err
+    report = (out / "report.md").read_text()
+    targets = [t for t in re.findall(r"\]\(([^)]+)\)", report) if t.endswith(".toml")]
+    # from tmp/elsewhere/deeper up two levels to tmp, then into specs/
+    assert targets == ["../../specs/grid.toml", "../../specs/search.toml"], report
+    for t in targets:
+        assert (out / t).resolve() == (tmp_path / "specs" / Path(t).name).resolve()

@@ -779,6 +779,36 @@ def test_calibrate_refuses_a_missing_file_or_a_directory_in_one_line(tmp_path, c
         assert rc == 2 and f"{bad}: {why}" in err and "Traceback" not in err, err
 
 
+def test_a_wrong_shared_data_dir_is_said_once_up_front(tmp_path, cli, monkeypatch):
+    """CODESIGN_SHARED_DATA set to a directory without measured/inferencemax_public.csv (the pool
+    recipes' source): validate and calibrate say so once on stderr, before their other output, with
+    the variable, its value, what is missing and the fallback; they still run (exit 0). A refusal
+    stays one line."""
+    from codesign.validate import shared_data_warning
+
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "data"))  # no such directory yet
+    src = _imx_csv(tmp_path / "m.csv", IMX_ROW)
+    for cmd in (["validate", src, "--out", tmp_path / "o"],
+                ["calibrate", src, "--out", tmp_path / "c.toml", "--steps", "1", "--holdout", "0"]):
+        rc, _, err = cli(*cmd)
+        assert rc == 0 and "Traceback" not in err, err
+        lines = err.splitlines()
+        assert lines[0].startswith(f"warning: CODESIGN_SHARED_DATA={tmp_path / 'data'}: no such directory"), err
+        assert "sizing rule" in lines[0] and sum("CODESIGN_SHARED_DATA=" in ln for ln in lines) == 1, err
+    assert (tmp_path / "o" / "predictions.csv").is_file() and (tmp_path / "c.toml").is_file()
+    rc, _, err = cli("calibrate", tmp_path / "nonexistent.csv", "--out", tmp_path / "c2.toml")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "no such file" in err, err
+    # what is missing, by how far the directory goes
+    (tmp_path / "data").mkdir()
+    assert ": it has no measured/ directory (" in shared_data_warning()
+    (tmp_path / "data" / "measured").mkdir()
+    assert ": it has no measured/inferencemax_public.csv (" in shared_data_warning()
+    (tmp_path / "data" / "measured" / "inferencemax_public.csv").write_text("")
+    assert shared_data_warning() is None
+    monkeypatch.delenv("CODESIGN_SHARED_DATA")  # unset: <repo>/../shared/data, no variable to blame
+    assert shared_data_warning() is None
+
+
 def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_recipe(shared_data, tmp_path,
                                                                                      monkeypatch):
     """imx-00156 logs only its run's total GPUs (28); with the shared file it takes the pools of the

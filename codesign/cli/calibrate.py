@@ -53,19 +53,28 @@ def run(args) -> int:
     if args.max_rows is not None and args.max_rows < 1:
         raise CodesignError(f"--max-rows must be at least 1 (got {args.max_rows})")
     check_out_file(args.out)
-    from ..validate import SYSTEMS
+    from ..validate import SYSTEMS, shared_data_warning
 
     known = sorted(set(SYSTEMS.values()))
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     bad = [s for s in systems if s not in known]
     if bad:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
+    shared = shared_data_warning()
+
+    def log(m):  # the shared-data warning first, once a file has been read (a refusal stays one line)
+        nonlocal shared
+        if shared:
+            print(f"warning: {shared}", file=sys.stderr)
+            shared = None
+        print(m, file=sys.stderr)
+
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows, loss=args.loss,
                     frameworks=not args.no_frameworks, statistic=args.statistic, refit_all=args.refit_all,
                     models=([m.strip() for m in args.models.split(",") if m.strip()]
                             if args.models is not None else None),
-                    log=lambda m: print(m, file=sys.stderr))
+                    log=log)
     write_calibration(doc, args.out)
     for part in ("train", "holdout", "refit"):
         e = doc["errors"].get(part) or {}

@@ -16,7 +16,11 @@ def register(sub) -> None:
                     "Progress goes to stderr, the Pareto table to stdout; DIR receives pareto.csv, "
                     "pareto.json, pareto.png and designs/*.toml. Rerunning the same command resumes "
                     "the study stored in DIR (or in --storage). DIR must be new, empty, or the output "
-                    "directory of a previous run.")
+                    "directory of a previous run.",
+        epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (every trial "
+               "infeasible: the output files are still written, and the table names the most common "
+               "reasons); 2 bad input (spec, option or output directory; one line on stderr); "
+               "130 interrupted (completed trials are kept: rerun to resume).")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=int, help="total trials in the study (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")

@@ -62,7 +62,8 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 def run(args) -> int:
     from ..evaluation import jsonable
-    from ..validate import error_table_rows, file_notes, predict, priced, read_measured, write_predictions
+    from ..validate import (error_table_rows, file_notes, predict, priced, read_measured, shared_data_warning,
+                            write_predictions)
     from ._common import ensure_out_dir
 
     schema, points = read_measured(args.measured, args.statistic)
@@ -70,6 +71,8 @@ def run(args) -> int:
         ensure_out_dir(args.out)
     eff_for, domain, basis_for, fitted = _efficiency_for(args.uncalibrated, args.calibration)
     # warnings once the command line has been accepted (a refusal stays one line)
+    if shared := shared_data_warning():
+        print(f"warning: {shared}", file=sys.stderr)
     _warn_duplicate_ids(args.measured, schema, points)
     for note in file_notes(points):
         print(f"warning: {args.measured}: {note}", file=sys.stderr)
