@@ -104,3 +104,19 @@ def test_refit_all_is_the_same_fit_on_every_row(shared_data):
             whole["errors"]["train"]["after"][m]["mape"], rel=1e-3), m
     # (the split fit's knobs are not compared: Adam's first steps move every knob by its learning
     # rate whatever the rows, so a few steps on 70% and on 100% of the rows land alike)
+
+
+def test_the_robust_loss_is_the_ape_capped_softly_at_one():
+    """tanh(APE): within 1% of the APE at 25% off (tanh 0.25 = 0.2449), and a row 8× over (APE 7)
+    or 10× under (APE 0.9) counts at most 1 (tanh 7 = 0.999998, tanh 0.9 = 0.7163), where the plain
+    APE counts the 8× row as seven 100%-off rows."""
+    import numpy as np
+
+    from codesign.calibrate import row_error
+
+    r = np.array([1.0, 1.25, 8.0, 0.1])
+    ape = np.asarray(row_error(r, "ape"))
+    rob = np.asarray(row_error(r, "robust"))
+    assert ape == pytest.approx([0.01, 0.2502, 7.0, 0.90006], rel=1e-3)
+    assert rob == pytest.approx([0.0099997, 0.2451, 0.999998, 0.71620], rel=1e-3)
+    assert float(row_error(np.e, "log")) == pytest.approx(1.0, rel=1e-6)

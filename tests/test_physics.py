@@ -287,6 +287,34 @@ def _receive_wait(efficiency=None, concurrency=(1, 64)):
                           concurrency=concurrency)
 
 
+def test_a_prefill_worker_packs_the_queued_requests_into_its_next_pass():
+    """Gated batch service (a disaggregated prefill worker takes every request that queued during its
+    running pass into the next one, as SGLang and TensorRT-LLM prefill workers fill their token
+    budget): at utilisation ρ a pass of length T carries the ρ·T of work that arrived meanwhile, so
+    T = T_p + ρ·T, T_own = T_p/(1 − ρ); a request also waits for the pass in flight (busy with
+    probability ρ, half of it left on average). With no receive wait, TTFT − TPOT/2 (the decode
+    pool's admission at its next iteration) = T_p·(1 + ρ/2)/(1 − ρ) + T_kv, where neither T_p
+    (one request's pass) nor T_kv depends on the load: differences between concurrencies are
+    T_p·Δf, and their ratio is a ratio of f(ρ) = (1 + ρ/2)/(1 − ρ) alone (ρ as the model reports
+    it, the prefill pool's utilisation). Below the budget's cap (8 requests of 1024 tokens)."""
+    ev = evaluate(_receive_wait(concurrency=[1, 512, 2048]))
+    ttft, tpot, rho = (ev.points[k][0] for k in ("ttft_steady_s", "tpot_s", "prefill_utilization"))
+    assert rho[0] < 0.01 and 0.1 < rho[1] < rho[2] < 0.8  # a loaded pool, short of its capacity
+    d = ttft - tpot / 2.0
+    f = (1.0 + rho / 2.0) / (1.0 - rho)
+    assert (d[2] - d[0]) / (d[1] - d[0]) == pytest.approx((f[2] - f[0]) / (f[1] - f[0]), rel=1e-3)
+    # the scale is one request's pass, T_p = Δd/Δf: what is left at C = 1 is the KV hand-off, a
+    # positive part of the lone request's TTFT
+    t_p = (d[2] - d[0]) / (f[2] - f[0])
+    assert 0.0 < d[0] - t_p * f[0] < 0.5 * d[0]
+    # (f − 1 = 1.5·ρ/(1 − ρ) has the shape of the M/D/1 wait ρ/(2(1 − ρ))·T_a it replaced; what
+    # differs is the scale: T_a = ρ/X, the pool's time per request at full packing, 1/16 of a
+    # replica's, made the load add 20 times less)
+    x = np.array([1.0, 512.0, 2048.0]) / (ttft + 1023.0 * tpot)  # Little's law, OSL 1024
+    t_a = rho / x
+    assert d[2] - d[0] > 10.0 * (rho[2] / (2.0 * (1.0 - rho[2])) * t_a[2])
+
+
 def test_a_prefill_runs_the_lm_head_on_the_last_position_only():
     """The engines project only a prompt's last hidden state to logits. Doubling the vocabulary of
     DeepSeek-R1 (129,280 -> 258,560 rows of 7,168) adds 2·7168·129280 = 1.853 GFLOP to one

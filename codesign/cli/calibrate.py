@@ -1,8 +1,8 @@
 """``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--models M,...] [--holdout 0.3] [--seed S]``.
 
 Fits the analytical cost model's efficiency knobs (shared, per system, per serving-framework family)
-by gradient descent on the absolute percentage error, or least squares on log error with
-``--loss log`` (:mod:`codesign.calibrate`), and writes a versioned TOML with provenance.
+by gradient descent on the absolute percentage error soft-capped at 100% (``--loss ape``: uncapped;
+``--loss log``: least squares on log error) (:mod:`codesign.calibrate`), and writes a versioned TOML with provenance.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ def register(sub) -> None:
     p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
                        description="Fit shared, per-system and per-framework efficiency knobs, and per serving "
                                    "stack (Dynamo + an engine) the engine settings, with Adam on "
-                                   "jax.grad of the absolute percentage error (or of the squared log "
-                                   "error with --loss log), holding out configurations for an honest error.")
+                                   "jax.grad of the absolute percentage error, soft-capped at 100% (or "
+                                   "--loss ape / log), holding out configurations for an honest error.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
     p.add_argument("--out", default="calibration.toml", help="output TOML (default: calibration.toml)")
     p.add_argument("--systems", default="gb200,gb300",
@@ -25,9 +25,10 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed_type, default=0, help="holdout split seed (default 0)")
     p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
     p.add_argument("--max-rows", type=int, default=None, help="use at most this many usable rows per file")
-    p.add_argument("--loss", choices=("ape", "log"), default="ape",
-                   help="ape: absolute percentage error, what MAPE scores (default); "
-                        "log: least squares on log error")
+    p.add_argument("--loss", choices=("robust", "ape", "log"), default="robust",
+                   help="robust: absolute percentage error soft-capped at 100%% (default; a few rows "
+                        "8x off cannot pull every knob); ape: the plain absolute percentage error "
+                        "MAPE scores; log: least squares on log error")
     p.add_argument("--models", default=None,
                    help="comma-separated model specs to fit on (names of specs/models, e.g. "
                         "gpt-oss-120b,deepseek-r1; default: every model the files price)")

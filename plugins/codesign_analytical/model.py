@@ -31,8 +31,11 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   (requests in decode, not C). Given B: decode throughput X = inst·B·k/((OSL−1)·t_step(B)) (k
   tokens per step: 1 without speculative decoding, 1 + a + … + a^d with d draft tokens verified
   per step at acceptance a); the prefill station (one request's pass T_1 for latency, a full
-  CHUNK_TOKENS pass amortised per request, T_a, for capacity) adds the M/D/1 wait
-  ρ/(2(1−ρ))·T_a, ρ = X·T_a. The start-up wave (all C users start at once; the first C requests
+  CHUNK_TOKENS pass amortised per request, T_a, for capacity) runs at utilisation ρ = X·T_a.
+  Aggregated, it adds the M/D/1 wait ρ/(2(1−ρ))·T_a. Disaggregated, a prefill worker packs the
+  requests that queued during its running pass into its next one (gated batch service, up to the
+  token budget): a request waits for the running pass, ρ·T_own/2, and its own pass is
+  T_own = T_p/(1 − ρ), at most a full budget's pass. The start-up wave (all C users start at once; the first C requests
   wait (C−1)/2·T_a) is a transient added to the mean TTFT with weight ``burst_fraction`` φ = C/N
   for a run of N requests (InferenceMAX: N = 10·C).
   Aggregated: chunked prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated:
@@ -769,7 +772,13 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
             # and only then lets the prefill run (SGLang's bootstrap handshake), then the KV
             # hand-off, and the decode worker admits it at its next iteration boundary (mean
             # residual of a running iteration: half of one)
-            S = T_p + T_kv + (0.5 + recv_wait) * t_iter
+            # a prefill worker packs every request that queued during its running pass into its next
+            # one (gated batch service, up to the token budget): at utilisation rho a request waits
+            # for the running pass (rho * T_own / 2) and its own pass holds the rho share of the
+            # others', T_own = T_p / (1 - rho), at most a full budget's pass
+            rho_p = jnp.clip(a * T_a, 0.0, RHO_MAX)
+            T_own = jnp.clip(T_p / (1.0 - rho_p), T_p, jnp.maximum(T_b + T_p - T_1, T_p))
+            S = T_own + rho_p * T_own / 2.0 + T_kv + (0.5 + recv_wait) * t_iter
         else:
             # chunked prefill rides in the decode iterations: the share u = X·T_a of engine time
             # goes to prefill tokens, stretching every iteration by 1/(1 − u) (X = a·(1 − u))
@@ -784,7 +793,7 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         # added after the solve (below), not part of the steady state. Capped at RHO_MAX here to
         # keep the solve well conditioned; a prefill-bound loop is corrected after the solve
         rho = jnp.minimum(X * T_a, RHO_MAX)
-        w_md1 = rho / (2.0 * (1.0 - rho)) * T_a
+        w_md1 = 0.0 if disagg else rho / (2.0 * (1.0 - rho)) * T_a
         R = S + w_md1
         g = X * (R + (osl - 1.0) * tpot) - C
         return X, tpot, R, g, S
