@@ -35,8 +35,8 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   Aggregated, it adds the M/D/1 wait ρ/(2(1−ρ))·T_a. Disaggregated, a prefill worker packs the
   requests that queued during its running pass into its next one (gated batch service, up to the
   token budget): a request waits for the running pass, ρ·T_own/2, and its own pass is
-  T_own = T_p/(1 − ρ), at most a full budget's pass. The start-up wave (all C users start at once; the first C requests
-  wait (C−1)/2·T_a) is a transient added to the mean TTFT with weight ``burst_fraction`` φ = C/N
+  T_own = T_p/(1 − ρ), at most a full budget's pass. The start-up wave (all C users start at
+  once; the first C requests wait (C−1)/2·T_a) is a transient added to the mean TTFT with weight ``burst_fraction`` φ = C/N
   for a run of N requests (InferenceMAX: N = 10·C).
   Aggregated: chunked prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated:
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
@@ -749,7 +749,8 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
         Returns throughput X [req/s], TPOT, prefill residence R (queue + own prefill), the
         residual g = X·(R + D) − C of Little's law over the whole loop (zero at the solution) and
-        the service part S of R (own prefill, hand-off, admission; no queue).
+        the service part S of R (own prefill, hand-off, admission; aggregated without the
+        queue; disaggregated R = S, the wait for the pass in flight included).
         """
         t_iter, _, _ = decode_step(B)
         # decode-side throughput at this batch: each iteration yields tok_step tokens per sequence
@@ -774,11 +775,13 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
             # residual of a running iteration: half of one)
             # a prefill worker packs every request that queued during its running pass into its next
             # one (gated batch service, up to the token budget): at utilisation rho a request waits
-            # for the running pass (rho * T_own / 2) and its own pass holds the rho share of the
-            # others', T_own = T_p / (1 - rho), at most a full budget's pass
-            rho_p = jnp.clip(a * T_a, 0.0, RHO_MAX)
-            T_own = jnp.clip(T_p / (1.0 - rho_p), T_p, jnp.maximum(T_b + T_p - T_1, T_p))
-            S = T_own + rho_p * T_own / 2.0 + T_kv + (0.5 + recv_wait) * t_iter
+            # for the pass in flight (rho * T_own / 2) and its own pass holds the rho share of the
+            # others' work, T_own = T_p / (1 - rho), at most a full budget's pass. Capped at RHO_MAX
+            # to keep the solve well conditioned; a prefill-bound loop is corrected after the solve
+            rho = jnp.minimum(X * T_a, RHO_MAX)
+            T_own = jnp.clip(T_p / (1.0 - rho), T_p, jnp.maximum(T_b + T_p - T_1, T_p))
+            S = T_own + rho * T_own / 2.0 + T_kv + (0.5 + recv_wait) * t_iter
+            R = S
         else:
             # chunked prefill rides in the decode iterations: the share u = X·T_a of engine time
             # goes to prefill tokens, stretching every iteration by 1/(1 − u) (X = a·(1 − u))
@@ -788,13 +791,12 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
             # own prefill: wait to be received and for the running iteration, then ISL/budget mixed
             # iterations
             S = T_p + (0.5 + recv_wait + isl / CHUNK_TOKENS) * t_mixed
-        # steady-state wait at the prefill station (rate 1/T_a when it packs full token budgets):
-        # M/D/1 for desynchronised arrivals, rho/(2(1 - rho))·T_a. The start-up wave is a transient
-        # added after the solve (below), not part of the steady state. Capped at RHO_MAX here to
-        # keep the solve well conditioned; a prefill-bound loop is corrected after the solve
-        rho = jnp.minimum(X * T_a, RHO_MAX)
-        w_md1 = 0.0 if disagg else rho / (2.0 * (1.0 - rho)) * T_a
-        R = S + w_md1
+            # steady-state wait at the prefill station (rate 1/T_a when it packs full token
+            # budgets): M/D/1 for desynchronised arrivals, rho/(2(1 - rho))·T_a. The start-up wave
+            # is a transient added after the solve (below), not part of the steady state. Capped
+            # at RHO_MAX as above
+            rho = jnp.minimum(X * T_a, RHO_MAX)
+            R = S + rho / (2.0 * (1.0 - rho)) * T_a
         g = X * (R + (osl - 1.0) * tpot) - C
         return X, tpot, R, g, S
 
