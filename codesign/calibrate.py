@@ -242,9 +242,10 @@ class Fitter:
         sqrt((r − 1)² + ε²), ε = 0.01 (what MAPE scores: it weighs an over-prediction by 2× more
         than the under-prediction by 1/2×, which least squares on log error treats alike);
         ``kind="robust"`` (default) that error soft-capped at 1, tanh(APE): equal to the APE within
-        a few percent up to 30% off, a row 8× off counts as one 100% off, so a handful of rows no
-        physics here explains (a measured TTFT of 5 s at 3 users; a prefill-bound flip at a knife
-        edge) cannot pull every knob (3-seed holdout, docs/baselines.md session 11).
+        a few percent up to 30% off, 0.76 at 100% off, and never above 1, where the plain APE counts
+        a row 8× over as 7, so a handful of rows no physics here explains (a measured TTFT of 5 s
+        at 3 users; a prefill-bound flip at a knife edge) cannot pull every knob (3-seed holdout,
+        docs/baselines.md session 11).
         Weights TTFT, TPOT, InferenceMAX tok/s/GPU (:data:`LOSS_WEIGHTS`). Pulls: ``pull``·|shared − start|² keeps knobs the data cannot see at
         their documented defaults; ``pull_offsets``·|δ|² keeps system and framework offsets small
         (a system's knobs are then the framework average).
@@ -393,10 +394,11 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         first = next((p.status for p in points if p.status != "ok"), "")
         raise CodesignError(f"no usable rows to fit ({', '.join(f'{n} {k}' for k, n in why) or 'no rows'}"
                             + (f"; e.g. {first}" if first else "") + ")")
-    few = [s for s in (systems or []) if sum(p.system_key == s for p in train) < 10]
+    asked = list(systems or [])
+    few = [s for s in asked if sum(p.system_key == s for p in train) < 10]
     if few:
         log(f"systems with fewer than 10 training rows keep the shared knobs: {', '.join(few)}")
-    systems = [s for s in (systems or []) if s not in few]
+    systems = [s for s in asked if s not in few]
     families = (sorted({framework_family(p.framework) for p in train} - {None}) if frameworks else [])
     stacks = (sorted({serving_stack(p.framework) for p in train} - {None}) if frameworks else [])
     f_train = Fitter(train, pm, systems, families, stacks)
@@ -426,8 +428,9 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     errors = {"train": eval_set(f_train, train, P), "holdout": eval_set(f_hold, hold, P)}
     domain = domain_of(train)
     if refit_all and hold:
-        # the same procedure on every row (the systems with their own offsets stay the training split's)
+        # the same procedure on every row
         everyone = train + hold
+        systems = [s for s in asked if sum(p.system_key == s for p in everyone) >= 10]
         if frameworks:
             families = sorted({framework_family(p.framework) for p in everyone} - {None})
             stacks = sorted({serving_stack(p.framework) for p in everyone} - {None})

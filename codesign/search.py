@@ -1143,6 +1143,27 @@ def _driver_url(url: str) -> str:
     return url
 
 
+def _rdb_storage(url: str, attempts: int = 6):
+    """Optuna's RDBStorage for ``url``, retried when workers started together race to create its
+    tables on an empty database: PostgreSQL lets only one concurrent CREATE TABLE of a name win and
+    fails the others with a unique violation on ``pg_type`` ("duplicate key value violates unique
+    constraint pg_type_typname_nsp_index", seen with three ``codesign worker`` processes on a new
+    database) or "already exists"; the next attempt finds the tables made."""
+    import random
+    import time
+
+    import optuna
+
+    for i in range(attempts):
+        try:
+            return optuna.storages.RDBStorage(url, heartbeat_interval=None)
+        except Exception as exc:  # noqa: BLE001 - sqlalchemy's IntegrityError / ProgrammingError
+            text = str(exc)
+            if i == attempts - 1 or not ("duplicate key" in text or "already exists" in text):
+                raise
+            time.sleep(0.2 + random.random() * 0.5 * (i + 1))
+
+
 def open_storage(url: str | None, out_dir, *, repair: bool = False):
     """An Optuna storage: a journal file in ``out_dir`` by default (or ``journal:PATH``, ``*.journal``)
     shared between local processes through Optuna's file lock, or an RDB URL
@@ -1170,7 +1191,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         import logging
 
         logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
-        return optuna.storages.RDBStorage(_driver_url(url), heartbeat_interval=None), redact(url)
+        return _rdb_storage(_driver_url(url)), redact(url)
     except Exception as exc:  # noqa: BLE001 - sqlalchemy/driver errors carry the URL
         msg = scrub(redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), url)
         netloc = url.split("://", 1)[-1].split("/", 1)[0]

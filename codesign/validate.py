@@ -414,7 +414,8 @@ def shared_data_warning() -> str | None:
                if not (d / "measured").is_dir() else "it has no measured/inferencemax_public.csv")
     return (f"CODESIGN_SHARED_DATA={env}: {missing} (expected the shared data directory, holding "
             "measured/inferencemax_public.csv); the disaggregated rows that do not record their "
-            "prefill/decode pools get them from a sizing rule instead of InferenceMAX recipes")
+            "prefill/decode pools get them from the read file's own runs where it has them, else from "
+            "a sizing rule, instead of InferenceMAX recipes")
 
 
 def file_sha256(path) -> str:

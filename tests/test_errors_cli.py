@@ -80,6 +80,16 @@ def test_calibrate_out_is_a_directory(cli, tmp_path):
 
 
 # ------------------------------------------------------------------ 2. measured CSV columns, conc
+def test_validate_calibration_that_is_another_toml(cli, tmp_path):
+    """A TOML that is no calibration (a project file given by mistake) is one line, and the advice
+    does not point `codesign calibrate --out` at that file (it would overwrite it)."""
+    f = tmp_path / "pyproject.toml"
+    f.write_text('[project]\nname = "x"\n')
+    err = _refused(cli("validate", _csv(tmp_path / "m.csv", [IMX_ROW]), "--calibration", f))
+    assert err.strip() == (f"error: {f}: not a calibration file (no schema_version, cost_model or "
+                           "[shared]; `codesign calibrate MEASURED.csv --out FILE` writes one)")
+
+
 @pytest.mark.parametrize("cmd", ["validate", "calibrate"])
 @pytest.mark.parametrize("drop", [["tp"], ["hardware"], ["tp", "hardware"]])
 def test_inferencemax_missing_columns(cli, tmp_path, cmd, drop):

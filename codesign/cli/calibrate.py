@@ -62,6 +62,9 @@ def run(args) -> int:
     if bad:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
     shared = shared_data_warning()
+    if args.refit_all and args.holdout == 0:
+        print("note: --refit-all with --holdout 0: nothing is held out, so the one fit already uses every row",
+              file=sys.stderr)
 
     def log(m):  # the shared-data warning first, once a file has been read (a refusal stays one line)
         nonlocal shared

@@ -87,6 +87,9 @@ def read_calibration(path) -> dict:
         cal = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise SpecError([(f, "", f"not a valid TOML file ({e})")]) from None
+    if not {"schema_version", "cost_model", "shared"} & set(cal):
+        raise CodesignError(f"{f}: not a calibration file (no schema_version, cost_model or [shared]; "
+                            "`codesign calibrate MEASURED.csv --out FILE` writes one)")
     problems = []
     rerun = f"(rerun `codesign calibrate MEASURED.csv --out {f}`)"
     if "schema_version" not in cal:
