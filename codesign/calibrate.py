@@ -294,7 +294,7 @@ def adam(loss, u: dict, steps: int = 300, lr: float = LEARNING_RATE, log: Callab
         m = {k: b1 * m[k] + (1 - b1) * g[k] for k in u}
         v = {k: b2 * v[k] + (1 - b2) * g[k] ** 2 for k in u}
         u = {k: u[k] - lr * (m[k] / (1 - b1 ** t)) / (jnp.sqrt(v[k] / (1 - b2 ** t)) + eps) for k in u}
-        if log and (t % 50 == 0 or t == 1):
+        if log and (t % 50 == 0 or t == 1 or t == steps):
             log(f"  step {t:4d}  loss {val:.4f}")
     return {k: np.asarray(x) for k, x in best_u.items()}
 

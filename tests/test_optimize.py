@@ -358,6 +358,8 @@ def test_exit_codes_are_the_documented_ones(cli, tmp_path):
     helptext = " ".join(build_parser()._subparsers._group_actions[0].choices["optimize"].format_help().split())
     for says in ("0 at least one feasible design", "1 no feasible design", "2 bad input"):
         assert says in helptext, helptext
+        sweep_help = " ".join(build_parser()._subparsers._group_actions[0].choices["sweep"].format_help().split())
+        assert says in sweep_help, sweep_help  # `codesign sweep` returns the same codes
     feasible = _gb200_search(tmp_path, "fine", "")
     assert cli("optimize", feasible, "--trials", "2", "--out", tmp_path / "fine", "--json")[0] == 0
     # no chip draws 1 W: every trial infeasible, the files still written

@@ -17,7 +17,10 @@ def register(sub) -> None:
         description="Sample --points designs of SPEC's [search] space (random, Sobol' or grid), price "
                     "them in vectorised chunks (every envelope choice, SLOs and constraints as in "
                     "`codesign optimize`), keep the feasible Pareto front (computed in JAX) and write it "
-                    "to DIR/sweep_front.csv and DIR/sweep_front.json. Progress on stderr.")
+                    "to DIR/sweep_front.csv and DIR/sweep_front.json. Progress on stderr.",
+        epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (the front files are "
+               "still written, empty); 2 bad input (spec, option or output directory; one line on "
+               "stderr); 130 interrupted.")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--points", type=int, default=100_000, help="designs to evaluate (default 100000; up to ~10^6)")
     p.add_argument("--method", choices=("random", "sobol", "grid"), default="sobol", help="sampling (default sobol)")
