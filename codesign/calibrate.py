@@ -54,10 +54,11 @@ __all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family"
 CALIBRATION_VERSION = 1
 #: Loss weights of TTFT, TPOT and (InferenceMAX rows) per-GPU mixed tok/s.
 LOSS_WEIGHTS = (1.0, 1.0, 0.5)
-#: Loss kinds (see :meth:`Fitter.loss_fn`).
+#: Loss kinds (see :meth:`Fitter.loss_fn`); the first is the default.
 LOSSES = {"robust": "mean smoothed absolute percentage error, soft-capped at 100% (tanh)",
           "ape": "mean smoothed absolute percentage error",
           "log": "mean squared log error (least squares on log error)"}
+DEFAULT_LOSS = next(iter(LOSSES))
 #: Adam step size in the unconstrained knob space. 0.05 diverged for a while on the public data once
 #: the KV slots capped the batch (loss 1.39 -> 5.3 at step 50 of 300, ending 0.80 and holdout TTFT
 #: MAPE 40% on seed 0); 0.02 descends smoothly to 0.60 (3-seed holdout in docs/baselines.md).
@@ -114,7 +115,7 @@ def compose(shared_u: dict, *offsets: dict | None) -> dict:
     return {k: float(v) for k, v in _from_u(u).items()}
 
 
-def row_error(r, kind: str = "robust"):
+def row_error(r, kind: str = DEFAULT_LOSS):
     """Per-row, per-metric error of a prediction ``r`` = predicted/measured (array; jax or numpy):
     ``"log"`` (ln r)², ``"ape"`` sqrt((r − 1)² + 1e-4) (the APE smoothed at zero), ``"robust"``
     tanh of that (see :meth:`Fitter.loss_fn`)."""
@@ -234,7 +235,7 @@ class Fitter:
             out[idx] = np.asarray(r, dtype=np.float64)
         return out
 
-    def loss_fn(self, P0: dict, pull: float, pull_offsets: float, weights=LOSS_WEIGHTS, kind: str = "robust"):
+    def loss_fn(self, P0: dict, pull: float, pull_offsets: float, weights=LOSS_WEIGHTS, kind: str = DEFAULT_LOSS):
         """Mean over rows and metrics of the error, plus L2 pulls.
 
         Per row and metric with r = pred/meas: ``kind="log"`` least squares on log error, (ln r)²;
@@ -326,7 +327,7 @@ def domain_of(points: list[Point]) -> dict:
 
 def calibrate(files: list, *, systems: list[str] | None = None, holdout: float = 0.3, seed: int = 0,
               steps: int = 300, lr: float = LEARNING_RATE, pull: float = 1e-3, pull_offsets: float = 1e-2,
-              frameworks: bool = True, loss: str = "robust", log: Callable | None = None, max_rows: int | None = None,
+              frameworks: bool = True, loss: str = DEFAULT_LOSS, log: Callable | None = None, max_rows: int | None = None,
               models: list[str] | None = None, statistic: str = "median", refit_all: bool = False,
               pm=None) -> dict:
     """Fit shared, per-system and per-framework knobs; returns the calibration document.
@@ -395,13 +396,19 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         raise CodesignError(f"no usable rows to fit ({', '.join(f'{n} {k}' for k, n in why) or 'no rows'}"
                             + (f"; e.g. {first}" if first else "") + ")")
     asked = list(systems or [])
-    few = [s for s in asked if sum(p.system_key == s for p in train) < 10]
-    if few:
-        log(f"systems with fewer than 10 training rows keep the shared knobs: {', '.join(few)}")
-    systems = [s for s in asked if s not in few]
-    families = (sorted({framework_family(p.framework) for p in train} - {None}) if frameworks else [])
-    stacks = (sorted({serving_stack(p.framework) for p in train} - {None}) if frameworks else [])
-    f_train = Fitter(train, pm, systems, families, stacks)
+
+    def fitter(pts):
+        """A Fitter for ``pts`` with offsets for the asked systems that have 10 of its rows, and for
+        every engine family and serving stack among them (unless --no-frameworks)."""
+        few = [s for s in asked if sum(p.system_key == s for p in pts) < 10]
+        if few:
+            log(f"systems with fewer than 10 fitted rows keep the shared knobs: {', '.join(few)}")
+        fams = sorted({framework_family(p.framework) for p in pts} - {None}) if frameworks else []
+        stks = sorted({serving_stack(p.framework) for p in pts} - {None}) if frameworks else []
+        return Fitter(pts, pm, [s for s in asked if s not in few], fams, stks)
+
+    f_train = fitter(train)
+    systems, families, stacks = f_train.systems, f_train.families, f_train.stacks
     f_hold = Fitter(hold, pm, systems, families, stacks) if hold else None
     train, hold = f_train.points, (f_hold.points if f_hold else [])
     P0 = f_train.params0(DEFAULT_EFFICIENCY)
@@ -427,17 +434,12 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
 
     errors = {"train": eval_set(f_train, train, P), "holdout": eval_set(f_hold, hold, P)}
     domain = domain_of(train)
-    if refit_all and hold:
-        # the same procedure on every row
-        everyone = train + hold
-        systems = [s for s in asked if sum(p.system_key == s for p in everyone) >= 10]
-        if frameworks:
-            families = sorted({framework_family(p.framework) for p in everyone} - {None})
-            stacks = sorted({serving_stack(p.framework) for p in everyone} - {None})
-        f_all = Fitter(everyone, pm, systems, families, stacks)
+    if refit_all and hold:  # the same procedure on every row
+        f_all = fitter(train + hold)
+        systems, families, stacks = f_all.systems, f_all.families, f_all.stacks
         log(f"refitting on all {len(f_all.points)} rows (the holdout error above scores the procedure)")
-        P = adam(f_all.loss_fn(f_all.params0(DEFAULT_EFFICIENCY), pull, pull_offsets, kind=loss),
-                 f_all.params0(DEFAULT_EFFICIENCY), steps=steps, lr=lr, log=log)
+        P0 = f_all.params0(DEFAULT_EFFICIENCY)
+        P = adam(f_all.loss_fn(P0, pull, pull_offsets, kind=loss), P0, steps=steps, lr=lr, log=log)
         errors["refit"] = eval_set(f_all, f_all.points, P)
         domain = domain_of(f_all.points)
     shared_u = {k: float(P["shared"][j]) for j, k in enumerate(knobs)}

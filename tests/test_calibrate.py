@@ -120,3 +120,14 @@ def test_the_robust_loss_is_the_ape_capped_softly_at_one():
     assert ape == pytest.approx([0.01, 0.2502, 7.0, 0.90006], rel=1e-3)
     assert rob == pytest.approx([0.0099997, 0.2451, 0.999998, 0.71620], rel=1e-3)
     assert float(row_error(np.e, "log")) == pytest.approx(1.0, rel=1e-6)
+
+
+def test_the_cli_offers_the_library_losses_and_default():
+    """`codesign calibrate --loss` lists the loss kinds of codesign.calibrate.LOSSES, defaulting to
+    DEFAULT_LOSS (the CLI spells them out so that `codesign --help` imports nothing heavy)."""
+    from codesign.calibrate import DEFAULT_LOSS, LOSSES
+    from codesign.cli import build_parser
+
+    act = next(a for a in build_parser()._subparsers._group_actions[0].choices["calibrate"]._actions
+               if a.dest == "loss")
+    assert act.default == DEFAULT_LOSS and tuple(act.choices) == tuple(LOSSES)

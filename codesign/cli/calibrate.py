@@ -25,7 +25,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed_type, default=0, help="holdout split seed (default 0)")
     p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
     p.add_argument("--max-rows", type=int, default=None, help="use at most this many usable rows per file")
-    p.add_argument("--loss", choices=("robust", "ape", "log"), default="robust",
+    p.add_argument("--loss", choices=("robust", "ape", "log"), default="robust",  # calibrate.DEFAULT_LOSS
                    help="robust: absolute percentage error soft-capped at 100%% (default; a few rows "
                         "8x off cannot pull every knob); ape: the plain absolute percentage error "
                         "MAPE scores; log: least squares on log error")
@@ -61,16 +61,14 @@ def run(args) -> int:
     bad = [s for s in systems if s not in known]
     if bad:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
-    shared = shared_data_warning()
+    pending = [f"warning: {w}" for w in [shared_data_warning()] if w]
     if args.refit_all and args.holdout == 0:
-        print("note: --refit-all with --holdout 0: nothing is held out, so the one fit already uses every row",
-              file=sys.stderr)
+        pending.append("note: --refit-all with --holdout 0: nothing is held out, so the one fit already "
+                       "uses every row")
 
-    def log(m):  # the shared-data warning first, once a file has been read (a refusal stays one line)
-        nonlocal shared
-        if shared:
-            print(f"warning: {shared}", file=sys.stderr)
-            shared = None
+    def log(m):  # warnings and notes first, once a file has been read (a refusal stays one line)
+        while pending:
+            print(pending.pop(0), file=sys.stderr)
         print(m, file=sys.stderr)
 
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,

@@ -36,8 +36,8 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   requests that queued during its running pass into its next one (gated batch service, up to the
   token budget): a request waits for the running pass, ρ·T_own/2, and its own pass is
   T_own = T_p/(1 − ρ), at most a full budget's pass. The start-up wave (all C users start at
-  once; the first C requests wait (C−1)/2·T_a) is a transient added to the mean TTFT with weight ``burst_fraction`` φ = C/N
-  for a run of N requests (InferenceMAX: N = 10·C).
+  once; the first C requests wait (C−1)/2·T_a) is a transient added to the mean TTFT with weight
+  ``burst_fraction`` φ = C/N for a run of N requests (InferenceMAX: N = 10·C).
   Aggregated: chunked prefill rides in decode iterations, TPOT = t_step/(1 − X·T_a). Disaggregated:
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
   Both: a busy engine receives new requests once every R iterations (SGLang
