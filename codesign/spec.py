@@ -591,7 +591,16 @@ def _strict(tp, check):
 _HUMAN = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
+def _whole(value):
+    """A float with a whole value stands for the count (TOML ``30.0``, a search's float → 30); 1e30
+    stays a float, refused as "got 1e+30"."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    return value
+
+
 def _pos_int(value, _type):
+    value = _whole(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected a whole number (got {format_value(value)})")
     if value < 1:
@@ -610,8 +619,8 @@ def converter():
 
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     conv.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
-    conv.register_structure_hook(
-        int, _strict(int, lambda v: isinstance(v, int) and not isinstance(v, bool)))
+    int_hook = _strict(int, lambda v: isinstance(v, int) and not isinstance(v, bool))
+    conv.register_structure_hook(int, lambda v, t: int_hook(_whole(v), t))
     conv.register_structure_hook(
         float, _strict(float, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)))
     conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
@@ -647,18 +656,9 @@ def converter():
         kind, allow_zero = a.metadata["unit"], a.metadata.get("allow_zero", False)
         return lambda value, _t: parse_quantity(value, kind, allow_zero=allow_zero)
 
-    def whole_hook(value, type_):  # a float with a whole value stands for the count (30.0 → 30)
-        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:  # 1e30 stays "got 1e+30"
-            value = int(value)
-        return conv.structure(value, type_)
-
     def factory(cls):
         overrides = {a.name: override(struct_hook=quantity_hook(a))
                      for a in attrs.fields(cls) if a.metadata.get("unit")}
-        if cls in (Deployment, Pool):  # as deployment_value_problem takes a search's values
-            hints = typing.get_type_hints(cls)
-            overrides.update({name: override(struct_hook=whole_hook) for name, tp in hints.items()
-                              if tp in (int, PosInt, int | None, PosInt | None)})
         overrides.update({a.name: override(omit=True)
                           for a in attrs.fields(cls) if a.metadata.get("internal")})
         return make_dict_structure_fn(cls, conv, **overrides)

@@ -145,6 +145,25 @@ def test_deployment_counts_take_a_float_with_a_whole_value(cli, tmp_path):
     assert rc == 0, err
 
 
+def test_every_count_takes_a_float_with_a_whole_value(cli, tmp_path):
+    # not only [deployment]: a count anywhere (workload lengths and concurrencies, the search's trials
+    # and seed, the scale-up domain) written 8192.0 is the count 8192; 2.5 is still refused
+    base = f'include = ["{SPECS.as_posix()}/jalapeno-gpt-oss-120b.toml"]\n'
+    counts = ('[workload]\nisl = 8192{0}\nconcurrency = [1{0}, 64{0}]\n[search]\ntrials = 20{0}\nseed = 3{0}\n'
+              '[network]\nscaleup_domain = 72{0}\n')
+    def write(name, body):
+        (tmp_path / f"{name}.toml").write_text(base + body)
+        return tmp_path / f"{name}.toml"
+
+    want, got = load_spec(write("as_int", counts.format(""))), load_spec(write("as_float", counts.format(".0")))
+    assert got.workload == want.workload and got.search == want.search and got.network == want.network
+    assert type(got.workload.isl) is int and type(got.workload.concurrency[1]) is int
+    assert got.workload.concurrency == (1, 64) and got.search.trials == 20 and got.network.scaleup_domain == 72
+    frac = write("frac", '[workload]\nconcurrency = [1, 2.5]\n')
+    rc, out, err = cli("evaluate", frac)
+    assert rc == 2 and err.strip().splitlines() == [f"error: {frac}: workload.concurrency.1: expected a whole number (got 2.5)"], err
+
+
 def test_missing_section(cli, tmp_path):
     spec = tmp_path / "nosection.toml"
     spec.write_text(f'include = ["{SPECS.as_posix()}/hardware/gb200.toml", "{SPECS.as_posix()}/models/gpt-oss-120b.toml"]\n')
