@@ -329,3 +329,37 @@ def test_measured_header_with_a_duplicate_column_is_refused(cli, tmp_path, cmd):
     _refused(cli(cmd, m, *extra), f"{m}: duplicate columns in the header: conc twice (columns 10, 18); "
                                   "tp 3 times (columns 11, 17, 19); expected each column name once")
     assert not (tmp_path / "c.toml").exists()
+
+
+# ------------------------------------------------------------------ --json failures, internal errors
+def test_json_failure_is_one_json_document_on_stdout(cli, tmp_path):
+    # a script that asked for --json reads the error from stdout (README: "--json where a script will
+    # read the output"); stderr keeps the one human line
+    spec = tmp_path / "frac.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[workload]\nconcurrency = [1, 2.5]\n')
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+    doc = json.loads(out)
+    assert doc == {"error": {"message": f"{spec}: workload.concurrency.1: expected a whole number (got 2.5)",
+                             "exit_code": 2}}
+    rc, out, err = cli("validate", tmp_path / "absent.csv", "--json")
+    assert rc == 2 and json.loads(out)["error"]["message"] == f"{tmp_path / 'absent.csv'}: no such file"
+    rc, out, err = cli("evaluate", spec)  # without --json, stdout stays empty
+    assert rc == 2 and out == ""
+
+
+def test_a_bug_is_exit_code_3_without_a_traceback(cli, monkeypatch):
+    # codesign.ExitCode.INTERNAL_ERROR: an exception that is not a CodesignError is a bug in codesign
+    # or a plugin; one line names it (and where), --debug shows the traceback
+    import codesign.cli.plugins as plugins_cli
+
+    def broken(pm):
+        return 1 / 0
+
+    monkeypatch.setattr(plugins_cli, "collect", broken)
+    rc, out, err = cli("plugins", "list", "--json")
+    assert rc == 3 and "Traceback" not in err
+    assert err.startswith("internal error: ZeroDivisionError: division by zero (at ") and "--debug" in err
+    assert json.loads(out) == {"error": {"message": err.splitlines()[0], "exit_code": 3}}
+    with pytest.raises(ZeroDivisionError):
+        cli("--debug", "plugins", "list")

@@ -45,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print("\n".join(f"error: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+        _json_error(args, str(exc), ExitCode.USAGE_ERROR)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         print("interrupted: completed trials are kept in the study storage; rerun to resume",
@@ -52,6 +53,27 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
         return ExitCode.OK
+    except Exception as exc:  # a bug in codesign or a plugin: one line, the traceback behind --debug
+        if args.debug:
+            raise
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        msg = (f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})")
+        print(f"internal error: {msg}\nThis is a bug in codesign or a plugin, not in your input; "
+              f"rerun with `codesign --debug {args.command} ...` for the traceback and report it.",
+              file=sys.stderr)
+        _json_error(args, f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
+        return ExitCode.INTERNAL_ERROR
+
+
+def _json_error(args, message: str, code: ExitCode) -> None:
+    """With ``--json``, a failed command still prints one JSON document on stdout (a script reads
+    ``error`` instead of parsing stderr): ``{"error": {"message": ..., "exit_code": ...}}``."""
+    if getattr(args, "json", False):
+        import json
+
+        print(json.dumps({"error": {"message": message, "exit_code": int(code)}}))
 
 
 def entry() -> None:  # pragma: no cover - console script
