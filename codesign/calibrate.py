@@ -329,7 +329,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
               steps: int = 300, lr: float = LEARNING_RATE, pull: float = 1e-3, pull_offsets: float = 1e-2,
               frameworks: bool = True, loss: str = DEFAULT_LOSS, log: Callable | None = None, max_rows: int | None = None,
               models: list[str] | None = None, statistic: str = "median", refit_all: bool = False,
-              pm=None) -> dict:
+              exclude_systems: list[str] | None = None, pm=None) -> dict:
     """Fit shared, per-system and per-framework knobs; returns the calibration document.
 
     One joint fit (see :class:`Fitter`): every training row's knobs are ``shared + δ_system +
@@ -350,6 +350,10 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             configurations), ``errors.refit`` the written coefficients on all rows; the training
             domain is all rows'. For a baseline meant to price configurations outside the files:
             30% more configurations to fit on, at twice the fitting time.
+        exclude_systems: systems (baseline names) whose rows are left out of the fit altogether: the
+            calibration then prices them as a system it never saw (the shared knobs, or a
+            ``KNOBS_FALLBACK`` sibling's), and ``codesign validate --calibration`` on their rows
+            measures how the model generalises to new hardware (leave-one-system-out).
 
     Raises:
         CodesignError: a name of ``models`` that no measured model maps to, or no usable row.
@@ -379,6 +383,12 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             log(f"warning: {f}: {note}")
         if models is not None:
             pts = [p for p in pts if p.model in models]
+        if exclude_systems:
+            left = [p for p in pts if p.system_key in exclude_systems]
+            if left:
+                log(f"{f}: {len(left)} rows of {', '.join(sorted({p.system_key for p in left}))} left out "
+                    "(--exclude-systems)")
+            pts = [p for p in pts if p.system_key not in exclude_systems]
         ok = [p for p in pts if p.status == "ok"]
         if max_rows is not None and len(ok) > max_rows:
             rng = np.random.default_rng(seed)
@@ -469,6 +479,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             "holdout_fraction": holdout,
             "systems": sorted(systems or []),  # the systems that got their own knobs (--systems)
             **({"models": sorted(models)} if models is not None else {}),
+            **({"excluded_systems": sorted(exclude_systems)} if exclude_systems else {}),
             "inferencemax_statistic": statistic,
             "holdout_unit": "configuration (system, model, framework, mode, ISL/OSL, formats, deployment)",
             "seed": seed,

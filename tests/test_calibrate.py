@@ -131,3 +131,25 @@ def test_the_cli_offers_the_library_losses_and_default():
     act = next(a for a in build_parser()._subparsers._group_actions[0].choices["calibrate"]._actions
                if a.dest == "loss")
     assert act.default == DEFAULT_LOSS and tuple(act.choices) == tuple(LOSSES)
+
+
+def test_exclude_systems_leaves_their_rows_out(shared_data, cli, tmp_path):
+    """--exclude-systems: a leave-one-system-out fit reads none of that system's rows, records it, and
+    `codesign validate --calibration` then prices the system as one the fit never saw (shared knobs,
+    every row marked extrapolated)."""
+    f = shared_data / "measured" / "inferencemax_public.csv"
+    doc = calibrate([f], systems=["gb300"], holdout=0.0, seed=0, steps=1, max_rows=30,
+                    exclude_systems=["gb200"])
+    assert doc["provenance"]["excluded_systems"] == ["gb200"]
+    assert "gb200" not in doc["domain"]["systems"] and "gb200" not in doc["systems"]
+    # the rows read are the file's usable rows minus gb200's (before the max_rows sample)
+    _, pts = read_measured(f)
+    assert any(p.system_key == "gb200" and p.status == "ok" for p in pts)
+    # refused up front: an unknown name, and a system both excluded and given its own knobs
+    rc, out, err = cli("calibrate", f, "--exclude-systems", "gb2000", "--out", tmp_path / "x.toml")
+    assert rc == 2 and err.strip().splitlines() == [
+        "error: --exclude-systems: unknown system(s) gb2000; known: " + err.split("known: ")[1].strip()]
+    rc, out, err = cli("calibrate", f, "--systems", "gb200,gb300", "--exclude-systems", "gb200",
+                       "--out", tmp_path / "x.toml")
+    assert rc == 2 and "also in --systems" in err and "--systems gb300" in err
+    assert not (tmp_path / "x.toml").exists()

@@ -38,6 +38,9 @@ def register(sub) -> None:
     p.add_argument("--refit-all", action="store_true",
                    help="after scoring the fit on the held-out configurations, fit again on all rows and "
                         "write those coefficients (errors.holdout then scores the procedure; twice the time)")
+    p.add_argument("--exclude-systems", default=None, metavar="S1,S2",
+                   help="leave these systems' rows out of the fit (leave-one-system-out: validate them "
+                        "with --calibration to see the error on hardware the fit never saw)")
     p.add_argument("--no-frameworks", action="store_true",
                    help="no per-framework or per-stack offsets (one set of knobs per system)")
     p.set_defaults(func=run)
@@ -61,6 +64,15 @@ def run(args) -> int:
     bad = [s for s in systems if s not in known]
     if bad:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
+    excluded = [s.strip() for s in (args.exclude_systems or "").split(",") if s.strip()]
+    bad = [s for s in excluded if s not in known]
+    if bad:
+        raise CodesignError(f"--exclude-systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
+    both = [s for s in excluded if s in systems]
+    if both:
+        raise CodesignError(f"--exclude-systems {', '.join(both)}: also in --systems (a system left out of the "
+                            f"fit cannot get its own knobs); drop it from --systems "
+                            f"(e.g. --systems {','.join(s for s in systems if s not in both) or 'gb300'})")
     pending = [f"warning: {w}" for w in [shared_data_warning()] if w]
     if args.refit_all and args.holdout == 0:
         pending.append("note: --refit-all with --holdout 0: nothing is held out, so the one fit already "
@@ -76,6 +88,7 @@ def run(args) -> int:
                     frameworks=not args.no_frameworks, statistic=args.statistic, refit_all=args.refit_all,
                     models=([m.strip() for m in args.models.split(",") if m.strip()]
                             if args.models is not None else None),
+                    exclude_systems=excluded or None,
                     log=log)
     write_calibration(doc, args.out)
     for part in ("train", "holdout", "refit"):
