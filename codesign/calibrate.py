@@ -372,6 +372,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     points: list[Point] = []
     data = []
     seen: dict[str, str] = {}
+    excluded_seen: set[str] = set()
     for f in files:
         schema, pts = read_measured(f, statistic)  # first: a missing or unreadable file is one clear error
         digest = file_sha256(f)
@@ -385,6 +386,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             pts = [p for p in pts if p.model in models]
         if exclude_systems:
             left = [p for p in pts if p.system_key in exclude_systems]
+            excluded_seen.update(p.system_key for p in left)
             if left:
                 log(f"{f}: {len(left)} rows of {', '.join(sorted({p.system_key for p in left}))} left out "
                     "(--exclude-systems)")
@@ -396,6 +398,11 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
             pts = [p for p in pts if id(p) in keep]
         points += pts
         data.append({"file": Path(f).name, "schema": schema, "sha256": digest, "rows": len(pts)})
+    if exclude_systems:
+        absent = sorted(set(exclude_systems) - excluded_seen)
+        if absent:
+            log(f"note: --exclude-systems {', '.join(absent)}: no rows of {'it' if len(absent) == 1 else 'them'} "
+                "in the files, nothing left out")
     train, hold = split_holdout(points, holdout, seed)
     log(f"{len(train)} training rows, {len(hold)} held out ({len(points)} read)")
     if not train:

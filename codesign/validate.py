@@ -1615,7 +1615,7 @@ def extrapolation(p: Point, domain: dict, basis: str | None = None) -> list[str]
             parts = basis.split("+")
             src = next((b.split(".", 1)[1] for b in parts if b.startswith("systems.")), None)
             msg += (f": priced with {src}'s fitted knobs (systems.{src})" if src
-                    else ": priced with the shared knobs (fitted across all systems)")
+                    else ": priced with the shared knobs (fitted across the calibration's systems)")
         why.append(msg)
     fam = framework_family(p.framework)
     if fam is None or fam not in domain.get("frameworks", [fam]):

@@ -151,5 +151,7 @@ def test_exclude_systems_leaves_their_rows_out(shared_data, cli, tmp_path):
         "error: --exclude-systems: unknown system(s) gb2000; known: " + err.split("known: ")[1].strip()]
     rc, out, err = cli("calibrate", f, "--systems", "gb200,gb300", "--exclude-systems", "gb200",
                        "--out", tmp_path / "x.toml")
-    assert rc == 2 and "also in --systems" in err and "--systems gb300" in err
+    assert rc == 2 and "also in --systems" in err and "(--systems gb300)" in err
+    rc, out, err = cli("calibrate", f, "--exclude-systems", ",", "--out", tmp_path / "x.toml")
+    assert rc == 2 and "expected system names" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.toml").exists()

@@ -114,9 +114,9 @@ def test_error_table_and_non_mx_format(capsys):
 
 
 def test_error_needs_a_source(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["numerics", "error", "--format", "mxfp4"])
-    assert exc.value.code == 2
+    assert main(["numerics", "error", "--format", "mxfp4"]) == 2  # a usage error: one line, exit 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("error: codesign numerics error: ")
 
 
 def test_error_missing_file(tmp_path, capsys):
@@ -152,7 +152,9 @@ def test_scale_recipe_is_refused_for_a_non_mx_format(tmp_path, capsys, fmt, reci
         # explicit use is refused even when it names the default ("floor")
         assert main(argv + ["--scale-recipe", recipe]) == 2, argv
         out, err = capsys.readouterr()
-        assert out == "" and "Traceback" not in err, err
+        # stdout: nothing, or with --json the error document (README: every failure under --json)
+        assert (json.loads(out)["error"]["exit_code"] == 2 if "--json" in argv else out == ""), out
+        assert "Traceback" not in err, err
         assert len(err.strip().splitlines()) == 1, err
         assert err.startswith("error: --scale-recipe applies only to MX formats"), err
         assert f"'{fmt}'" in err and "mxfp4" in err, err

@@ -363,3 +363,30 @@ def test_a_bug_is_exit_code_3_without_a_traceback(cli, monkeypatch):
     assert json.loads(out) == {"error": {"message": err.splitlines()[0], "exit_code": 3}}
     with pytest.raises(ZeroDivisionError):
         cli("--debug", "plugins", "list")
+
+
+def test_interrupt_exits_130_and_names_the_study_only_for_searches(cli, monkeypatch):
+    # Ctrl-C: exit 130; "completed trials are kept in the study storage" only where there is a study
+    # (optimize, worker, study), a plain "interrupted" elsewhere (validate, sweep, plugins ...)
+    import codesign.cli.plugins as plugins_cli
+
+    def interrupted(pm):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plugins_cli, "collect", interrupted)
+    rc, out, err = cli("plugins", "list")
+    assert rc == 130 and err.strip() == "interrupted"
+
+
+def test_usage_errors_are_one_line_and_json_too(cli):
+    # argparse's own refusals (missing argument, unknown option, bad choice) keep the contract: one
+    # `error:` line naming the command's --help, exit 2, and with --json the error document on stdout
+    rc, out, err = cli("evaluate", "--json")
+    assert rc == 2 and out and json.loads(out)["error"] == {
+        "message": "codesign evaluate: the following arguments are required: spec", "exit_code": 2}
+    assert err.strip().splitlines() == ["error: codesign evaluate: the following arguments are required: spec "
+                                        "(see `codesign evaluate --help`)"]
+    rc, out, err = cli("optimize", SEARCH_SPEC, "--trials", "many")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "--trials" in err
+    rc, out, err = cli("--version")
+    assert rc == 0 and out.startswith("codesign ")

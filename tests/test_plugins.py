@@ -91,7 +91,7 @@ def test_strict_mode_makes_a_broken_plugin_fatal(tmp_path, monkeypatch, cli):
     with pytest.raises(PluginError, match=r"plugin broken \(codesign-broken 9\.9\) failed to load"):
         PluginManager()
     rc, out, err = cli("plugins", "list", "--json")
-    assert rc == 2 and out == ""
+    assert rc == 2 and json.loads(out)["error"]["message"] == err.strip().removeprefix("error: ")
     assert err.count("\n") == 1 and "broken" in err and "Traceback" not in err
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from ..errors import CodesignError, ExitCode
@@ -18,8 +19,26 @@ from ..errors import CodesignError, ExitCode
 COMMANDS = ["evaluate", "optimize", "model", "plugins", "numerics", "validate", "calibrate", "study", "sweep", "worker"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the tool's error contract: a usage error is one ``error:`` line (naming the
+    command's ``--help``) and exit 2; with ``--json`` anywhere on the command line, stdout also gets
+    ``{"error": {...}}``, as for every other failure. (Sub-command parsers inherit the class.)"""
+
+    def error(self, message):  # noqa: D401 - argparse hook
+        print(f"error: {self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
+        if "--json" in _ARGV:
+            import json
+
+            print(json.dumps({"error": {"message": f"{self.prog}: {message}",
+                                        "exit_code": int(ExitCode.USAGE_ERROR)}}))
+        raise SystemExit(int(ExitCode.USAGE_ERROR))
+
+
+_ARGV: list[str] = []  # the argv main() parses (tests call main() directly)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="codesign",
         description="Hardware/software co-design of LLM inference systems.",
     )
@@ -35,7 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    _ARGV[:] = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help/--version (0) or a usage error (2, printed by _Parser.error)
+        return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return ExitCode.USAGE_ERROR
@@ -48,8 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         _json_error(args, str(exc), ExitCode.USAGE_ERROR)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
-        print("interrupted: completed trials are kept in the study storage; rerun to resume",
-              file=sys.stderr)
+        searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
+        print("interrupted: completed trials are kept in the study storage; rerun to resume"
+              if args.command in searches else "interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
         return ExitCode.OK
@@ -77,4 +101,12 @@ def _json_error(args, message: str, code: ExitCode) -> None:
 
 
 def entry() -> None:  # pragma: no cover - console script
-    sys.exit(main())
+    code = main()
+    if code == ExitCode.INTERRUPTED:
+        # Ctrl-C in the middle of a JAX computation: the interpreter's shutdown can crash in XLA's
+        # worker threads (SIGSEGV, exit -11, seen on validate and optimize). Everything a run keeps
+        # is on disk by now (study storage commits each trial), so leave without finalisation
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(int(code))
+    sys.exit(code)

@@ -19,8 +19,9 @@ def register(sub) -> None:
                                    "--loss ape / log), holding out configurations for an honest error.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
     p.add_argument("--out", default="calibration.toml", help="output TOML (default: calibration.toml)")
-    p.add_argument("--systems", default="gb200,gb300",
-                   help="comma-separated systems that get their own knobs (default: gb200,gb300)")
+    p.add_argument("--systems", default=None,
+                   help="comma-separated systems that get their own knobs (default: gb200,gb300, less "
+                        "any --exclude-systems)")
     p.add_argument("--holdout", type=float, default=0.3, help="fraction of configurations held out (default 0.3)")
     p.add_argument("--seed", type=seed_type, default=0, help="holdout split seed (default 0)")
     p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
@@ -60,19 +61,28 @@ def run(args) -> int:
     from ..validate import SYSTEMS, shared_data_warning
 
     known = sorted(set(SYSTEMS.values()))
-    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    excluded = None
+    if args.exclude_systems is not None:
+        excluded = [s.strip() for s in args.exclude_systems.split(",") if s.strip()]
+        if not excluded:
+            raise CodesignError(f"--exclude-systems: expected system names separated by commas (got "
+                                f"{args.exclude_systems!r}); known: {', '.join(known)}")
+        bad = [s for s in excluded if s not in known]
+        if bad:
+            raise CodesignError(f"--exclude-systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
+    if args.systems is None:  # the default, less the systems left out
+        systems = [s for s in ("gb200", "gb300") if s not in (excluded or ())]
+    else:
+        systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     bad = [s for s in systems if s not in known]
     if bad:
         raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
-    excluded = [s.strip() for s in (args.exclude_systems or "").split(",") if s.strip()]
-    bad = [s for s in excluded if s not in known]
-    if bad:
-        raise CodesignError(f"--exclude-systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
-    both = [s for s in excluded if s in systems]
+    both = [s for s in (excluded or ()) if s in systems]
     if both:
+        rest = [s for s in systems if s not in both]
         raise CodesignError(f"--exclude-systems {', '.join(both)}: also in --systems (a system left out of the "
-                            f"fit cannot get its own knobs); drop it from --systems "
-                            f"(e.g. --systems {','.join(s for s in systems if s not in both) or 'gb300'})")
+                            f"fit cannot get its own knobs); drop it from --systems"
+                            + (f" (--systems {','.join(rest)})" if rest else ""))
     pending = [f"warning: {w}" for w in [shared_data_warning()] if w]
     if args.refit_all and args.holdout == 0:
         pending.append("note: --refit-all with --holdout 0: nothing is held out, so the one fit already "
@@ -88,7 +98,7 @@ def run(args) -> int:
                     frameworks=not args.no_frameworks, statistic=args.statistic, refit_all=args.refit_all,
                     models=([m.strip() for m in args.models.split(",") if m.strip()]
                             if args.models is not None else None),
-                    exclude_systems=excluded or None,
+                    exclude_systems=excluded,
                     log=log)
     write_calibration(doc, args.out)
     for part in ("train", "holdout", "refit"):
