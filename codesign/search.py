@@ -1917,9 +1917,14 @@ def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | 
     return _work(ctx, quota, total, progress=progress)
 
 
-def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None, progress=None) -> SearchResult:
+def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None, progress=None,
+               note=None) -> SearchResult:
     """``codesign worker``: join the study in ``storage`` until it holds ``trials`` (default
-    ``search.trials``) complete or running trials; seeds it first if it is new."""
+    ``search.trials``) complete or running trials; seeds it first if it is new.
+
+    ``note(text)``, if given, hears when the storage held no trial of this spec's study yet (the
+    worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently).
+    """
     import os
 
     if spec.search is None:
@@ -1927,6 +1932,9 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     total = trials if trials is not None else spec.search.trials
     rank = os.getpid() % 9973 + 1
     ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank)
+    if note and not ctx.study.get_trials(deepcopy=False):
+        note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
+             "(if you meant to join a running search, check --storage)")
     _prepare(ctx, total, private=False)
     new = _work(ctx, None, total, progress=progress)
     return _result(ctx, new)

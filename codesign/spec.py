@@ -855,6 +855,9 @@ def load_spec(path: str | os.PathLike) -> Spec:
     """
     data, origins = load_raw(path)
     display = os.path.relpath(path) if not Path(path).is_absolute() else str(path)
+    if "steps" in data and not {"chip", "model", "workload"} & set(data):
+        raise SpecError([(display, "", "a study, not a spec: it has [[steps]] and no [chip], [model] or "
+                                       "[workload]; run it with `codesign study run`")])
     spec = spec_from_dict(data, file=display, origins=origins)
     return attrs.evolve(spec, path=str(path), origins=origins)
 

@@ -112,6 +112,12 @@ def load_study(path: str | os.PathLike) -> Study:
             study file and the key path (``steps.0.x.values.1``).
     """
     raw, origins = load_raw(path)
+    spec_tables = [k for k in ("chip", "memory", "network", "model", "workload", "deployment", "search") if k in raw]
+    if "steps" not in raw and spec_tables:
+        raise SpecError([(str(path), "", "not a study: it has no [[steps]] and reads as a spec ("
+                          + ", ".join(f"[{k}]" for k in spec_tables[:3]) + "); run a spec with `codesign "
+                          "optimize` or `codesign evaluate`, and give `codesign study run` a study file "
+                          "(studies/*.toml)")])
     st = spec_from_dict(raw, file=os.path.relpath(path), origins=origins, cls=Study)
     st = attrs.evolve(st, path=str(path))
     base = Path(path).parent

@@ -390,3 +390,15 @@ def test_usage_errors_are_one_line_and_json_too(cli):
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "--trials" in err
     rc, out, err = cli("--version")
     assert rc == 0 and out.startswith("codesign ")
+
+
+def test_a_spec_and_a_study_mistaken_for_each_other_are_one_line(cli, tmp_path):
+    # `study run` on a spec blamed its included files in 7 lines; `optimize` on a study listed 7
+    # missing/unknown keys. One line each, naming the right command
+    rc, out, err = cli("study", "run", SEARCH_SPEC, "--out", tmp_path / "st")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "not a study" in err and "codesign optimize" in err
+    assert not (tmp_path / "st").exists()
+    study = REPO / "studies" / "kv-locality.toml"
+    rc, out, err = cli("optimize", study, "--out", tmp_path / "o")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "a study, not a spec" in err
+    assert "codesign study run" in err

@@ -81,6 +81,16 @@ def test_local_workers_share_one_journal(cli, tmp_path):
     assert not [t for t in ts if t.state.name == "RUNNING"]
 
 
+def test_worker_says_when_it_starts_the_study(cli, tmp_path):
+    # a worker pointed at a storage with no trial of the spec's study starts it, and says so (a typo in
+    # --storage would otherwise start a separate search silently); joining a running one says nothing
+    journal = tmp_path / "typo.journal"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "10")
+    assert rc == 0 and "worker: note: no trial of study 'jalapeno-gpt-oss-120b'" in err and "check --storage" in err
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "20")
+    assert rc == 0 and "note:" not in err and "now holds 20 complete" in out
+
+
 def _pg_url():
     url = os.environ.get("CODESIGN_TEST_POSTGRES_URL")
     if not url:

@@ -36,7 +36,8 @@ def run(args) -> int:
     def progress(k):
         print(f"worker: told {k} trial(s)", file=sys.stderr)
 
-    result = join_study(spec, storage=args.storage, trials=args.trials, seed=args.seed, progress=progress)
+    result = join_study(spec, storage=args.storage, trials=args.trials, seed=args.seed, progress=progress,
+                        note=lambda m: print(f"worker: note: {m}", file=sys.stderr))
     doc = {"schema_version": 1, "storage": result.storage, "study": result.study.study_name,
            "new_trials": result.new_trials, "trials": len(result.trials), "pareto": len(result.pareto)}
     if args.json:
