@@ -1197,6 +1197,9 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         netloc = url.split("://", 1)[-1].split("/", 1)[0]
         if netloc.count("@") > 1:
             msg += " (an '@' inside the password must be written %40)"
+        if re.match(r"^postgres(ql)?(\+\w+)?://", url) and (
+                "Can't load plugin" in msg or "No module named" in msg or "appropriate" in msg):
+            msg += ' (no PostgreSQL driver installed: pip install -e ".[postgres]" installs psycopg2-binary)'
         raise CodesignError(f"cannot open storage {redact(url)}: {msg}") from None
 
 

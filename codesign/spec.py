@@ -599,12 +599,21 @@ def _whole(value):
     return value
 
 
+#: Largest count a spec takes (layers, heads, chips, tokens, users): far above any real one, and
+#: small enough that a typo (isl = 100000000000000000000) is refused rather than priced.
+MAX_COUNT = 10**9
+
+
 def _pos_int(value, _type):
     value = _whole(value)
+    if isinstance(value, float) and value.is_integer():  # beyond 2**53: whole, but not a count
+        raise ValueError(f"must be a whole number in [1, {MAX_COUNT}] (got {format_value(value)})")
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"expected a whole number (got {format_value(value)})")
     if value < 1:
         raise ValueError(f"must be a whole number >= 1 (got {value})")
+    if value > MAX_COUNT:
+        raise ValueError(f"must be a whole number in [1, {MAX_COUNT}] (got {value})")
     return value
 
 

@@ -237,3 +237,20 @@ def test_specs_cite_a_source_for_every_number():
             if num.match(line) and "#" not in line and not (i and lines[i - 1].lstrip().startswith("#")):
                 missing.append(f"{p.relative_to(SPECS)}:{i + 1}: {line.strip()}")
     assert not missing, "\n".join(missing)
+
+
+def test_a_count_beyond_any_real_one_is_refused(cli, tmp_path):
+    # isl = 10^20 was priced (TTFT 1e15 s) and tp = 10^20 printed "100000002004087734272 chips": a count
+    # above codesign.spec.MAX_COUNT (10^9, far beyond any model, workload or machine) is a typo
+    from codesign.spec import MAX_COUNT
+
+    assert MAX_COUNT == 10**9
+    base = f'include = ["{SPECS.as_posix()}/jalapeno-gpt-oss-120b.toml"]\n'
+    for body, key, got in (("[workload]\nisl = 100000000000000000000\n", "workload.isl", "100000000000000000000"),
+                           ("[workload]\nconcurrency = [1, 1e16]\n", "workload.concurrency.1", "1e+16"),
+                           ("[network]\nscaleup_domain = 1000000001\n", "network.scaleup_domain", "1000000001")):
+        spec = tmp_path / "big.toml"
+        spec.write_text(base + body)
+        rc, out, err = cli("evaluate", spec)
+        assert rc == 2 and err.strip().splitlines() == [
+            f"error: {spec}: {key}: must be a whole number in [1, 1000000000] (got {got})"], err

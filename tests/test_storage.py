@@ -134,3 +134,18 @@ def test_postgres_workers_share_one_study(tmp_path):
     rc = subprocess.run(CODESIGN + ["optimize", str(spec), "--storage", url, "--trials", str(len(done)),
                                     "--out", str(tmp_path / "rep"), "--json"], capture_output=True, text=True, timeout=300)
     assert rc.returncode == 0 and json.loads(rc.stdout)["new_trials"] == 0
+
+
+def test_missing_postgres_driver_names_the_extra(monkeypatch, tmp_path):
+    # a fresh `pip install -e .` has no PostgreSQL driver: the error says which extra installs one
+    import codesign.search as search
+    from codesign.errors import CodesignError
+
+    def no_driver(url):
+        raise ModuleNotFoundError("No module named 'psycopg2'")
+
+    monkeypatch.setattr(search, "_rdb_storage", no_driver)
+    with pytest.raises(CodesignError) as exc:
+        search.open_storage("postgresql://u:secret@127.0.0.1/db", tmp_path)
+    msg = str(exc.value)
+    assert 'pip install -e ".[postgres]"' in msg and "secret" not in msg and "u:***@" in msg

@@ -53,6 +53,24 @@ def _check_parents(p: Path, option: str, shown: str) -> None:
             raise CodesignError(f"{option} {shown}: {parent} exists and is not a directory")
 
 
+def whole_type(text: str) -> int:
+    """argparse type for a count (``--trials``, ``--points``, ``--steps`` …): a whole number, also
+    written as a float with a whole value (``20.0``, as a spec may write it; ``1e30`` is refused)."""
+    import argparse
+
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not (value.is_integer() and abs(value) <= 2**53):
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
+
+
 def seed_type(text: str) -> int:
     """argparse type for ``--seed``: a whole number in [0, 2**32) (what Optuna and NumPy accept)."""
     import argparse

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import check_out_file, seed_type
+from ._common import check_out_file, seed_type, whole_type
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
@@ -24,8 +24,8 @@ def register(sub) -> None:
                         "any --exclude-systems)")
     p.add_argument("--holdout", type=float, default=0.3, help="fraction of configurations held out (default 0.3)")
     p.add_argument("--seed", type=seed_type, default=0, help="holdout split seed (default 0)")
-    p.add_argument("--steps", type=int, default=250, help="Adam steps per fit (default 250)")
-    p.add_argument("--max-rows", type=int, default=None, help="use at most this many usable rows per file")
+    p.add_argument("--steps", type=whole_type, default=250, help="Adam steps per fit (default 250)")
+    p.add_argument("--max-rows", type=whole_type, default=None, help="use at most this many usable rows per file")
     p.add_argument("--loss", choices=("robust", "ape", "log"), default="robust",  # calibrate.DEFAULT_LOSS
                    help="robust: absolute percentage error soft-capped at 100%% (default; a few rows "
                         "8x off cannot pull every knob); ape: the plain absolute percentage error "

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CodesignError, SpecError
+from ._common import whole_type
 
 SCHEMA_VERSION = 1
 DEFAULT_ISL = 8192
@@ -37,7 +38,7 @@ def register(sub) -> None:
 
     sp = psub.add_parser("show", help="parameters, KV cache and FLOPs per token of a model")
     sp.add_argument("source", help="a HF config.json, or a TOML spec/fragment with a [model] table")
-    sp.add_argument("--isl", type=int, default=DEFAULT_ISL,
+    sp.add_argument("--isl", type=whole_type, default=DEFAULT_ISL,
                     help=f"input sequence length for the FLOPs figures (default {DEFAULT_ISL})")
     sp.add_argument("--json", action="store_true", help="one JSON document on stdout")
     sp.set_defaults(func=run_show)

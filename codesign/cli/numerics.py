@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CodesignError
-from ._common import seed_type
+from ._common import seed_type, whole_type
 
 SCHEMA_VERSION = 1
 
@@ -48,7 +48,7 @@ def register(sub) -> None:
     src.add_argument("input", metavar="IN", nargs="?", help="input .npy (float32)")
     src.add_argument("--synthetic", choices=["normal", "laplace", "student-t"],
                      help="use random unit-scale blocks instead of a file")
-    e.add_argument("--blocks", type=int, default=1024, help="synthetic blocks (default 1024)")
+    e.add_argument("--blocks", type=whole_type, default=1024, help="synthetic blocks (default 1024)")
     e.add_argument("--seed", type=seed_type, default=0, help="synthetic seed (default 0)")
     e.add_argument("--json", action="store_true",
                    help="one JSON document on stdout; a non-finite number (NaN, infinity: e.g. the SQNR "

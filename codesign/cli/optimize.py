@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import seed_type
+from ._common import seed_type, whole_type
 
 import json
 import sys
@@ -22,7 +22,7 @@ def register(sub) -> None:
                "reasons); 2 bad input (spec, option or output directory; one line on stderr); "
                "130 interrupted (completed trials are kept: rerun to resume).")
     p.add_argument("spec", help="spec TOML with a [search] table")
-    p.add_argument("--trials", type=int, help="total trials in the study (default: search.trials)")
+    p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
     p.add_argument("--out", default=None, help="output directory: new, empty, or a previous run's to resume it "
                                                 "(default: runs/<spec name>)")
@@ -30,7 +30,7 @@ def register(sub) -> None:
                                      "default: DIR/study.journal. The password in a URL is never printed. "
                                      "Watch it live: pip install optuna-dashboard && optuna-dashboard DIR/study.journal "
                                      "(or the URL)")
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=whole_type, default=1,
                    help="local worker processes (spawned) sharing the study; default 1 (reproducible from --seed)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the table")
     p.set_defaults(func=run)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import seed_type
+from ._common import seed_type, whole_type
 
 import json
 import sys
@@ -18,7 +18,7 @@ def register(sub) -> None:
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--storage", required=True,
                    help="postgresql://user:password@host/db, sqlite:///file.db or a .journal path")
-    p.add_argument("--trials", type=int, help="stop when the study holds this many trials (default: search.trials)")
+    p.add_argument("--trials", type=whole_type, help="stop when the study holds this many trials (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed base (default: search.seed; each worker adds its own offset)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(func=run)
