@@ -591,9 +591,10 @@ def _strict(tp, check):
 _HUMAN = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
 
 
-def _whole(value):
-    """A float with a whole value stands for the count (TOML ``30.0``, a search's float → 30); 1e30
-    stays a float, refused as "got 1e+30"."""
+def whole_count(value):
+    """``value`` as an int when it is a float with a whole value (TOML ``30.0``, a search's float, a
+    command-line ``20.0`` → 30, 20); anything else unchanged (2.5, and 1e30 beyond 2**53, stay floats
+    for the caller to refuse)."""
     if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
     return value
@@ -605,7 +606,7 @@ MAX_COUNT = 10**9
 
 
 def _pos_int(value, _type):
-    value = _whole(value)
+    value = whole_count(value)
     if isinstance(value, float) and value.is_integer():  # beyond 2**53: whole, but not a count
         raise ValueError(f"must be a whole number in [1, {MAX_COUNT}] (got {format_value(value)})")
     if isinstance(value, bool) or not isinstance(value, int):
@@ -629,7 +630,7 @@ def converter():
     conv = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
     conv.register_structure_hook(bool, _strict(bool, lambda v: isinstance(v, bool)))
     int_hook = _strict(int, lambda v: isinstance(v, int) and not isinstance(v, bool))
-    conv.register_structure_hook(int, lambda v, t: int_hook(_whole(v), t))
+    conv.register_structure_hook(int, lambda v, t: int_hook(whole_count(v), t))
     conv.register_structure_hook(
         float, _strict(float, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)))
     conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))

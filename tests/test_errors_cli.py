@@ -390,6 +390,13 @@ def test_usage_errors_are_one_line_and_json_too(cli):
     assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "--trials" in err
     rc, out, err = cli("--version")
     assert rc == 0 and out.startswith("codesign ")
+    # a count on the command line takes a whole-valued float as a spec does (20.0), not 2.5 or 1e30
+    model = SPECS / "models" / "gpt-oss-120b.toml"
+    rc, out, err = cli("model", "show", model, "--isl", "1024.0", "--json")
+    assert rc == 0 and json.loads(out) == json.loads(cli("model", "show", model, "--isl", "1024", "--json")[1])
+    for bad in ("2.5", "1e30"):
+        rc, out, err = cli("model", "show", model, "--isl", bad)
+        assert rc == 2 and f"argument --isl: expected a whole number, got '{bad}'" in err
 
 
 def test_a_spec_and_a_study_mistaken_for_each_other_are_one_line(cli, tmp_path):

@@ -58,17 +58,19 @@ def whole_type(text: str) -> int:
     written as a float with a whole value (``20.0``, as a spec may write it; ``1e30`` is refused)."""
     import argparse
 
+    from ..spec import whole_count
+
     try:
         return int(text)
     except ValueError:
         pass
     try:
-        value = float(text)
+        value = whole_count(float(text))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not (value.is_integer() and abs(value) <= 2**53):
+        value = None
+    if not isinstance(value, int):
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)
+    return value
 
 
 def seed_type(text: str) -> int:
