@@ -429,8 +429,8 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     f_hold = Fitter(hold, pm, systems, families, stacks) if hold else None
     train, hold = f_train.points, (f_hold.points if f_hold else [])
     P0 = f_train.params0(DEFAULT_EFFICIENCY)
-    log(f"fitting shared knobs, offsets for systems {systems or '-'}, frameworks {families or '-'} "
-        f"and serving stacks {stacks or '-'}")
+    log(f"fitting shared knobs, offsets for systems {', '.join(systems) or '(none)'}; frameworks "
+        f"{', '.join(families) or '(none)'}; serving stacks {', '.join(stacks) or '(none)'}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)} (got {loss!r})")
     P = adam(f_train.loss_fn(P0, pull, pull_offsets, kind=loss), P0, steps=steps, lr=lr, log=log)

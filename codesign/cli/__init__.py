@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
-        print("interrupted: completed trials are kept in the study storage; rerun to resume"
+        print("interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
               if args.command in searches else "interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
