@@ -857,6 +857,12 @@ def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
     return None
 
 
+#: The tables of a spec file (the fields of :class:`Spec` that are tables): a file with none of them
+#: and ``[[steps]]`` is a study, and a study file with any of them and no ``[[steps]]`` is a spec.
+SPEC_TABLES = tuple(name for name, tp in typing.get_type_hints(Spec).items()
+                    if any(attrs.has(t) for t in (typing.get_args(tp) or (tp,))))
+
+
 def load_spec(path: str | os.PathLike) -> Spec:
     """Load and validate a spec file (with its includes).
 
@@ -865,9 +871,9 @@ def load_spec(path: str | os.PathLike) -> Spec:
     """
     data, origins = load_raw(path)
     display = os.path.relpath(path) if not Path(path).is_absolute() else str(path)
-    if "steps" in data and not {"chip", "model", "workload"} & set(data):
-        raise SpecError([(display, "", "a study, not a spec: it has [[steps]] and no [chip], [model] or "
-                                       "[workload]; run it with `codesign study run`")])
+    if "steps" in data and not set(SPEC_TABLES) & set(data):
+        raise SpecError([(display, "", "a study, not a spec: it has [[steps]] and none of a spec's tables "
+                                       "([chip], [model], [workload] …); run it with `codesign study run`")])
     spec = spec_from_dict(data, file=display, origins=origins)
     return attrs.evolve(spec, path=str(path), origins=origins)
 

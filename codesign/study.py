@@ -44,7 +44,7 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict
+from .spec import SPEC_TABLES, PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -112,7 +112,7 @@ def load_study(path: str | os.PathLike) -> Study:
             study file and the key path (``steps.0.x.values.1``).
     """
     raw, origins = load_raw(path)
-    spec_tables = [k for k in ("chip", "memory", "network", "model", "workload", "deployment", "search") if k in raw]
+    spec_tables = [k for k in SPEC_TABLES if k in raw]
     if "steps" not in raw and spec_tables:
         raise SpecError([(str(path), "", "not a study: it has no [[steps]] and reads as a spec ("
                           + ", ".join(f"[{k}]" for k in spec_tables[:3]) + "); run a spec with `codesign "

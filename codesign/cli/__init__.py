@@ -26,11 +26,7 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D401 - argparse hook
         print(f"error: {self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
-        if "--json" in _ARGV:
-            import json
-
-            print(json.dumps({"error": {"message": f"{self.prog}: {message}",
-                                        "exit_code": int(ExitCode.USAGE_ERROR)}}))
+        _json_error("--json" in _ARGV, f"{self.prog}: {message}", ExitCode.USAGE_ERROR)
         raise SystemExit(int(ExitCode.USAGE_ERROR))
 
 
@@ -68,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print("\n".join(f"error: {line}" for line in str(exc).splitlines()), file=sys.stderr)
-        _json_error(args, str(exc), ExitCode.USAGE_ERROR)
+        _json_error(getattr(args, "json", False), str(exc), ExitCode.USAGE_ERROR)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
@@ -83,18 +79,18 @@ def main(argv: list[str] | None = None) -> int:
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        msg = (f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})")
+        msg = f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})"
         print(f"internal error: {msg}\nThis is a bug in codesign or a plugin, not in your input; "
               f"rerun with `codesign --debug {args.command} ...` for the traceback and report it.",
               file=sys.stderr)
-        _json_error(args, f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
+        _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
 
 
-def _json_error(args, message: str, code: ExitCode) -> None:
-    """With ``--json``, a failed command still prints one JSON document on stdout (a script reads
-    ``error`` instead of parsing stderr): ``{"error": {"message": ..., "exit_code": ...}}``."""
-    if getattr(args, "json", False):
+def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
+    """With ``--json`` (``wanted``), a failed command still prints one JSON document on stdout (a
+    script reads ``error`` instead of parsing stderr): ``{"error": {"message": ..., "exit_code": ...}}``."""
+    if wanted:
         import json
 
         print(json.dumps({"error": {"message": message, "exit_code": int(code)}}))

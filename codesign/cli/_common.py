@@ -58,12 +58,12 @@ def whole_type(text: str) -> int:
     written as a float with a whole value (``20.0``, as a spec may write it; ``1e30`` is refused)."""
     import argparse
 
-    from ..spec import whole_count
-
     try:
         return int(text)
     except ValueError:
         pass
+    from ..spec import whole_count
+
     try:
         value = whole_count(float(text))
     except ValueError:

@@ -61,22 +61,24 @@ def run(args) -> int:
     from ..validate import SYSTEMS, shared_data_warning
 
     known = sorted(set(SYSTEMS.values()))
+
+    def system_list(flag: str, text: str) -> list[str]:
+        names = [s.strip() for s in text.split(",") if s.strip()]
+        bad = [s for s in names if s not in known]
+        if bad:
+            raise CodesignError(f"{flag}: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
+        return names
+
     excluded = None
     if args.exclude_systems is not None:
-        excluded = [s.strip() for s in args.exclude_systems.split(",") if s.strip()]
+        excluded = system_list("--exclude-systems", args.exclude_systems)
         if not excluded:
             raise CodesignError(f"--exclude-systems: expected system names separated by commas (got "
                                 f"{args.exclude_systems!r}); known: {', '.join(known)}")
-        bad = [s for s in excluded if s not in known]
-        if bad:
-            raise CodesignError(f"--exclude-systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
     if args.systems is None:  # the default, less the systems left out
         systems = [s for s in ("gb200", "gb300") if s not in (excluded or ())]
     else:
-        systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    bad = [s for s in systems if s not in known]
-    if bad:
-        raise CodesignError(f"--systems: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
+        systems = system_list("--systems", args.systems)
     both = [s for s in (excluded or ()) if s in systems]
     if both:
         rest = [s for s in systems if s not in both]
