@@ -1524,11 +1524,19 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
         stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
         for t in stale:
             study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+        # an interrupted trial that was enqueued (a seed of the sweep, a gradient seed, a refill)
+        # is enqueued again: the seeds are made once, before the first trial, so a run interrupted
+        # while they ran lost its best starting designs (the resumed front had 2 designs, not 25)
+        requeued = [t for t in stale if "fixed_params" in t.system_attrs]
+        for t in requeued:
+            study.enqueue_trial(dict(t.system_attrs["fixed_params"]),
+                                user_attrs={k: v for k, v in t.user_attrs.items() if k == "seed_source"})
         if stale:
             import sys
 
             print(f"resume: {len(stale)} trial(s) interrupted mid-batch were marked failed and will be "
-                  f"replaced; every completed trial is kept", file=sys.stderr)
+                  f"replaced ({len(requeued)} enqueued seed design(s) enqueued again); every completed "
+                  f"trial is kept", file=sys.stderr)
     trials = study.get_trials(deepcopy=False)
     done = sum(1 for t in trials if t.state == optuna.trial.TrialState.COMPLETE)
     todo = max(total - done, 0)

@@ -149,3 +149,34 @@ def test_missing_postgres_driver_names_the_extra(monkeypatch, tmp_path):
         search.open_storage("postgresql://u:secret@127.0.0.1/db", tmp_path)
     msg = str(exc.value)
     assert 'pip install -e ".[postgres]"' in msg and "secret" not in msg and "u:***@" in msg
+
+
+@pytest.mark.slow
+def test_seed_designs_interrupted_mid_run_are_evaluated_on_resume(tmp_path):
+    """The seed designs (the sweep's front, enqueued once before the first trial) that were running
+    when a run was interrupted are enqueued again on resume: they are the search's best starting
+    points (an interrupted `--workers 2` run lost all 25 and resumed to a front of 2 designs, not 25)."""
+    import optuna
+
+    from codesign.search import _open_study, _prepare
+    from codesign.spec import load_spec
+
+    out = tmp_path / "run"
+    ctx = _open_study(load_spec(FLAGSHIP), seed=None, out_dir=out, storage=None, repair=True)
+    _prepare(ctx, 40, private=True)  # what a run does first: the seeds are enqueued ...
+    waiting = ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+    seeds = [dict(t.system_attrs["fixed_params"]) for t in waiting]
+    assert seeds and all(t.user_attrs.get("seed_source") == "sweep" for t in waiting)
+    for _ in seeds:  # ... and taken by workers that are then interrupted: RUNNING, never told
+        ctx.study.ask()
+    del ctx
+    p = subprocess.run(CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "40", "--out", str(out), "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert f"{len(seeds)} trial(s) interrupted mid-batch" in p.stderr
+    done = [t for t in _trials(str(out / "study.journal")) if t.state.name == "COMPLETE"]
+    assert len(done) == 40
+    ran = [t.params for t in done if t.user_attrs.get("seed_source") == "sweep"]
+    assert len(ran) == len(seeds)
+    for s in seeds:  # every seed design was evaluated after all
+        assert any(all(r.get(k) == v for k, v in s.items()) for r in ran), s
