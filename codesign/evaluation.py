@@ -212,13 +212,21 @@ def points_json(ev: Evaluation, i: int = 0) -> list[dict]:
 
 
 def jsonable(x):
-    """NaN/inf → None, numpy scalars → Python."""
+    """NaN/inf → None, numpy scalars → Python; a float that is exactly a float32 (what the JAX cost
+    models compute in) → the shortest decimal that reads back as that float32 (``1099.4``, not
+    ``1099.4000244140625``: the digits beyond are the widening to float64, not the model's). Whole
+    numbers (a byte count) and any other float are kept as they are."""
     if isinstance(x, dict):
         return {k: jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
         return [jsonable(v) for v in x]
     if isinstance(x, (np.floating, float)):
-        return float(x) if np.isfinite(x) else None
+        if not np.isfinite(x):
+            return None
+        x = float(x)
+        if abs(x) < 3.0e38 and not x.is_integer() and float(f32 := np.float32(x)) == x:
+            return float(str(f32))  # numpy prints a float32's shortest round-trip digits
+        return x
     if isinstance(x, np.integer):
         return int(x)
     if isinstance(x, np.ndarray):

@@ -201,3 +201,21 @@ def test_collective_latency_grows_with_the_peers_of_each_collective(cli, tmp_pat
     lo, hi = net(0.0), net(1e-6)
     for a, b in zip(lo, hi):
         assert b - a == pytest.approx(756e-6, rel=1e-3)
+
+
+def test_json_gives_a_float32_result_its_own_digits():
+    """The JAX cost models compute in float32; widened to float64 a result carries digits that are
+    not the model's (1099.4 as a float32 is 1099.4000244140625). JSON documents print the shortest
+    decimal that reads back as the same float32; whole numbers and values that are no float32 (a
+    measured 0.15608845930546522 s) stay exactly as they are."""
+    import numpy as np
+
+    from codesign.evaluation import jsonable
+
+    assert jsonable(np.float64(np.float32(1099.4))) == 1099.4
+    assert jsonable(float(np.float32(0.3))) == 0.3
+    assert np.float32(jsonable(float(np.float32(6.6666667)))) == np.float32(6.6666667)  # same float32
+    assert jsonable(8148792832.0) == 8148792832.0  # a byte count keeps every digit
+    assert jsonable(0.15608845930546522) == 0.15608845930546522
+    assert jsonable(0.1) == 0.1 and jsonable(1e39) == 1e39
+    assert jsonable([np.nan, np.float32(np.inf), {"a": np.float32(2.5)}]) == [None, None, {"a": 2.5}]
