@@ -155,3 +155,21 @@ def test_exclude_systems_leaves_their_rows_out(shared_data, cli, tmp_path):
     rc, out, err = cli("calibrate", f, "--exclude-systems", ",", "--out", tmp_path / "x.toml")
     assert rc == 2 and "expected system names" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "x.toml").exists()
+
+
+def test_calibrate_json_is_the_written_calibration(shared_data, tmp_path, cli):
+    """`codesign calibrate --json` prints one document on stdout (the log stays on stderr): the file
+    written and what it holds, the same knobs and errors as the TOML."""
+    import json
+    import tomllib
+
+    out = tmp_path / "cal.toml"
+    rc, stdout, err = cli("calibrate", shared_data / "measured" / "inferencemax_public.csv", "--max-rows", "40",
+                          "--steps", "2", "--systems", "gb200", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    toml = tomllib.loads(out.read_text())
+    assert doc["calibration"] == str(out)
+    assert doc["shared"] == pytest.approx(toml["shared"])
+    assert doc["errors"]["holdout"]["after"]["ttft"]["mape"] == pytest.approx(toml["errors"]["holdout"]["after"]["ttft"]["mape"])
+    assert "loss" in err and "loss " not in stdout  # the Adam log stays on stderr

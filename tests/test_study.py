@@ -36,6 +36,18 @@ def _published_beside_ours(data):
     assert rows["min_tpot_s"]["published_baseline"] == pytest.approx(1.87e-3)
 
 
+def test_study_json_names_what_it_wrote(cli, tmp_path):
+    """`codesign study run --json`: one document on stdout with the report, data and figure paths and
+    data.json's content (progress stays on stderr)."""
+    out = tmp_path / "kv"
+    rc, stdout, err = cli("study", "run", STUDIES / "kv-locality.toml", "--out", out, "--quick", "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    assert doc["report"] == str(out / "report.md") and doc["data"] == str(out / "data.json")
+    assert doc["figures"] and all(Path(f).is_file() and f.endswith(".png") for f in doc["figures"])
+    assert doc["study"] == json.loads((out / "data.json").read_text())
+
+
 def test_bad_study_is_a_clear_error(cli, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\n[[steps]]\nkind = "optimize"\nname = "a"\nspec = "nope.toml"\n')

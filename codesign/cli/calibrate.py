@@ -1,4 +1,4 @@
-"""``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--models M,...] [--holdout 0.3] [--seed S]``.
+"""``codesign calibrate MEASURED.csv [...] [--out FILE] [--systems gb200,gb300] [--models M,...] [--holdout 0.3] [--seed S] [--json]``.
 
 Fits the analytical cost model's efficiency knobs (shared, per system, per serving-framework family)
 by gradient descent on the absolute percentage error soft-capped at 100% (``--loss ape``: uncapped;
@@ -44,6 +44,9 @@ def register(sub) -> None:
                         "with --calibration to see the error on hardware the fit never saw)")
     p.add_argument("--no-frameworks", action="store_true",
                    help="no per-framework or per-stack offsets (one set of knobs per system)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document on stdout: the file written and its content (knobs, "
+                        "provenance, errors before/after on train, holdout and refit)")
     p.set_defaults(func=run)
 
 
@@ -103,6 +106,14 @@ def run(args) -> int:
                     exclude_systems=excluded,
                     log=log)
     write_calibration(doc, args.out)
+    if args.json:
+        import json
+
+        from ..evaluation import jsonable
+
+        json.dump(jsonable({"calibration": str(args.out), **doc}), sys.stdout, indent=2)
+        print()
+        return 0
     for part in ("train", "holdout", "refit"):
         e = doc["errors"].get(part) or {}
         if not e:

@@ -1,7 +1,8 @@
-"""``codesign study run STUDY [--out DIR] [--quick]``: run a design-space study and write its report."""
+"""``codesign study run STUDY [--out DIR] [--quick] [--json]``: run a design-space study and write its report."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -14,6 +15,8 @@ def register(sub) -> None:
     r.add_argument("study", help="study TOML (e.g. studies/jalapeno.toml)")
     r.add_argument("--out", help="output directory (default: studies/<name>/ beside the study file)")
     r.add_argument("--quick", action="store_true", help="small budgets (tests, CI)")
+    r.add_argument("--json", action="store_true",
+                   help="print one JSON document on stdout: the paths written and data.json's content")
     r.set_defaults(func=run)
 
     def _help(args):
@@ -34,6 +37,17 @@ def run(args) -> int:
     out = ensure_out_dir(Path(args.out) if args.out else Path(args.study).parent / st.name,
                          "--out" if args.out else "output directory", create=False)
     err = Console(stderr=True)
-    run_study(args.study, out, quick=args.quick, progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
+    data = run_study(args.study, out, quick=args.quick,
+                     progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
+    if args.json:
+        import json
+
+        from ..evaluation import jsonable
+
+        json.dump(jsonable({"schema_version": 1, "report": str(out / "report.md"), "data": str(out / "data.json"),
+                            "figures": sorted(str(p) for p in out.rglob("*.png")), "study": data}),
+                  sys.stdout, indent=2)
+        print()
+        return 0
     print(f"wrote {out / 'report.md'} and {out / 'data.json'}")
     return 0
