@@ -9,7 +9,9 @@ import sys
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="price a spec's design over its concurrency sweep",
                        description="Evaluate the design a spec describes at every concurrency of "
-                                   "its workload and print the metrics (DESIGN.md names).")
+                                   "its workload and print the metrics (DESIGN.md names).",
+                       epilog="Exit codes: 0 at least one feasible point; 1 no feasible point (the "
+                              "table or document still says why); 2 bad input; 130 interrupted")
     p.add_argument("spec", help="spec TOML file")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="use this registered cost model instead of deployment.cost_model")
@@ -17,6 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..errors import ExitCode
     from ..evaluation import SCHEMA_VERSION, cost_model_name, evaluate, jsonable, points_json
     from ..spec import load_spec
 
@@ -37,9 +40,10 @@ def run(args) -> int:
         }
         json.dump(jsonable(doc), sys.stdout, indent=2)
         print()
-        return 0
-    _print_table(spec, ev, summary, design)
-    return 0
+    else:
+        _print_table(spec, ev, summary, design)
+    # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
+    return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
 
 
 def _fmt(x, scale=1.0, digits=3):
