@@ -69,6 +69,16 @@ def _print_table(spec, ev, summary, design):
                   f"decode {d.decode.chips} chips {par(d.decode)}, PP{d.pp}")
     else:
         layout = f"{d.mode} {par(d)} PP{d.pp}"
+    # the deployment settings that change the pricing beyond the parallelism, as the spec gives them
+    extras = ([f"MTP/EAGLE {d.speculative_tokens} draft(s)"
+               + (f" at acceptance {d.acceptance_rate:g}" if d.acceptance_rate is not None else "")]
+              if d.speculative_tokens else [])
+    extras += ["multi-node TP"] if d.multinode_tp else []
+    extras += [f"batch limit {d.max_batch_size}"] if d.max_batch_size else []
+    extras += [f"receive interval {d.scheduler_recv_interval}"] if d.scheduler_recv_interval else []
+    extras += ["KV offload to host"] if d.host_kv_cache else []
+    if extras:
+        layout += ", " + ", ".join(extras)
     title = (f"{spec.name or spec.path}: {spec.chip.name} × {int(design['chips'])} chips, "
              f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, {layout}")
     t = Table(title=title)
