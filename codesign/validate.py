@@ -707,8 +707,12 @@ def _absent_column_notes(schema: str, cols: set, statistic: str) -> list[str]:
 
 def file_notes(points: list[Point]) -> list[str]:
     """The distinct file-level notes among the points' warnings (:data:`FILE_NOTE_PREFIXES`), in
-    order: what the CLI prints once instead of leaving it in every row of predictions.csv only."""
-    return list(dict.fromkeys(w for p in points for w in p.warnings if w.startswith(FILE_NOTE_PREFIXES)))
+    order: what the CLI prints once instead of leaving it in every row of predictions.csv only.
+    The pool-recipes note is left out when :func:`shared_data_warning` has a message: that warning,
+    printed up front, already names the cause and the fallback (the rows keep the note)."""
+    skip = (NO_RECIPES,) if shared_data_warning() else ()
+    return list(dict.fromkeys(w for p in points for w in p.warnings
+                              if w.startswith(FILE_NOTE_PREFIXES) and not (skip and w.startswith(skip))))
 
 
 def _refuse_duplicate_columns(path, header: list[str]) -> None:

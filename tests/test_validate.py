@@ -795,6 +795,12 @@ def test_a_wrong_shared_data_dir_is_said_once_up_front(tmp_path, cli, monkeypatc
         assert lines[0].startswith(f"warning: CODESIGN_SHARED_DATA={tmp_path / 'data'}: no such directory"), err
         assert "sizing rule" in lines[0] and sum("CODESIGN_SHARED_DATA=" in ln for ln in lines) == 1, err
     assert (tmp_path / "o" / "predictions.csv").is_file() and (tmp_path / "c.toml").is_file()
+    # the per-file pool-recipes note would say the same again: printed once, up front (a row keeps it)
+    from codesign.validate import NO_RECIPES, Point, file_notes
+
+    pt = Point(id="x", schema="aiconfigurator", system="gb200", model_name="m", framework="trtllm",
+               warnings=[NO_RECIPES + "x.csv not found"])
+    assert file_notes([pt]) == []
     rc, _, err = cli("calibrate", tmp_path / "nonexistent.csv", "--out", tmp_path / "c2.toml")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "no such file" in err, err
     # what is missing, by how far the directory goes
@@ -806,6 +812,7 @@ def test_a_wrong_shared_data_dir_is_said_once_up_front(tmp_path, cli, monkeypatc
     assert shared_data_warning() is None
     monkeypatch.delenv("CODESIGN_SHARED_DATA")  # unset: <repo>/../shared/data, no variable to blame
     assert shared_data_warning() is None
+    assert file_notes([pt]) == [NO_RECIPES + "x.csv not found"]  # no warning up front: the note is it
 
 
 def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_recipe(shared_data, tmp_path,
