@@ -523,14 +523,16 @@ def _measured(pt: Point, r: dict, col: str) -> float:
     return v if raw and math.isfinite(v) and v > 0 else math.nan
 
 
-def _counts(pt: Point, r: dict, cols) -> None:
+def _counts(pt: Point, r: dict, cols, positive=()) -> None:
     """An ``invalid`` status on ``pt`` when one of the parallelism/worker-count columns ``cols`` is
     not blank but not a whole number >= 0 (``nan``, ``2.5``, ``-1``); blank cells and 0 (both files
-    write 0.0 for "not used") keep their documented defaults."""
+    write 0.0 for "not used") keep their documented defaults, except in the columns ``positive``
+    that the row's mode prices (a TP, EP or GPU count of 0 would be priced as 1: ``>= 1``)."""
     for col in cols:
         raw = (r.get(col) or "").strip()
-        if raw and _f(raw) != 0 and _whole(raw) is None and not pt.status.startswith("invalid"):
-            pt.status = f"invalid: {col} must be a whole number >= 0 (got {raw})"
+        floor = 1 if col in positive else 0
+        if raw and (_f(raw) != 0 or floor) and _whole(raw) is None and not pt.status.startswith("invalid"):
+            pt.status = f"invalid: {col} must be a whole number >= {floor} (got {raw})"
             return
 
 
@@ -803,7 +805,9 @@ def _aic(r: dict) -> Point:
     pt.tpot_s = _measured(pt, r, "silicon_tpot_ms") / 1e3
     if (r.get("mode") or "").strip() not in ("agg", "disagg") and not pt.status.startswith("invalid"):
         pt.status = f"invalid: mode must be agg or disagg (got {(r.get('mode') or '').strip() or 'nothing'})"
-    _counts(pt, r, [c for c in r if c and c.endswith(("tp_size", "pp_size", "dp_size", "ep_size", "num_workers"))])
+    _counts(pt, r, [c for c in r if c and c.endswith(("tp_size", "pp_size", "dp_size", "ep_size", "num_workers"))],
+            positive=(("tp_size", "pp_size") if pt.mode == "aggregated" else
+                      tuple(f"{p}_{c}" for p in ("prefill", "decode") for c in ("tp_size", "pp_size", "num_workers"))))
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
     if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
@@ -908,7 +912,10 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     if (r.get("disagg") or "").strip() not in ("True", "False") and not pt.status.startswith("invalid"):
         pt.status = f"invalid: disagg must be True or False (got {(r.get('disagg') or '').strip() or 'nothing'})"
     _counts(pt, r, ("tp", "ep", "prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep",
-                    "decode_num_workers", "num_prefill_gpu", "num_decode_gpu"))
+                    "decode_num_workers", "num_prefill_gpu", "num_decode_gpu", "total_gpus"),
+            positive=("total_gpus",) + (("prefill_tp", "prefill_ep", "decode_tp", "decode_ep", "num_prefill_gpu",
+                                         "num_decode_gpu") if (r.get("disagg") or "").strip() == "True"
+                                        else ("tp", "ep")))
     # a bad count is never priced as 1: the row is kept, marked invalid, out of the error tables
     pt.concurrency = _invalid(pt, r, "conc") or 0
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0

@@ -539,6 +539,10 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
         "tp-nan": dict(tp="nan"),                         # was: priced at the default, "infeasible"
         "tp-frac": dict(tp="2.5"),
         "workers-neg": dict(DISAGG, decode_num_workers="-1"),  # was: ok, and priced
+        "tp-zero": dict(tp="0"),                          # was: priced on one chip ("weights need ...")
+        "ep-zero": dict(ep="0"),                          # was: ok
+        "gpus-neg": dict(total_gpus="-1"),                # was: ok
+        "decode-tp-zero": dict(DISAGG, decode_tp="0"),    # was: ok, priced at TP 1
         "disagg-word": dict(disagg="maybe"),              # was: priced as aggregated
         "no-model": dict(model_key=""),
     }
@@ -549,14 +553,24 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
     expect = {"ttft-word": "median_ttft_s must be a finite number > 0 (got fast)",
               "tpot-inf": "median_tpot_s must be a finite number > 0 (got inf)",
               "ttft-neg": "median_ttft_s must be a finite number > 0 (got -1)",
-              "tp-nan": "tp must be a whole number >= 0 (got nan)",
-              "tp-frac": "tp must be a whole number >= 0 (got 2.5)",
+              "tp-nan": "tp must be a whole number >= 1 (got nan)",
+              "tp-frac": "tp must be a whole number >= 1 (got 2.5)",
               "workers-neg": "decode_num_workers must be a whole number >= 0 (got -1)",
+              "tp-zero": "tp must be a whole number >= 1 (got 0)",
+              "ep-zero": "ep must be a whole number >= 1 (got 0)",
+              "gpus-neg": "total_gpus must be a whole number >= 1 (got -1)",
+              "decode-tp-zero": "decode_tp must be a whole number >= 1 (got 0)",
               "disagg-word": "disagg must be True or False (got maybe)",
               "no-model": "no model name (model_key is empty)"}
     for k, msg in expect.items():
         assert got[k]["status"].startswith("invalid: ") and msg in got[k]["status"], (k, got[k]["status"])
         assert got[k]["pred_ttft_ms"] == ""
+    # and stderr says so once, with the count and the first rows (not only the CSV's status column)
+    rc, _, err = cli("validate", src)
+    assert rc == 0 and f"warning: {src}: {len(expect)} row(s) with bad cells were not priced (ttft-word: " in err, err
+    # a column the row's mode does not price may hold 0 ("not used", as both files write it)
+    got = _predictions(cli, _imx_csv(tmp_path / "z.csv", dict(IMX_ROW, decode_tp="0", prefill_num_workers="0")), tmp_path)
+    assert got["imx-00659"]["status"] == "ok"
 
 
 def test_short_and_long_rows_are_invalid_not_a_traceback(cli, tmp_path):

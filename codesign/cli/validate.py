@@ -96,6 +96,12 @@ def run(args) -> int:
         raise CodesignError(f"{args.measured}: no row could be priced ("
                             + ", ".join(f"{v} {k}" for k, v in sorted(status.items()))
                             + (f"; e.g. {first}" if first else "") + ")")
+    bad = [p for p in points if p.status.startswith("invalid")]
+    if bad:  # bad cells are kept as rows (none is dropped silently), and said here, not only in the CSV
+        shown = "; ".join(f"{p.id or '(no id)'}: {p.status.split(': ', 1)[-1]}" for p in bad[:3])
+        print(f"warning: {args.measured}: {len(bad)} row(s) with bad cells were not priced ({shown}"
+              f"{'; …' if len(bad) > 3 else ''}); each row's reason is its status in predictions.csv",
+              file=sys.stderr)
     if args.json:
         json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
                             "statistic": stat,
