@@ -409,3 +409,14 @@ def test_a_spec_and_a_study_mistaken_for_each_other_are_one_line(cli, tmp_path):
     rc, out, err = cli("optimize", study, "--out", tmp_path / "o")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "a study, not a spec" in err
     assert "codesign study run" in err
+
+
+def test_an_unknown_flag_of_a_sub_command_names_that_sub_command(cli):
+    """argparse reports a sub-command's unknown flag from the top-level parser; the error names the
+    sub-command whose --help lists the flags (it said `codesign --help`)."""
+    rc, out, err = cli("evaluate", "x.toml", "--bogus")
+    assert rc == 2 and err.strip() == ("error: codesign evaluate: unrecognized arguments: --bogus "
+                                       "(see `codesign evaluate --help`)"), err
+    rc, out, err = cli("--debug", "model", "show", "x.toml", "--bogus", "--json")
+    assert rc == 2 and "see `codesign model --help`" in err
+    assert json.loads(out)["error"]["message"] == "codesign model: unrecognized arguments: --bogus"

@@ -48,6 +48,17 @@ def test_study_json_names_what_it_wrote(cli, tmp_path):
     assert doc["study"] == json.loads((out / "data.json").read_text())
 
 
+def test_quick_without_out_does_not_overwrite_the_shipped_report(cli):
+    """The default output directory of a shipped study holds its full report: a --quick run there
+    would replace it with small-budget results, so it is refused (exit 2) with nothing written."""
+    data = STUDIES / "kv-locality" / "data.json"
+    before = data.read_bytes()
+    assert json.loads(before)["quick"] is False
+    rc, out, err = cli("study", "run", STUDIES / "kv-locality.toml", "--quick")
+    assert rc == 2 and "holds the full run's report" in err and "--out" in err, err
+    assert data.read_bytes() == before
+
+
 def test_bad_study_is_a_clear_error(cli, tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\n[[steps]]\nkind = "optimize"\nname = "a"\nspec = "nope.toml"\n')

@@ -25,8 +25,14 @@ class _Parser(argparse.ArgumentParser):
     ``{"error": {...}}``, as for every other failure. (Sub-command parsers inherit the class.)"""
 
     def error(self, message):  # noqa: D401 - argparse hook
-        print(f"error: {self.prog}: {message} (see `{self.prog} --help`)", file=sys.stderr)
-        _json_error("--json" in _ARGV, f"{self.prog}: {message}", ExitCode.USAGE_ERROR)
+        prog = self.prog
+        if prog == "codesign" and message.startswith("unrecognized arguments"):
+            # argparse reports a sub-command's unknown flags from the top-level parser: name the
+            # sub-command, whose --help lists its flags
+            cmd = next((a for a in _ARGV if not a.startswith("-")), None)
+            prog = f"codesign {cmd}" if cmd in COMMANDS else prog
+        print(f"error: {prog}: {message} (see `{prog} --help`)", file=sys.stderr)
+        _json_error("--json" in _ARGV, f"{prog}: {message}", ExitCode.USAGE_ERROR)
         raise SystemExit(int(ExitCode.USAGE_ERROR))
 
 

@@ -107,9 +107,12 @@ def _print_table(spec, ev, summary, design):
     con.print(t)
     for why, cs in notes.items():
         con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
+    def unit(text, u):  # no unit after "—" (nothing feasible)
+        return text if text == "—" else f"{text} {u}"
+
     con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
-              f"min E2E latency: {_fmt(summary['min_e2e_latency_s'])} s   "
-              f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3)} ms")
+              f"min E2E latency: {unit(_fmt(summary['min_e2e_latency_s']), 's')}   "
+              f"min TPOT: {unit(_fmt(summary['min_tpot_s'], 1e3), 'ms')}")
     con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")

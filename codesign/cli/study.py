@@ -29,6 +29,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from rich.console import Console
 
+    from ..errors import CodesignError
     from ..study import load_study, run_study
     from ._common import ensure_out_dir
 
@@ -36,6 +37,10 @@ def run(args) -> int:
     # checked now; run_study creates it once the study (and each step's spec) has been accepted
     out = ensure_out_dir(Path(args.out) if args.out else Path(args.study).parent / st.name,
                          "--out" if args.out else "output directory", create=False)
+    if args.quick and not args.out and _full_report(out):
+        raise CodesignError(f"{out}: holds the full run's report (studies ship it); --quick without --out "
+                            f"would overwrite it with small-budget results: give --out DIR (e.g. --out "
+                            f"runs/{st.name}-quick)")
     err = Console(stderr=True)
     data = run_study(args.study, out, quick=args.quick,
                      progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
@@ -51,3 +56,13 @@ def run(args) -> int:
         return 0
     print(f"wrote {out / 'report.md'} and {out / 'data.json'}")
     return 0
+
+
+def _full_report(out: Path) -> bool:
+    """Whether ``out`` holds a study report that was not a ``--quick`` run (its data.json says)."""
+    import json
+
+    try:
+        return json.loads((out / "data.json").read_text(encoding="utf-8")).get("quick") is False
+    except (OSError, ValueError, AttributeError):
+        return False
