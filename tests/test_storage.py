@@ -79,6 +79,9 @@ def test_local_workers_share_one_journal(cli, tmp_path):
     done = [t for t in ts if t.state.name == "COMPLETE"]
     assert len(done) == 120 and len({t.number for t in done}) == 120
     assert not [t for t in ts if t.state.name == "RUNNING"]
+    # the workers refine the shared front between batches, as one process does (without it the
+    # front of a --workers run was its seed designs only)
+    assert any(t.user_attrs.get("seed_source") in ("gradient", "refill") for t in done)
 
 
 def test_worker_says_when_it_starts_the_study(cli, tmp_path):
