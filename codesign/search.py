@@ -227,7 +227,8 @@ def _metric_value(metric: str, raw) -> float:
     for suffix, (kind, scale) in _METRIC_KIND.items():
         if metric.endswith(suffix):
             if isinstance(raw, str):
-                return parse_quantity(raw, kind) * scale
+                # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
+                return float(f"{parse_quantity(raw, kind) * scale:.15g}")
             break
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         raise ValueError(f"expected a number in the metric's unit (got {format_value(raw)})")

@@ -328,3 +328,14 @@ def test_a_searched_engine_count_is_sampled_whole(key):
     assert (prm.type, prm.low, prm.high) == ("int", 1, 64)
     with pytest.raises(ValueError, match="whole number for a count"):
         _param(key, None, SearchParam(low=1.5, high=64))
+
+
+def test_a_constraint_bound_reads_as_written():
+    """A bound given with a unit is converted through SI and back to the metric's unit; the round
+    trip must not add digits nobody wrote ("1716 mm**2" was 1715.9999999999998 in pareto.json)."""
+    from codesign.search import _metric_value
+
+    assert _metric_value("area_mm2", "1716 mm**2") == 1716.0
+    assert _metric_value("area_mm2", "0.001716 m**2") == 1716.0
+    assert _metric_value("ttft_s", "200 ms") == 0.2
+    assert _metric_value("peak_power_w", "0.7 kW") == 700.0
