@@ -420,3 +420,28 @@ def test_an_unknown_flag_of_a_sub_command_names_that_sub_command(cli):
     rc, out, err = cli("--debug", "model", "show", "x.toml", "--bogus", "--json")
     assert rc == 2 and "see `codesign model --help`" in err
     assert json.loads(out)["error"]["message"] == "codesign model: unrecognized arguments: --bogus"
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed Ctrl-C
+def test_a_ctrl_c_that_a_callback_swallowed_still_ends_the_command_with_130(cli, monkeypatch):
+    """Python ignores an exception raised in a finaliser ("Exception ignored in ..."): a Ctrl-C that
+    lands in one (JAX's gc hook, seen once on evaluate) let the command run on and exit 0."""
+    import os
+    import signal
+    import time
+
+    import codesign.cli.evaluate as ev
+
+    class Finaliser:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGINT)  # delivered while this finaliser runs ...
+            time.sleep(0.05)
+
+    def run(args):
+        Finaliser()  # ... and swallowed there; the command itself finishes normally
+        return 0
+
+    monkeypatch.setattr(ev, "run", run)
+    rc, out, err = cli("evaluate", "x.toml")
+    assert rc == 130 and "interrupted" in err, err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back

@@ -64,8 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return ExitCode.USAGE_ERROR
+    interrupted: list[bool] = []
+    previous = _catch_sigint(interrupted)
     try:
-        return int(args.func(args) or 0)
+        rc = int(args.func(args) or 0)
+        if interrupted:  # a Ctrl-C that a callback swallowed (JAX's gc hook prints "Exception ignored")
+            raise KeyboardInterrupt
+        return rc
     except CodesignError as exc:
         if args.debug:
             raise
@@ -91,6 +96,32 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
+    finally:
+        if previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, previous)
+
+
+def _catch_sigint(seen: list):
+    """Ctrl-C raises KeyboardInterrupt as usual and is also noted in ``seen``: one raised inside a
+    callback (a gc hook, a weakref finaliser) is swallowed by Python ("Exception ignored in ..."),
+    and the command would then run on and exit 0. Returns the previous handler (None when this is
+    not the main thread, where no handler can be set)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def on_sigint(signum, frame):
+        seen.append(True)
+        raise KeyboardInterrupt
+
+    try:
+        return signal.signal(signal.SIGINT, on_sigint)
+    except (ValueError, OSError):  # pragma: no cover - no signals here
+        return None
 
 
 def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
