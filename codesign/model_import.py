@@ -428,29 +428,46 @@ def _layer_types(cfg: dict, fname: str, layers: int):
             "sliding_window on every layer (no layer_types; Mistral convention)")
 
 
+#: Model types whose experts are ``intermediate_size`` wide (their HF MoE blocks size each expert
+#: by it: MixtralSparseMoeBlock, GptOssMLP, MiniMaxM2SparseMoeBlock); every other MoE type has a
+#: ``moe_intermediate_size`` and is refused without it.
+EXPERT_WIDTH_IS_INTERMEDIATE = frozenset({"mixtral", "gpt_oss", "minimax_m2"})
+
+
 def _moe(cfg: dict, fname: str, mt: str, layers: int) -> dict | None:
     """The MoE entries ``{spec key: (value, source)}``, or ``None`` for a dense model."""
     ekey = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts")
                  if cfg.get(k)), None)
+    k_keys = [k for k in ("experts_per_token", "num_experts_per_tok") if cfg.get(k) is not None]
     if ekey is None:
+        zero = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts") if k in cfg
+                     and cfg[k] is not None and not isinstance(cfg[k], bool) and cfg[k] == 0), None)
+        if zero and any(cfg.get(k) for k in k_keys):  # routes tokens to experts it does not have
+            _fail(fname, zero, f"0 experts, but {k_keys[0]} = {cfg[k_keys[0]]!r} routes each token "
+                  "to experts; expected the experts count")
         return None
     n = _int(cfg, ekey, fname)
     out: dict = {"num_experts": (n, ekey)}
-    k_keys = [k for k in ("experts_per_token", "num_experts_per_tok") if cfg.get(k) is not None]
     if not k_keys:
         _fail(fname, "num_experts_per_tok", "missing (required for a MoE model)")
     vals = {k: _int(cfg, k, fname) for k in k_keys}
     if len(set(vals.values())) > 1:
         _fail(fname, "experts_per_token", f"disagrees with num_experts_per_tok ({vals})")
+    if vals[k_keys[0]] > n:
+        _fail(fname, k_keys[0], f"{vals[k_keys[0]]} experts per token, more than the {n} experts ({ekey})")
     out["experts_per_token"] = (vals[k_keys[0]], " = ".join(k_keys))
     if cfg.get("moe_intermediate_size") is not None:
         mi = _int(cfg, "moe_intermediate_size", fname)
         out["moe_intermediate_size"] = (mi, "moe_intermediate_size")
         out["dense_separate"] = True
-    else:
+    elif mt in EXPERT_WIDTH_IS_INTERMEDIATE:
         mi = _int(cfg, "intermediate_size", fname)
         out["moe_intermediate_size"] = (mi, "intermediate_size (per expert)")
         out["dense_separate"] = False
+    else:  # HF's config class would fill in its own default, another model's width
+        _fail(fname, "moe_intermediate_size", f"missing (required for a {mt} MoE model: the experts' "
+              "width; only " + ", ".join(sorted(EXPERT_WIDTH_IS_INTERMEDIATE)) + " size experts by "
+              "intermediate_size)")
 
     if mt in MLA_TYPES or "first_k_dense_replace" in cfg or "moe_layer_freq" in cfg:
         first = _int(cfg, "first_k_dense_replace", fname, required=False, default=0, minimum=0)
@@ -470,6 +487,9 @@ def _moe(cfg: dict, fname: str, mt: str, layers: int) -> dict | None:
     else:
         ml = (True,) * layers
         how = f"{ekey}: every layer is MoE"
+    if not any(ml):  # e.g. first_k_dense_replace at or above the layer count: a dense model in disguise
+        key = next((k for k in ("first_k_dense_replace", "mlp_only_layers") if k in how), ekey)
+        _fail(fname, key, f"no layer is MoE ({how}, {layers} layers) although the config has {n} experts")
     out["moe_layers"] = (ml, how)
 
     if mt == "minimax_m2" and cfg.get("shared_intermediate_size"):

@@ -282,6 +282,9 @@ class Model:
                              "(its indexer projects the compressed query)")
         if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
             raise ValueError("MoE layers need num_experts, experts_per_token and moe_intermediate_size")
+        if self.num_experts and self.experts_per_token and self.experts_per_token > self.num_experts:
+            raise ValueError(f"experts_per_token: must be at most num_experts (got {self.experts_per_token} "
+                             f"of {self.num_experts} experts)")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
             raise ValueError("MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
 

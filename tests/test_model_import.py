@@ -254,3 +254,20 @@ def test_measured_rows_of_the_new_models_are_mapped(tmp_path):
     assert by["c"].formats["moe"] == "fp8_e4m3"                    # Qwen's block FP8 (E4M3, 128x128)
     assert by["e"].status == ("unsupported: no model config for some/unknown-model "
                               "(normalised name tried: unknown-model)")
+
+
+@pytest.mark.parametrize("stem, change, match", [
+    # each of these imported as a different model, silently (fresh-user trial)
+    ("gpt-oss-20b", {"num_experts_per_tok": 200, "experts_per_token": 200},
+     r"experts_per_token: 200 experts per token, more than the 32 experts \(num_local_experts\)"),
+    ("gpt-oss-20b", {"num_local_experts": 0}, "num_local_experts: 0 experts, but experts_per_token = 4"),
+    ("glm-4.7", {"first_k_dense_replace": 100}, r"first_k_dense_replace: no layer is MoE .* 92 layers"),
+    # HF's config class fills in its own default width (another model's) when the key is absent
+    ("qwen3-30b-a3b", {"moe_intermediate_size": None}, "moe_intermediate_size: missing .* qwen3_moe"),
+])
+def test_moe_configs_that_would_import_as_another_model_are_refused(tmp_path, stem, change, match):
+    cfg = json.loads((VENDORED / f"{stem}.json").read_text())
+    cfg = {k: v for k, v in {**cfg, **change}.items() if v is not None}
+    with pytest.raises(CodesignError, match=match) as exc:
+        hf_config_to_model_table(write(tmp_path, cfg))
+    assert "\n" not in str(exc.value)

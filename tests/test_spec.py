@@ -66,6 +66,9 @@ CASES = {
     "negative_bandwidth": ('[memory.hbm]\nbandwidth = "-8 TB/s"\n', "memory.hbm.bandwidth", "must be > 0"),
     "not_a_number": ('[deployment]\ntp = "eight"\n', "deployment.tp", "expected a whole number"),
     "zero_tp": ('[deployment]\ntp = 0\n', "deployment.tp", ">= 1"),
+    # more experts per token than the model has priced active > total parameters (fresh-user trial)
+    "topk_above_experts": ('[model]\nexperts_per_token = 500\n', "model.experts_per_token",
+                           "must be at most num_experts (got 500 of 128 experts)"),
     "bad_choice": ('[deployment]\nmode = "fancy"\n', "deployment.mode", "expected one of"),
     # a key put in the wrong table is pointed to its own (fresh-user trial: max_batch_size, the
     # engine's batch limit per decode instance, is a [deployment] key, not a pool's)
