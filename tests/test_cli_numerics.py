@@ -195,3 +195,22 @@ def test_rounding_applies_to_int4_g32(tmp_path, capsys, rounding, want):
     expect = np.zeros((1, 32), np.float32)
     expect[0, :3] = want
     np.testing.assert_array_equal(np.load(dst), expect)
+
+
+def test_inputs_that_measure_nothing_or_cannot_be_written_are_refused(tmp_path, capsys):
+    """Found by a fresh-user trial: an empty array or one without a finite element printed
+    "MSE nan, SQNR nan" with exit 0; an output path that is a directory and a --blocks of 10^11 ended
+    in internal errors (IsADirectoryError, MemoryError); a directory as input said "no such file"."""
+    np.save(empty := tmp_path / "empty.npy", np.zeros((0, 32), np.float32))
+    np.save(inf := tmp_path / "inf.npy", np.full((2, 32), np.inf, np.float32))
+    np.save(ok := tmp_path / "ok.npy", np.ones((1, 32), np.float32))
+    cases = [(["error", "--format", "mxfp4", str(empty)], "the array holds no elements (shape (0, 32))"),
+             (["error", "--format", "fp8_e4m3", str(inf)], "no finite element (of 64) to measure the error on"),
+             (["error", "--format", "mxfp4", "--synthetic", "normal", "--blocks", "100000000000"],
+              "--blocks must be in [1, 10,000,000]"),
+             (["quantize", "--format", "mxfp4", str(ok), str(tmp_path)], "is a directory; expected the output"),
+             (["error", "--format", "mxfp4", str(tmp_path)], "is a directory; expected a .npy file")]
+    for argv, msg in cases:
+        assert main(["numerics", *argv]) == 2, argv
+        out, err = capsys.readouterr()
+        assert err.startswith("error: ") and msg in err and len(err.strip().splitlines()) == 1, err

@@ -113,10 +113,17 @@ def _format(name: str):
     return fmt
 
 
+#: Upper bound of ``numerics error --blocks`` (10^7 blocks of 32 float32 values: 1.3 GB, and a few
+#: working copies of it, on a 24 GiB machine); 10^11 raised MemoryError, an "internal error".
+MAX_BLOCKS = 10_000_000
+
+
 def _load(path: str, fmt):
     import numpy as np
 
     p = Path(path)
+    if p.is_dir():
+        raise CodesignError(f"{path}: is a directory; expected a .npy file")
     if not p.is_file():
         raise CodesignError(f"{path}: no such file")
     try:
@@ -140,6 +147,8 @@ def _load(path: str, fmt):
         raise CodesignError(f"{path}: dtype must be float32, got {x.dtype}")
     if x.ndim == 0:
         raise CodesignError(f"{path}: expected an array with at least one axis, got a scalar")
+    if x.size == 0:
+        raise CodesignError(f"{path}: the array holds no elements (shape {x.shape})")
     if fmt.block_size and x.shape[-1] % fmt.block_size:
         raise CodesignError(
             f"{path}: last axis has length {x.shape[-1]}, not a multiple of {fmt.name}'s block "
@@ -160,10 +169,12 @@ def run_quantize(args) -> int:
     fmt = _format(args.format)
     _check_options(fmt, args)
     x = _load(args.input, fmt)
-    y = np.asarray(_quantize(fmt, x, args), dtype=np.float32)
     out = Path(args.output)
+    if out.is_dir():
+        raise CodesignError(f"{args.output}: is a directory; expected the output .npy file's path")
     if not out.parent.is_dir():
         raise CodesignError(f"{args.output}: directory {out.parent} does not exist")
+    y = np.asarray(_quantize(fmt, x, args), dtype=np.float32)
     with open(out, "wb") as fh:  # np.save on a path would append ".npy"
         np.save(fh, y)
     print(f"wrote {out} ({fmt.name}, shape {tuple(y.shape)})", file=sys.stderr)
@@ -209,13 +220,18 @@ def run_error(args) -> int:
     if args.synthetic:
         import codesign_mx
 
-        if args.blocks < 1:
-            raise CodesignError(f"--blocks must be >= 1, got {args.blocks}")
+        if not 1 <= args.blocks <= MAX_BLOCKS:
+            raise CodesignError(f"--blocks must be in [1, {MAX_BLOCKS:,}] (got {args.blocks}; each block is "
+                                f"{fmt.block_size or 32} float32 values held in memory)")
         x = codesign_mx.synthetic(args.synthetic, args.blocks, fmt.block_size or 32, args.seed)
         source = f"synthetic {args.synthetic}, {args.blocks} blocks, seed {args.seed}"
     else:
+        import numpy as np
+
         x = _load(args.input, fmt)
         source = args.input
+        if not np.isfinite(x).any():
+            raise CodesignError(f"{args.input}: no finite element (of {x.size}) to measure the error on")
     st = _stats(fmt, x, args)
     hist = {str(k): v for k, v in sorted(st["scale_histogram"].items())}
     if args.json:
