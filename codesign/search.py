@@ -1110,6 +1110,8 @@ def redact(url: str) -> str:
         return m.group(1) + (f"{user}:***@" if user is not None else f"{info}@")
 
     url = re.sub(r"(://)([^/\s]*)@", userinfo, url)
+    # a URL typed without its scheme (user:pw@host/db) still carries a password
+    url = re.sub(r"^()([^/\s:@]+:[^/\s]*)@", userinfo, url) if "://" not in url else url
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
@@ -1188,6 +1190,10 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
                                     f"{exc.strerror or exc}") from None
         backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
         return optuna.storages.JournalStorage(backend), path
+    if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?://$", url.split("?", 1)[0]):
+        raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "
+                            "when the process exits, and no other worker can join it); give a file "
+                            "(sqlite:///runs/study.db, runs/study.journal) or a server URL")
     try:
         import logging
 

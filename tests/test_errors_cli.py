@@ -417,9 +417,9 @@ def test_an_unknown_flag_of_a_sub_command_names_that_sub_command(cli):
     rc, out, err = cli("evaluate", "x.toml", "--bogus")
     assert rc == 2 and err.strip() == ("error: codesign evaluate: unrecognized arguments: --bogus "
                                        "(see `codesign evaluate --help`)"), err
-    rc, out, err = cli("--debug", "model", "show", "x.toml", "--bogus", "--json")
-    assert rc == 2 and "see `codesign model --help`" in err
-    assert json.loads(out)["error"]["message"] == "codesign model: unrecognized arguments: --bogus"
+    rc, out, err = cli("--debug", "model", "show", "x.toml", "--bogus", "--json")  # the innermost one
+    assert rc == 2 and "see `codesign model show --help`" in err
+    assert json.loads(out)["error"]["message"] == "codesign model show: unrecognized arguments: --bogus"
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed Ctrl-C

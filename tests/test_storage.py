@@ -38,6 +38,16 @@ def test_redacts_password_of_unreachable_server(tmp_path):
     from codesign.search import redact
 
     assert redact("postgresql://u:p@h/db?password=x&sslmode=require") == "postgresql://u:***@h/db?password=***&sslmode=require"
+    # typed without its scheme the URL still carries a password (it was printed); a path has none
+    assert redact("u:secretpw@127.0.0.1/db") == "u:***@127.0.0.1/db"
+    assert redact("runs/x/study.journal") == "runs/x/study.journal"
+
+
+def test_an_in_memory_database_is_refused(cli, tmp_path):
+    """sqlite:///:memory: (or sqlite://) keeps nothing: a worker's trials vanished when it exited."""
+    for url in ("sqlite:///:memory:", "sqlite://"):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
+        assert rc == 2 and "an in-memory database keeps nothing" in err, err
 
 
 @pytest.mark.slow

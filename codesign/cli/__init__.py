@@ -28,15 +28,23 @@ class _Parser(argparse.ArgumentParser):
         prog = self.prog
         if prog == "codesign" and message.startswith("unrecognized arguments"):
             # argparse reports a sub-command's unknown flags from the top-level parser: name the
-            # sub-command, whose --help lists its flags
-            cmd = next((a for a in _ARGV if not a.startswith("-")), None)
-            prog = f"codesign {cmd}" if cmd in COMMANDS else prog
+            # (innermost) sub-command, whose --help lists its flags
+            prog = " ".join(["codesign", *_command_path(self, [a for a in _ARGV if not a.startswith("-")])])
         print(f"error: {prog}: {message} (see `{prog} --help`)", file=sys.stderr)
         _json_error("--json" in _ARGV, f"{prog}: {message}", ExitCode.USAGE_ERROR)
         raise SystemExit(int(ExitCode.USAGE_ERROR))
 
 
 _ARGV: list[str] = []  # the argv main() parses (tests call main() directly)
+
+
+def _command_path(parser: argparse.ArgumentParser, words: list[str]) -> list[str]:
+    """The sub-command names that ``words`` (the command line's non-option words) walk through
+    ``parser``'s sub-parsers: ``["model", "show"]`` for ``codesign model show x.toml``."""
+    for action in parser._actions:  # argparse keeps sub-parsers in a _SubParsersAction
+        if isinstance(action, argparse._SubParsersAction) and words and words[0] in action.choices:
+            return [words[0], *_command_path(action.choices[words[0]], words[1:])]
+    return []
 
 
 def build_parser() -> argparse.ArgumentParser:
