@@ -233,13 +233,19 @@ def test_model_generic_transformer_is_imported_with_a_note(cli, tmp_path):
 
 # ------------------------------------------------------------------ 5./6. numerics
 def test_numerics_error_json_nonfinite_is_null(cli, tmp_path):
-    src = tmp_path / "nan.npy"
-    np.save(src, np.full((1, 32), np.nan, np.float32))
+    # an exact quantisation (ones are exact in MXFP4) has an infinite SQNR: null, not a NaN/Infinity token
+    src = tmp_path / "ones.npy"
+    np.save(src, np.ones((1, 32), np.float32))
     rc, out, err = cli("numerics", "error", "--format", "mxfp4", src, "--json")
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["mse"] is None and doc["sqnr_db"] is None and doc["max_abs_error"] is None
-    assert '"nan"' not in out and "NaN" not in out
+    assert doc["mse"] == 0.0 and doc["sqnr_db"] is None and doc["max_abs_error"] == 0.0
+    assert "Infinity" not in out and "NaN" not in out
+    # an input with no finite element measures nothing: refused (it printed nulls with exit 0), and
+    # the error document is still valid JSON
+    np.save(src := tmp_path / "nan.npy", np.full((1, 32), np.nan, np.float32))
+    rc, out, err = cli("numerics", "error", "--format", "mxfp4", src, "--json")
+    assert rc == 2 and "no finite element (of 32)" in json.loads(out)["error"]["message"], err
 
 
 def test_numerics_error_help_documents_null(cli):
