@@ -119,3 +119,15 @@ def test_refusals_exit_2(capsys, tmp_path):
     assert rc == 2 and "model.hidden_size" in err and "Traceback" not in err
     rc, _, err = run(capsys, "model", "show", str(notable), "--isl", "0")
     assert rc == 2
+
+
+def test_import_refuses_to_write_over_its_input(cli, tmp_path):
+    """`model import self.json -o self.json` replaced the Hugging Face config with TOML, exit 0."""
+    import shutil
+
+    src = tmp_path / "cfg.json"
+    shutil.copy(HF / "gpt-oss-120b.json", src)
+    before = src.read_bytes()
+    rc, out, err = cli("model", "import", src, "-o", src)
+    assert rc == 2 and "is the input config" in err, err
+    assert src.read_bytes() == before
