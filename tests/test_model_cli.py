@@ -126,7 +126,7 @@ def test_import_refuses_to_write_over_its_input(cli, tmp_path):
     import shutil
 
     src = tmp_path / "cfg.json"
-    shutil.copy(HF / "gpt-oss-120b.json", src)
+    shutil.copy(REPO / "specs" / "models" / "hf_configs" / "gpt-oss-20b.json", src)  # vendored: no shared data needed
     before = src.read_bytes()
     rc, out, err = cli("model", "import", src, "-o", src)
     assert rc == 2 and "is the input config" in err, err
