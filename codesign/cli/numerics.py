@@ -48,8 +48,8 @@ def register(sub) -> None:
     src.add_argument("input", metavar="IN", nargs="?", help="input .npy (float32)")
     src.add_argument("--synthetic", choices=["normal", "laplace", "student-t"],
                      help="use random unit-scale blocks instead of a file")
-    e.add_argument("--blocks", type=whole_type, default=1024, help="synthetic blocks (default 1024)")
-    e.add_argument("--seed", type=seed_type, default=0, help="synthetic seed (default 0)")
+    e.add_argument("--blocks", type=whole_type, default=None, help="synthetic blocks (default 1024)")
+    e.add_argument("--seed", type=seed_type, default=None, help="synthetic seed (default 0)")
     e.add_argument("--json", action="store_true",
                    help="one JSON document on stdout; a non-finite number (NaN, infinity: e.g. the SQNR "
                         "of an exact quantisation) is written as null")
@@ -217,9 +217,14 @@ def _num(v: float):
 def run_error(args) -> int:
     fmt = _format(args.format)
     _check_options(fmt, args)
+    if not args.synthetic and (args.blocks is not None or args.seed is not None):
+        given = "--blocks" if args.blocks is not None else "--seed"
+        raise CodesignError(f"{given} applies to --synthetic data only (the input file sets the blocks)")
     if args.synthetic:
         import codesign_mx
 
+        args.blocks = 1024 if args.blocks is None else args.blocks
+        args.seed = 0 if args.seed is None else args.seed
         if not 1 <= args.blocks <= MAX_BLOCKS:
             raise CodesignError(f"--blocks must be in [1, {MAX_BLOCKS:,}] (got {args.blocks}; each block is "
                                 f"{fmt.block_size or 32} float32 values held in memory)")
