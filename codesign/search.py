@@ -1664,8 +1664,17 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None, re
         new += batch
         if progress:
             progress(new)
-        if refill and quota is not None and quota - new > 0:
-            _refill(ctx, new // max(1, s.batch_size), min(quota - new, s.batch_size) // 2)
+        if refill:
+            # trials still wanted: this process's quota, or the study's total less its complete and
+            # running trials (a `codesign worker` sharing a storage)
+            left = (quota - new if quota is not None else
+                    total - len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
+                                                                          optuna.trial.TrialState.RUNNING))))
+            # less the designs already enqueued (by any worker): asks take those first, so every
+            # enqueued design is run before the study is full, none is left waiting
+            left -= len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,)))
+            if left > 0:
+                _refill(ctx, new // max(1, s.batch_size), min(left, s.batch_size) // 2)
     return new
 
 
@@ -1932,10 +1941,10 @@ def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | 
     ctx = _open_study(spec, seed=seed, out_dir=Path(out_dir), storage=storage, rank=rank)
     if quota is None and total is None:
         total = spec.search.trials
-    # a worker with a quota (--workers) refines the shared front between its batches as a single
-    # process does: without it the front of a --workers 2 run was its 25 seed designs and nothing the
-    # search found (hypervolume 7908 against one process's 7928, 25 Pareto designs against 72)
-    return _work(ctx, quota, total, progress=progress, refill=quota is not None)
+    # a worker refines the shared front between its batches as a single process does: without it
+    # the front of a --workers 2 run was its 25 seed designs and nothing the search found
+    # (hypervolume 7908 against one process's 7928, 25 Pareto designs against 72)
+    return _work(ctx, quota, total, progress=progress, refill=True)
 
 
 def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None, progress=None,
@@ -1957,7 +1966,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
     _prepare(ctx, total, private=False)
-    new = _work(ctx, None, total, progress=progress)
+    new = _work(ctx, None, total, progress=progress, refill=True)
     return _result(ctx, new)
 
 
