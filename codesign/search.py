@@ -1627,11 +1627,11 @@ def _refill(ctx: _Context, step: int, room: int) -> int:
     return out
 
 
-def _work(ctx: _Context, quota: int | None, total: int | None, progress=None, refill: bool = False) -> int:
+def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) -> int:
     """Ask a batch, evaluate it in one vectorised call, tell; until ``quota`` new trials (or, with
-    ``quota=None``, until the study holds ``total`` complete plus running trials). With
-    ``refill``, :func:`_refill` enqueues refined front designs between batches. Returns the
-    number of trials this process told."""
+    ``quota=None``, until the study holds ``total`` complete plus running trials). Between batches
+    :func:`_refill` enqueues refined front designs (one process and every worker alike). Returns
+    the number of trials this process told."""
     import optuna
 
     study, space, s = ctx.study, ctx.space, ctx.spec.search
@@ -1664,17 +1664,16 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None, re
         new += batch
         if progress:
             progress(new)
-        if refill:
-            # trials still wanted: this process's quota, or the study's total less its complete and
-            # running trials (a `codesign worker` sharing a storage)
-            left = (quota - new if quota is not None else
-                    total - len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
-                                                                          optuna.trial.TrialState.RUNNING))))
-            # less the designs already enqueued (by any worker): asks take those first, so every
-            # enqueued design is run before the study is full, none is left waiting
-            left -= len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,)))
-            if left > 0:
-                _refill(ctx, new // max(1, s.batch_size), min(left, s.batch_size) // 2)
+        # trials still wanted: this process's quota, or the study's total less its complete and
+        # running trials (a `codesign worker` sharing a storage) ...
+        left = (quota - new if quota is not None else
+                total - len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
+                                                                      optuna.trial.TrialState.RUNNING))))
+        # ... less the designs already enqueued (by any worker): asks take those first, so every
+        # enqueued design is run before the study is full, none is left waiting
+        left -= len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,)))
+        if left > 0:
+            _refill(ctx, new // max(1, s.batch_size), min(left, s.batch_size) // 2)
     return new
 
 
@@ -1761,8 +1760,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     if progress:
         progress(done, total)
     if workers <= 1 or todo == 0:
-        new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None,
-                    refill=True)
+        new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None)
         return _result(ctx, new)
     new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                          poll=(lambda k: progress(done + k, total)) if progress else None)
@@ -1944,7 +1942,7 @@ def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | 
     # a worker refines the shared front between its batches as a single process does: without it
     # the front of a --workers 2 run was its 25 seed designs and nothing the search found
     # (hypervolume 7908 against one process's 7928, 25 Pareto designs against 72)
-    return _work(ctx, quota, total, progress=progress, refill=True)
+    return _work(ctx, quota, total, progress=progress)
 
 
 def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None, progress=None,
@@ -1966,7 +1964,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
     _prepare(ctx, total, private=False)
-    new = _work(ctx, None, total, progress=progress, refill=True)
+    new = _work(ctx, None, total, progress=progress)
     return _result(ctx, new)
 
 
