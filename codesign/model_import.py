@@ -434,14 +434,16 @@ def _layer_types(cfg: dict, fname: str, layers: int):
 EXPERT_WIDTH_IS_INTERMEDIATE = frozenset({"mixtral", "gpt_oss", "minimax_m2"})
 
 
+#: The HF keys of a MoE model's routed-experts count (DeepSeek, Mixtral/gpt-oss/MiniMax, Qwen).
+EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
+
+
 def _moe(cfg: dict, fname: str, mt: str, layers: int) -> dict | None:
     """The MoE entries ``{spec key: (value, source)}``, or ``None`` for a dense model."""
-    ekey = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts")
-                 if cfg.get(k)), None)
+    ekey = next((k for k in EXPERT_KEYS if cfg.get(k)), None)
     k_keys = [k for k in ("experts_per_token", "num_experts_per_tok") if cfg.get(k) is not None]
     if ekey is None:
-        zero = next((k for k in ("n_routed_experts", "num_local_experts", "num_experts") if k in cfg
-                     and cfg[k] is not None and not isinstance(cfg[k], bool) and cfg[k] == 0), None)
+        zero = next((k for k in EXPERT_KEYS if cfg.get(k) == 0 and not isinstance(cfg[k], bool)), None)
         if zero and any(cfg.get(k) for k in k_keys):  # routes tokens to experts it does not have
             _fail(fname, zero, f"0 experts, but {k_keys[0]} = {cfg[k_keys[0]]!r} routes each token "
                   "to experts; expected the experts count")

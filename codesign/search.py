@@ -29,6 +29,7 @@ import itertools
 import math
 import re
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -1110,8 +1111,8 @@ def redact(url: str) -> str:
         return m.group(1) + (f"{user}:***@" if user is not None else f"{info}@")
 
     url = re.sub(r"(://)([^/\s]*)@", userinfo, url)
-    # a URL typed without its scheme (user:pw@host/db) still carries a password
-    url = re.sub(r"^()([^/\s:@]+:[^/\s]*)@", userinfo, url) if "://" not in url else url
+    if "://" not in url:  # a URL typed without its scheme (user:pw@host/db) still carries a password
+        url = re.sub(r"^([^/\s:@]+):[^/\s]*@", r"\1:***@", url)
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
@@ -1537,7 +1538,8 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
         requeued = [t for t in stale if "fixed_params" in t.system_attrs]
         for t in requeued:
             study.enqueue_trial(dict(t.system_attrs["fixed_params"]),
-                                user_attrs={k: v for k, v in t.user_attrs.items() if k == "seed_source"})
+                                user_attrs={"seed_source": t.user_attrs["seed_source"]}
+                                if "seed_source" in t.user_attrs else None)
         if stale:
             import sys
 
@@ -1665,13 +1667,12 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         if progress:
             progress(new)
         # trials still wanted: this process's quota, or the study's total less its complete and
-        # running trials (a `codesign worker` sharing a storage) ...
-        left = (quota - new if quota is not None else
-                total - len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
-                                                                      optuna.trial.TrialState.RUNNING))))
-        # ... less the designs already enqueued (by any worker): asks take those first, so every
-        # enqueued design is run before the study is full, none is left waiting
-        left -= len(study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,)))
+        # running trials (a `codesign worker` sharing a storage), less the designs already enqueued
+        # (by any worker): asks take those first, so every enqueued design is run before the study
+        # is full and none is left waiting. One read of the storage per batch
+        S = optuna.trial.TrialState
+        held = Counter(t.state for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.RUNNING, S.WAITING)))
+        left = (quota - new if quota is not None else total - held[S.COMPLETE] - held[S.RUNNING]) - held[S.WAITING]
         if left > 0:
             _refill(ctx, new // max(1, s.batch_size), min(left, s.batch_size) // 2)
     return new

@@ -914,8 +914,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     _counts(pt, r, ("tp", "ep", "prefill_tp", "prefill_ep", "prefill_num_workers", "decode_tp", "decode_ep",
                     "decode_num_workers", "num_prefill_gpu", "num_decode_gpu", "total_gpus"),
             positive=("total_gpus",) + (("prefill_tp", "prefill_ep", "decode_tp", "decode_ep", "num_prefill_gpu",
-                                         "num_decode_gpu") if (r.get("disagg") or "").strip() == "True"
-                                        else ("tp", "ep")))
+                                         "num_decode_gpu") if pt.mode == "disaggregated" else ("tp", "ep")))
     # a bad count is never priced as 1: the row is kept, marked invalid, out of the error tables
     pt.concurrency = _invalid(pt, r, "conc") or 0
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0

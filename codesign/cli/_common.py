@@ -53,6 +53,19 @@ def _check_parents(p: Path, option: str, shown: str) -> None:
             raise CodesignError(f"{option} {shown}: {parent} exists and is not a directory")
 
 
+def print_json(doc) -> None:
+    """Print one JSON document on stdout (``--json``), through
+    :func:`codesign.evaluation.jsonable`: NaN/inf as null, numpy scalars as Python, float32 results
+    at their own digits."""
+    import json
+    import sys
+
+    from ..evaluation import jsonable
+
+    json.dump(jsonable(doc), sys.stdout, indent=2)
+    print()
+
+
 def whole_type(text: str) -> int:
     """argparse type for a count (``--trials``, ``--points``, ``--steps`` …): a whole number, also
     written as a float with a whole value (``20.0``, as a spec may write it; ``1e30`` is refused)."""

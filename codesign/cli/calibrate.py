@@ -107,12 +107,9 @@ def run(args) -> int:
                     log=log)
     write_calibration(doc, args.out)
     if args.json:
-        import json
+        from ._common import print_json
 
-        from ..evaluation import jsonable
-
-        json.dump(jsonable({"calibration": str(args.out), **doc}), sys.stdout, indent=2)
-        print()
+        print_json({"calibration": str(args.out), **doc})
         return 0
     for part in ("train", "holdout", "refit"):
         e = doc["errors"].get(part) or {}

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="price a spec's design over its concurrency sweep",
@@ -20,8 +17,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, cost_model_name, evaluate, jsonable, points_json
+    from ..evaluation import SCHEMA_VERSION, cost_model_name, evaluate, points_json
     from ..spec import load_spec
+    from ._common import print_json
 
     spec = load_spec(args.spec)
     ev = evaluate(spec, cost_model=args.cost_model)
@@ -38,20 +36,22 @@ def run(args) -> int:
             "points": points_json(ev, 0),
             "summary": summary,
         }
-        json.dump(jsonable(doc), sys.stdout, indent=2)
-        print()
+        print_json(doc)
     else:
         _print_table(spec, ev, summary, design)
     # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
     return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
 
 
-def _fmt(x, scale=1.0, digits=3):
+def _fmt(x, scale=1.0, digits=3, unit=""):
+    """``x × scale`` to ``digits`` significant digits (thousands whole), then `` unit``; "—" (no
+    unit) for a missing or non-finite value."""
     import math
 
     if x is None or not math.isfinite(x):
         return "—"
-    return f"{x * scale:,.{digits}g}" if abs(x * scale) < 1000 else f"{x * scale:,.0f}"
+    text = f"{x * scale:,.{digits}g}" if abs(x * scale) < 1000 else f"{x * scale:,.0f}"
+    return f"{text} {unit}" if unit else text
 
 
 def _print_table(spec, ev, summary, design):
@@ -107,12 +107,9 @@ def _print_table(spec, ev, summary, design):
     con.print(t)
     for why, cs in notes.items():
         con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
-    def unit(text, u):  # no unit after "—" (nothing feasible)
-        return text if text == "—" else f"{text} {u}"
-
     con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
-              f"min E2E latency: {unit(_fmt(summary['min_e2e_latency_s']), 's')}   "
-              f"min TPOT: {unit(_fmt(summary['min_tpot_s'], 1e3), 'ms')}")
+              f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
+              f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
     con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")

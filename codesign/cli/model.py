@@ -54,7 +54,7 @@ def run_import(args) -> int:
     from ..model_import import model_toml
 
     text = model_toml(args.config, display=args.config)  # errors name the path as typed
-    if args.output and Path(args.output).exists() and Path(args.output).resolve() == Path(args.config).resolve():
+    if args.output and Path(args.output).exists() and Path(args.output).samefile(args.config):
         raise CodesignError(f"{args.output}: is the input config; writing the TOML there would replace "
                             "the Hugging Face config (give another -o, e.g. specs/models/NAME.toml)")
     if args.output:

@@ -223,13 +223,13 @@ def run_error(args) -> int:
     if args.synthetic:
         import codesign_mx
 
-        args.blocks = 1024 if args.blocks is None else args.blocks
-        args.seed = 0 if args.seed is None else args.seed
-        if not 1 <= args.blocks <= MAX_BLOCKS:
-            raise CodesignError(f"--blocks must be in [1, {MAX_BLOCKS:,}] (got {args.blocks}; each block is "
+        blocks = 1024 if args.blocks is None else args.blocks
+        seed = 0 if args.seed is None else args.seed
+        if not 1 <= blocks <= MAX_BLOCKS:
+            raise CodesignError(f"--blocks must be in [1, {MAX_BLOCKS:,}] (got {blocks}; each block is "
                                 f"{fmt.block_size or 32} float32 values held in memory)")
-        x = codesign_mx.synthetic(args.synthetic, args.blocks, fmt.block_size or 32, args.seed)
-        source = f"synthetic {args.synthetic}, {args.blocks} blocks, seed {args.seed}"
+        x = codesign_mx.synthetic(args.synthetic, blocks, fmt.block_size or 32, seed)
+        source = f"synthetic {args.synthetic}, {blocks} blocks, seed {seed}"
     else:
         import numpy as np
 

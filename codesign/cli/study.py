@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 
@@ -31,7 +30,7 @@ def run(args) -> int:
 
     from ..errors import CodesignError
     from ..study import load_study, run_study
-    from ._common import ensure_out_dir
+    from ._common import ensure_out_dir, print_json
 
     st = load_study(args.study)
     # checked now; run_study creates it once the study (and each step's spec) has been accepted
@@ -45,14 +44,8 @@ def run(args) -> int:
     data = run_study(args.study, out, quick=args.quick,
                      progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
     if args.json:
-        import json
-
-        from ..evaluation import jsonable
-
-        json.dump(jsonable({"schema_version": 1, "report": str(out / "report.md"), "data": str(out / "data.json"),
-                            "figures": sorted(str(p) for p in out.rglob("*.png")), "study": data}),
-                  sys.stdout, indent=2)
-        print()
+        print_json({"schema_version": 1, "report": str(out / "report.md"), "data": str(out / "data.json"),
+                    "figures": sorted(str(p) for p in out.rglob("*.png")), "study": data})
         return 0
     print(f"wrote {out / 'report.md'} and {out / 'data.json'}")
     return 0

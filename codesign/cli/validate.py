@@ -10,7 +10,6 @@ pools inferred from an InferenceMAX recipe; ``errors_ambiguous`` in ``--json``),
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -61,10 +60,9 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 
 def run(args) -> int:
-    from ..evaluation import jsonable
     from ..validate import (error_table_rows, file_notes, predict, priced, read_measured, shared_data_warning,
                             write_predictions)
-    from ._common import ensure_out_dir
+    from ._common import ensure_out_dir, print_json
 
     schema, points = read_measured(args.measured, args.statistic)
     if args.out:  # checked before the (long) pricing, not when writing
@@ -103,16 +101,15 @@ def run(args) -> int:
               f"{'; …' if len(bad) > 3 else ''}); each row's reason is its status in predictions.csv",
               file=sys.stderr)
     if args.json:
-        json.dump(jsonable({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
-                            "statistic": stat,
-                            # priced rows compared with the other statistic (they lack this one)
-                            "statistic_fallback_rows": sum(priced(p.status) and p.ttft_stat != stat
-                                                           for p in points if schema == "inferencemax"),
-                            "status": status,
-                            "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
-                            "errors": tables,
-                            "errors_ambiguous": ambiguous}), sys.stdout, indent=2)
-        print()
+        print_json({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
+                    "statistic": stat,
+                    # priced rows compared with the other statistic (they lack this one)
+                    "statistic_fallback_rows": sum(priced(p.status) and p.ttft_stat != stat
+                                                   for p in points if schema == "inferencemax"),
+                    "status": status,
+                    "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
+                    "errors": tables,
+                    "errors_ambiguous": ambiguous})
         return 0
     _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat)
     if domain is not None:
