@@ -586,7 +586,7 @@ def _schema_of(path, cols: set, rows: list[dict]) -> str:
     mode_col = "mode" if schema == "aiconfigurator" else "disagg"
     need = list(req[""])
     if mode_col in cols:
-        for mode in dict.fromkeys(r.get(mode_col) for r in rows):
+        for mode in dict.fromkeys((r.get(mode_col) or "").strip() for r in rows):
             need += req.get(mode, ())
     missing = [c for c in dict.fromkeys(need) if c not in cols]
     missing += [" or ".join(g) for g in ONE_OF[schema] if not cols & set(g)]
@@ -800,7 +800,8 @@ def _int4_wo_formats(pt: Point, g: str, mo: str) -> dict | str:
 
 def _aic(r: dict) -> Point:
     pt = Point(id=r["id"], schema="aiconfigurator", system=r["system"], model_name=r["model_path"],
-               framework=r["backend"], mode="disaggregated" if r["mode"] == "disagg" else "aggregated")
+               framework=r["backend"],
+               mode="disaggregated" if (r.get("mode") or "").strip() == "disagg" else "aggregated")
     pt.ttft_s = _measured(pt, r, "silicon_ttft_ms") / 1e3
     pt.tpot_s = _measured(pt, r, "silicon_tpot_ms") / 1e3
     if (r.get("mode") or "").strip() not in ("agg", "disagg") and not pt.status.startswith("invalid"):
@@ -903,7 +904,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     first, other = (("median", "mean") if statistic == "median" else ("mean", "median"))
     pt = Point(id=r["point_id"], schema="inferencemax", system=r["hardware"], model_name=r["model_key"],
                framework=r["framework"],
-               mode="disaggregated" if r["disagg"] == "True" else "aggregated", jitter=0.2)
+               mode="disaggregated" if (r.get("disagg") or "").strip() == "True" else "aggregated", jitter=0.2)
     got = {st: (_measured(pt, r, f"{st}_ttft_s"), _measured(pt, r, f"{st}_tpot_s")) for st in STATISTICS}
     stat = first if all(map(math.isfinite, got[first])) or not any(map(math.isfinite, got[other])) else other
     pt.ttft_stat = stat
@@ -954,7 +955,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     def pool(prefix, gpus, workers):
         per = max(int(round(gpus / max(workers, 1))), 1)
         tp, ep = _i(r[f"{prefix}tp"]), _i(r[f"{prefix}ep"])
-        dpa = r[f"{prefix}dp_attention"] == "True"
+        dpa = (r[f"{prefix}dp_attention"] or "").strip() == "True"
         if tp == 1 and ep == 1 and per > 1 and pt.framework.strip().lower() in SGLANG_WIDE_EP_FRAMEWORKS:
             # InferenceX's first configuration of these Dynamo + SGLang runs logged TP 1 and EP 1 for
             # workers of 4-48 GPUs; its later versions of the same items log EP = GPUs per worker
@@ -970,7 +971,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
 
     if pt.mode == "aggregated":
         tp = _i(r["tp"])
-        if r["dp_attention"] == "True":
+        if (r["dp_attention"] or "").strip() == "True":
             pt.deploy = {"tp": 1, "pp": 1, "ep": min(_i(r["ep"]), tp), "dp": tp}
         else:
             pt.deploy = {"tp": tp, "pp": 1, "ep": min(_i(r["ep"]), tp), "dp": 1}

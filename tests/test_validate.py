@@ -573,6 +573,15 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
     assert got["imx-00659"]["status"] == "ok"
 
 
+def test_a_mode_cell_is_read_as_its_check_reads_it(cli, tmp_path):
+    """The disagg / mode check strips a cell (" True" is valid), so the mode must too: " True" was a
+    valid row priced as aggregated, a disaggregated run silently given another deployment."""
+    spaced = dict(IMX_ROW, point_id="spaced", **dict(DISAGG, disagg=" True", decode_dp_attention=" False"))
+    got = _predictions(cli, _imx_csv(tmp_path / "s.csv", dict(IMX_ROW, point_id="plain", **DISAGG), spaced), tmp_path)
+    assert got["spaced"]["mode"] == got["plain"]["mode"] == "disaggregated"
+    assert got["spaced"]["pred_ttft_ms"] == got["plain"]["pred_ttft_ms"] != ""
+
+
 def test_short_and_long_rows_are_invalid_not_a_traceback(cli, tmp_path):
     src = _imx_csv(tmp_path / "m.csv", IMX_ROW)
     with open(src, "a", encoding="utf-8") as f:
