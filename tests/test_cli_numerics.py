@@ -211,7 +211,9 @@ def test_inputs_that_measure_nothing_or_cannot_be_written_are_refused(tmp_path, 
              (["quantize", "--format", "mxfp4", str(ok), str(tmp_path)], "is a directory; expected the output"),
              (["error", "--format", "mxfp4", str(tmp_path)], "is a directory; expected a .npy file"),
              # --blocks with an input file was silently ignored
-             (["error", "--format", "mxfp4", str(ok), "--blocks", "10"], "--blocks applies to --synthetic data only")]
+             (["error", "--format", "mxfp4", str(ok), "--blocks", "10"], "--blocks applies to --synthetic data only"),
+             (["error", "--format", "mxfp4", str(ok), "--seed", "3"],
+              "--seed applies to --synthetic data only (the input file gives its values)")]
     for argv, msg in cases:
         assert main(["numerics", *argv]) == 2, argv
         out, err = capsys.readouterr()

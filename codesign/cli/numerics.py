@@ -218,8 +218,8 @@ def run_error(args) -> int:
     fmt = _format(args.format)
     _check_options(fmt, args)
     if not args.synthetic and (args.blocks is not None or args.seed is not None):
-        given = "--blocks" if args.blocks is not None else "--seed"
-        raise CodesignError(f"{given} applies to --synthetic data only (the input file sets the blocks)")
+        given, what = (("--blocks", "its blocks") if args.blocks is not None else ("--seed", "its values"))
+        raise CodesignError(f"{given} applies to --synthetic data only (the input file gives {what})")
     if args.synthetic:
         import codesign_mx
 
