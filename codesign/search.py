@@ -1168,6 +1168,22 @@ def _rdb_storage(url: str, attempts: int = 6):
             time.sleep(0.2 + random.random() * 0.5 * (i + 1))
 
 
+def _check_port(url: str) -> None:
+    """Refuse a storage URL whose port (after the host's ``:``) is no integer 1..65535, before the
+    driver answers "invalid literal for int() with base 10" (an empty port too). A URL without a
+    port is left alone."""
+    from urllib.parse import urlsplit
+
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:  # a malformed host (an unclosed "[" of an IPv6 address): the driver says so
+        return
+    host = netloc.rpartition("@")[2].rpartition("]")[2]  # past the password and an IPv6 address
+    port = host.rpartition(":")[2] if ":" in host else None
+    if port is not None and not (re.fullmatch(r"[0-9]+", port) and 1 <= int(port) <= 65535):
+        raise CodesignError(f"--storage {redact(url)}: the port must be an integer 1..65535")
+
+
 def open_storage(url: str | None, out_dir, *, repair: bool = False):
     """An Optuna storage: a journal file in ``out_dir`` by default (or ``journal:PATH``, ``*.journal``)
     shared between local processes through Optuna's file lock, or an RDB URL
@@ -1195,6 +1211,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "
                             "when the process exits, and no other worker can join it); give a file "
                             "(sqlite:///runs/study.db, runs/study.journal) or a server URL")
+    _check_port(url)
     try:
         import logging
 

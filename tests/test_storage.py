@@ -50,6 +50,23 @@ def test_an_in_memory_database_is_refused(cli, tmp_path):
         assert rc == 2 and "an in-memory database keeps nothing" in err, err
 
 
+def test_a_bad_port_is_named_with_the_url(cli, tmp_path):
+    """A TCP port is an integer 1..65535; another one is refused before a connection is tried, naming
+    the URL (password redacted), not as Python's "invalid literal for int()"; nothing is written."""
+    out_dir = tmp_path / "out"
+    for url in ("postgresql://u:s3cr3t@host:notaport/db", "postgresql://u:s3cr3t@host:65536/db",
+                "postgresql://u:s3cr3t@host:0/db", "postgresql://u:s3cr3t@host:/db",
+                "postgresql://u:s3cr3t@[::1]:x/db"):
+        shown = url.replace("s3cr3t", "***")
+        for argv in (("worker", FLAGSHIP, "--storage", url, "--trials", "5"),
+                     ("optimize", FLAGSHIP, "--storage", url, "--trials", "5", "--out", out_dir)):
+            rc, out, err = cli(*argv)
+            assert rc == 2, (argv, err)
+            assert f"--storage {shown}: the port must be an integer 1..65535" in err, err
+            assert "s3cr3t" not in out + err and "invalid literal" not in err
+    assert not out_dir.exists()
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
     out = tmp_path / "run"
