@@ -1970,11 +1970,22 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
 
     ``note(text)``, if given, hears when the storage held no trial of this spec's study yet (the
     worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently).
+
+    Raises:
+        CodesignError: a journal path whose directory does not exist (a worker joins a study where
+            it is kept; ``optimize`` creates the directory of its own study), as ``numerics
+            quantize`` refuses an output file in a missing directory.
     """
     import os
 
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
+    journal = _journal_path(storage, Path("."))
+    if journal is not None and journal.parent.exists() and not journal.parent.is_dir():
+        raise CodesignError(f"--storage {storage}: {journal.parent} exists and is not a directory")
+    if journal is not None and not journal.parent.is_dir():
+        raise CodesignError(f"--storage {storage}: directory {journal.parent} does not exist (a worker joins "
+                            "the study kept there; check the path, or create the directory to start a study in it)")
     total = trials if trials is not None else spec.search.trials
     rank = os.getpid() % 9973 + 1
     ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank)

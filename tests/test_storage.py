@@ -121,6 +121,21 @@ def test_worker_says_when_it_starts_the_study(cli, tmp_path):
     assert rc == 0 and "note:" not in err and "now holds 20 complete" in out
 
 
+def test_worker_refuses_a_journal_in_a_missing_directory(cli, tmp_path):
+    # a worker joins the study kept at --storage: a directory that does not exist holds none (a
+    # mistyped path), so it is refused and not created, as numerics quantize refuses an output in
+    # a missing directory; a path under a file is refused too
+    missing = tmp_path / "no" / "such"
+    for storage in (missing / "x.journal", f"journal:{missing / 'x'}"):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", storage, "--trials", "5")
+        assert rc == 2 and out == "", err
+        assert f"--storage {storage}: directory {missing} does not exist" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists()
+    (tmp_path / "f").write_text("")
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", tmp_path / "f" / "x.journal", "--trials", "5")
+    assert rc == 2 and f"{tmp_path / 'f'} exists and is not a directory" in err, err
+
+
 def _pg_url():
     url = os.environ.get("CODESIGN_TEST_POSTGRES_URL")
     if not url:
