@@ -147,6 +147,8 @@ def test_constraint_excludes_unconstrained_optimum(cli, tmp_path):
     assert any(t.constraints and max(dict(t.constraints).values()) > 0 for t in trials)
 
 
+# the plugin's sampler here is Optuna's QMCSampler, which warns that it is experimental
+@pytest.mark.filterwarnings("ignore:QMCSampler is experimental:optuna.exceptions.ExperimentalWarning")
 def test_grid_sampler_and_plugin_sampler_hook(tmp_path):
     import optuna
 
