@@ -56,6 +56,10 @@ DESIGN_METRICS: dict[str, tuple[str, str | None]] = {
     "max_concurrency": ("requests", "max"),
 }
 
+#: Design metrics that count whole things (chips; requests served at once): JSON documents give a
+#: whole value as an integer (``"chips": 8``), as they give the concurrency.
+COUNT_DESIGN_METRICS = ("chips", "max_concurrency")
+
 #: Summary metrics, computed by :meth:`Evaluation.summary` from the feasible points.
 SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "peak_mixed_tok_s_per_kw": ("tok/s/kW", "max"),

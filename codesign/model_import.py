@@ -37,6 +37,8 @@ Supported families (the keys each one reads are those of its ``configuration_*.p
 
 Which configs are imported (the cost model prices decoder-only attention transformers only):
 
+* a multimodal config (a ``text_config`` table: Llava, Qwen2.5-VL, Qwen3.5) is read from its
+  ``text_config`` by the rules below (the fragment notes it; errors name ``text_config.<key>``);
 * a ``model_type`` of :data:`DECODER_TYPES` (the families above) is read with that family's keys;
 * a ``model_type`` of :data:`NOT_PRICEABLE` (state-space and recurrent models such as ``mamba`` or
   ``rwkv``, attention/SSM hybrids such as ``jamba``, encoder-only models such as ``bert``,
@@ -146,8 +148,14 @@ def _bool(cfg: dict, key: str, fname: str, default: bool) -> bool:
     return v
 
 
-def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[dict, str]:
-    """``(config, name for messages)``; ``display`` defaults to the file's base name."""
+def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[dict, str, dict | None]:
+    """``(config, name for messages, multimodal wrapper or None)``; ``display`` defaults to the
+    file's base name.
+
+    A multimodal config (Llava, Qwen2.5-VL, Qwen3.5: a ``text_config`` table beside a vision
+    tower's) gives the language model's config: its ``text_config``, when the top level has no
+    ``hidden_size`` or the ``text_config`` has one (Qwen2.5-VL repeats the text keys at the top
+    level, under its own ``model_type`` and a ``…ForConditionalGeneration`` architecture)."""
     p = Path(path)
     fname = display or p.name
     shown = display or os.fspath(path)  # as before: read errors name the path
@@ -168,13 +176,15 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
     if not isinstance(cfg, dict):
         raise CodesignError(f"{fname}: expected a JSON object (a Hugging Face config.json)")
     # Multimodal wrappers keep the language model under text_config.
-    if "text_config" in cfg and "hidden_size" not in cfg and isinstance(cfg["text_config"], dict):
+    inner = cfg.get("text_config")
+    if isinstance(inner, dict) and ("hidden_size" not in cfg or "hidden_size" in inner):
         outer = cfg
-        cfg = dict(cfg["text_config"])
+        cfg = dict(inner)
         # the wrapper may say whether the language model ties its embeddings (Qwen3.5 does)
         if "tie_word_embeddings" not in cfg and "tie_word_embeddings" in outer:
             cfg["tie_word_embeddings"] = outer["tie_word_embeddings"]
-    return cfg, fname
+        return cfg, fname, outer
+    return cfg, fname, None
 
 
 def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _Entries:
@@ -184,7 +194,27 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
         display: how error messages name the file (default: its base name); source comments
             always use the base name.
     """
-    cfg, fname = _read_config(path, display)
+    cfg, fname, outer = _read_config(path, display)
+    if outer is None:
+        return _entries(cfg, fname, path)
+    what = (f"model_type {outer['model_type']!r}" if isinstance(outer.get("model_type"), str)
+            else "the config")
+    try:
+        e = _entries(cfg, fname, path)
+    except CodesignError as exc:  # every message is "FILE: KEY: what"; the key is text_config's
+        msg = str(exc).removeprefix(f"{fname}: ")
+        raise CodesignError(f"{fname}: text_config.{msg}; {what} is multimodal: its language "
+                            "model is read from text_config") from None
+    tie = ", tie_word_embeddings the top level's" if "tie_word_embeddings" not in outer["text_config"] \
+        and "tie_word_embeddings" in outer else ""
+    e.notes.insert(0, f"{e.fname}: {what} is multimodal: the language model under text_config "
+                      f"(model_type {cfg['model_type']!r}) was imported, every key below is "
+                      f"text_config's{tie}; the vision tower is not priced")
+    return e
+
+
+def _entries(cfg: dict, fname: str, path: str | os.PathLike) -> _Entries:
+    """:func:`import_entries` of the (language model's) config ``cfg``."""
     e = _Entries(Path(path).name)
     if not isinstance(cfg.get("model_type"), str):
         _fail(fname, "model_type", "missing (required)" if "model_type" not in cfg

@@ -170,28 +170,22 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         problems.append((spec.path, "search.params", "declare at least one parameter to search"))
     objectives = []
     for i, o in enumerate(s.objectives):
-        if o.metric not in SEARCH_METRICS:
-            problems.append((spec.path, f"search.objectives.{i}.metric",
-                             f"unknown metric {o.metric!r}; expected one of {', '.join(SEARCH_METRICS)}"))
+        if why := metric_problem(o.metric):
+            problems.append((spec.path, f"search.objectives.{i}.metric", why))
         objectives.append((o.metric, o.direction))
     if not objectives:
         problems.append((spec.path, "search.objectives", "declare at least one objective"))
     constraints = []
     for i, c in enumerate(s.constraints):
         where = f"search.constraints.{i}"
-        if c.metric not in SEARCH_METRICS and c.metric not in SLO_METRICS:
-            problems.append((spec.path, f"{where}.metric",
-                             f"unknown metric {c.metric!r}; expected one of "
-                             f"{', '.join(list(SEARCH_METRICS) + list(SLO_METRICS))}"))
+        if why := metric_problem(c.metric, slo=True):
+            problems.append((spec.path, f"{where}.metric", why))
             continue
-        if (c.max is None) == (c.min is None):
-            problems.append((spec.path, where, "give exactly one of max or min"))
+        if bad := constraint_problem(c):
+            problems.append((spec.path, f"{where}.{bad[0]}" if bad[0] else where, bad[1]))
             continue
         sense, raw = ("max", c.max) if c.max is not None else ("min", c.min)
-        try:
-            constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
-        except (QuantityError, ValueError) as exc:
-            problems.append((spec.path, f"{where}.{sense}", str(exc)))
+        constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
     envelope = []
     for key, choices in s.envelope.items():
         where = f"search.envelope.{key}"
@@ -215,6 +209,27 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     if problems:
         raise SpecError(problems)
     return SearchSpace(tuple(params), tuple(objectives), tuple(constraints), tuple(envelope))
+
+
+def metric_problem(metric: str, *, slo: bool = False) -> str | None:
+    """Why ``metric`` is no metric a search can optimise (with ``slo``: nor a point metric a
+    constraint may bound as an SLO); None when it is one."""
+    names = list(SEARCH_METRICS) + (list(SLO_METRICS) if slo else [])
+    return None if metric in names else f"unknown metric {metric!r}; expected one of {', '.join(names)}"
+
+
+def constraint_problem(c) -> tuple[str, str] | None:
+    """``(key, why)`` when the ``[[search.constraints]]`` entry ``c`` (of a known metric) gives
+    neither or both of max and min (key ``""``), or a bound not in the metric's unit (key ``"max"``
+    or ``"min"``); None when its bound is fine."""
+    if (c.max is None) == (c.min is None):
+        return "", "give exactly one of max or min"
+    sense, raw = ("max", c.max) if c.max is not None else ("min", c.min)
+    try:
+        _metric_value(c.metric, raw)
+    except (QuantityError, ValueError) as exc:
+        return sense, str(exc)
+    return None
 
 
 def _without_got(msg: str) -> str:
@@ -1013,8 +1028,22 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
         except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
             raise CodesignError(f"sampler {name!r} (plugin {info.plugin}) failed to start: "
                                 f"{type(exc).__name__}: {exc}") from exc
-    raise CodesignError(f"unknown sampler {name!r}; expected one of "
-                        f"{', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}")
+    raise CodesignError(sampler_problem(name, pm=pm))
+
+
+def sampler_problem(name: str, pm=None) -> str | None:
+    """Why ``name`` (any case) is no sampler :func:`make_sampler` can start: neither a built-in
+    (:data:`BUILTIN_SAMPLERS`) nor one a plugin registers (the plugin manager is asked only for a
+    name that is no built-in); None when it is one."""
+    name = name.lower()
+    if name in BUILTIN_SAMPLERS:
+        return None
+    from .pluginmanager import get_plugin_manager
+
+    plugins = (pm or get_plugin_manager()).samplers
+    if name in plugins:
+        return None
+    return f"unknown sampler {name!r}; expected one of {', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}"
 
 
 # ------------------------------------------------------------------------------- storage
@@ -1168,6 +1197,22 @@ def _rdb_storage(url: str, attempts: int = 6):
             time.sleep(0.2 + random.random() * 0.5 * (i + 1))
 
 
+def _check_port(url: str) -> None:
+    """Refuse a storage URL whose port (after the host's ``:``) is no integer 1..65535, before the
+    driver answers "invalid literal for int() with base 10" (an empty port too). A URL without a
+    port is left alone."""
+    from urllib.parse import urlsplit
+
+    try:
+        netloc = urlsplit(url).netloc
+    except ValueError:  # a malformed host (an unclosed "[" of an IPv6 address): the driver says so
+        return
+    host = netloc.rpartition("@")[2].rpartition("]")[2]  # past the password and an IPv6 address
+    port = host.rpartition(":")[2] if ":" in host else None
+    if port is not None and not (re.fullmatch(r"[0-9]+", port) and 1 <= int(port) <= 65535):
+        raise CodesignError(f"--storage {redact(url)}: the port must be an integer 1..65535")
+
+
 def open_storage(url: str | None, out_dir, *, repair: bool = False):
     """An Optuna storage: a journal file in ``out_dir`` by default (or ``journal:PATH``, ``*.journal``)
     shared between local processes through Optuna's file lock, or an RDB URL
@@ -1195,6 +1240,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "
                             "when the process exits, and no other worker can join it); give a file "
                             "(sqlite:///runs/study.db, runs/study.journal) or a server URL")
+    _check_port(url)
     try:
         import logging
 
@@ -1953,11 +1999,22 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
 
     ``note(text)``, if given, hears when the storage held no trial of this spec's study yet (the
     worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently).
+
+    Raises:
+        CodesignError: a journal path whose directory does not exist (a worker joins a study where
+            it is kept; ``optimize`` creates the directory of its own study), as ``numerics
+            quantize`` refuses an output file in a missing directory.
     """
     import os
 
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
+    journal = _journal_path(storage, Path("."))
+    if journal is not None and journal.parent.exists() and not journal.parent.is_dir():
+        raise CodesignError(f"--storage {storage}: {journal.parent} exists and is not a directory")
+    if journal is not None and not journal.parent.is_dir():
+        raise CodesignError(f"--storage {storage}: directory {journal.parent} does not exist (a worker joins "
+                            "the study kept there; check the path, or create the directory to start a study in it)")
     total = trials if trials is not None else spec.search.trials
     rank = os.getpid() % 9973 + 1
     ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank)

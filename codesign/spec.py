@@ -47,6 +47,21 @@ SPEC_SCHEMA_VERSION = 1
 PosInt = NewType("PosInt", int)
 """A whole number >= 1 (a count: layers, chips, tokens)."""
 
+NonNegInt = NewType("NonNegInt", int)
+"""A whole number >= 0 (a count where 0 turns a stage off: ``search.seed_sweep``)."""
+
+GridLevels = NewType("GridLevels", int)
+"""A whole number >= 2: levels per number of a grid (its low and high at least)."""
+
+SamplerName = NewType("SamplerName", str)
+"""``search.sampler``: a built-in sampler or one a plugin registers (:func:`codesign.search.sampler_problem`)."""
+
+SearchMetric = NewType("SearchMetric", str)
+"""An objective's metric (:data:`codesign.search.SEARCH_METRICS`)."""
+
+BoundMetric = NewType("BoundMetric", str)
+"""A constraint's metric: a search metric, or a point metric bound as an SLO (:data:`codesign.search.SLO_METRICS`)."""
+
 
 def q(kind: str, *, default: Any = attrs.NOTHING, allow_zero: bool = False, doc: str = ""):
     """An attrs field holding a quantity of ``kind`` (a key of :data:`codesign.units.KINDS`)."""
@@ -429,7 +444,7 @@ class SearchParam:
 
 @frozen(kw_only=True)
 class Objective:
-    metric: str
+    metric: SearchMetric
     direction: Literal["maximize", "minimize"]
 
 
@@ -437,15 +452,25 @@ class Objective:
 class Constraint:
     """``metric <= max`` or ``metric >= min`` (values with units where the metric has them)."""
 
-    metric: str
+    metric: BoundMetric
     max: Any = None
     min: Any = None
+
+    def __attrs_post_init__(self):  # exactly one bound, in the metric's unit
+        from .search import constraint_problem
+
+        if bad := constraint_problem(self):
+            raise ValueError(f"{bad[0]}: {bad[1]}" if bad[0] else bad[1])
 
 
 @frozen(kw_only=True)
 class Search:
+    """``[search]``; every key is checked when the spec is loaded, except those that need the cost
+    model (``params`` and ``envelope``: the keys it can vary) or another file (``reference``),
+    which the search checks (:func:`codesign.search.build_space`)."""
+
     trials: PosInt = 200
-    sampler: str = "nsga2"
+    sampler: SamplerName = "nsga2"
     seed: int = field(default=0, validator=lambda i, a, v: _seed_ok(v))
     #: Trials asked, evaluated in one vectorised call, and told per batch.
     batch_size: PosInt = 32
@@ -453,7 +478,7 @@ class Search:
     #: 5x as many around their feasible front; the designs that add most hypervolume enter the study
     #: as enqueued trials, and more are enqueued around the study's front between batches (0 turns
     #: all of this off).
-    seed_sweep: int = 4096
+    seed_sweep: NonNegInt = 4096
     params: dict[str, SearchParam] = field(factory=dict)
     objectives: tuple[Objective, ...] = ()
     constraints: tuple[Constraint, ...] = ()
@@ -465,9 +490,9 @@ class Search:
     envelope: dict[str, tuple[Any, ...]] = field(factory=dict)
     #: Designs of the study's front, after the first batch, refined by JAX gradients (log-space
     #: parameters, penalty for constraints) and enqueued with ``seed_source = "gradient"`` (0: off).
-    gradient_seeds: int = 8
+    gradient_seeds: NonNegInt = 8
     #: Levels per continuous parameter when ``sampler = "grid"`` (categoricals: every choice).
-    grid_points: int = 5
+    grid_points: GridLevels = 5
 
 
 # --------------------------------------------------------------------------------------- spec
@@ -608,17 +633,48 @@ def whole_count(value):
 MAX_COUNT = 10**9
 
 
-def _pos_int(value, _type):
-    value = whole_count(value)
-    if isinstance(value, float) and value.is_integer():  # beyond 2**53: whole, but not a count
-        raise ValueError(f"must be a whole number in [1, {MAX_COUNT}] (got {format_value(value)})")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected a whole number (got {format_value(value)})")
-    if value < 1:
-        raise ValueError(f"must be a whole number >= 1 (got {value})")
-    if value > MAX_COUNT:
-        raise ValueError(f"must be a whole number in [1, {MAX_COUNT}] (got {value})")
-    return value
+def _whole_at_least(minimum: int):
+    """The structure hook of a count >= ``minimum`` (and <= :data:`MAX_COUNT`)."""
+    def hook(value, _type):
+        value = whole_count(value)
+        if isinstance(value, float) and value.is_integer():  # beyond 2**53: whole, but not a count
+            raise ValueError(f"must be a whole number in [{minimum}, {MAX_COUNT}] (got {format_value(value)})")
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"expected a whole number (got {format_value(value)})")
+        if value < minimum:
+            raise ValueError(f"must be a whole number >= {minimum} (got {value})")
+        if value > MAX_COUNT:
+            raise ValueError(f"must be a whole number in [{minimum}, {MAX_COUNT}] (got {value})")
+        return value
+    return hook
+
+
+_pos_int = _whole_at_least(1)
+
+
+def _name_hook(problem):
+    """The structure hook of a name (a string) that ``problem(name)`` explains when it is wrong."""
+    def hook(value, _type):
+        if not isinstance(value, str):
+            raise TypeError(f"expected a string (got {format_value(value)})")
+        if why := problem(value):
+            raise ValueError(why)
+        return value
+    return hook
+
+
+# [search] names are checked by codesign.search (imported when a [search] table is read): its metric
+# tables and, for a sampler that is no built-in, the plugin manager's samplers
+def _sampler_problem(name: str) -> str | None:
+    from .search import sampler_problem
+
+    return sampler_problem(name)
+
+
+def _metric_problem(name: str, slo: bool = False) -> str | None:
+    from .search import metric_problem
+
+    return metric_problem(name, slo=slo)
 
 
 @functools.cache
@@ -638,6 +694,11 @@ def converter():
         float, _strict(float, lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)))
     conv.register_structure_hook(str, _strict(str, lambda v: isinstance(v, str)))
     conv.register_structure_hook(PosInt, _pos_int)
+    conv.register_structure_hook(NonNegInt, _whole_at_least(0))
+    conv.register_structure_hook(GridLevels, _whole_at_least(2))
+    conv.register_structure_hook(SamplerName, _name_hook(_sampler_problem))
+    conv.register_structure_hook(SearchMetric, _name_hook(_metric_problem))
+    conv.register_structure_hook(BoundMetric, _name_hook(lambda m: _metric_problem(m, slo=True)))
     conv.register_structure_hook(typing.Any, lambda v, _t: v)
 
     def _choices(value, _type):  # a list in TOML; a string or a table would iterate char by char

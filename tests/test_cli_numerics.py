@@ -181,6 +181,17 @@ def test_scale_recipe_without_the_option_and_for_mx_formats(tmp_path, capsys):
         assert doc["scale_histogram"] == hist
 
 
+@pytest.mark.parametrize("fmt", ["int4_g32", "nvfp4", "fp8_e4m3", "bf16"])
+def test_json_has_no_scale_recipe_for_a_non_mx_format(capsys, fmt):
+    # the recipe picks an E8M0 shared exponent, which these formats do not have (see above): the
+    # document says none was used (null), not the MX default "floor"; an MX format names its recipe
+    for name, want in ((fmt, None), ("mxfp4", "floor")):
+        assert main(["numerics", "error", "--format", name, "--synthetic", "normal", "--blocks", "4",
+                     "--json"]) == 0
+        doc = json.loads(capsys.readouterr().out)
+        assert "scale_recipe" in doc and doc["scale_recipe"] == want, (name, doc)
+
+
 @pytest.mark.parametrize("rounding,want", [("even", [7, 2, -0.0]), ("nearest", [7, 3, -1])])
 def test_rounding_applies_to_int4_g32(tmp_path, capsys, rounding, want):
     # --rounding is not MX-only: it is the tie rule of x / scale between two INT4 codes. Block

@@ -205,6 +205,16 @@ def test_collective_latency_grows_with_the_peers_of_each_collective(cli, tmp_pat
         assert b - a == pytest.approx(756e-6, rel=1e-3)
 
 
+def test_json_gives_counts_as_integers(cli):
+    """Counts are JSON integers, as the concurrency is: the design's chips (TP 8 on one engine, the
+    deployment file, is 8 chips) and its request slots (max_concurrency, a whole number of
+    requests); the other design metrics stay floats."""
+    design = _doc(cli, GB200)["design"]
+    assert design["chips"] == 8 and type(design["chips"]) is int
+    assert type(design["max_concurrency"]) is int and design["max_concurrency"] >= 1
+    assert type(design["tdp_w"]) is float and design["tdp_w"] == 1200.0  # gb200.toml: 1200 W
+
+
 def test_json_gives_a_float32_result_its_own_digits():
     """The JAX cost models compute in float32; widened to float64 a result carries digits that are
     not the model's (1099.4 as a float32 is 1099.4000244140625). JSON documents print the shortest

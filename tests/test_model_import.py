@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -271,3 +272,50 @@ def test_moe_configs_that_would_import_as_another_model_are_refused(tmp_path, st
     with pytest.raises(CodesignError, match=match) as exc:
         hf_config_to_model_table(write(tmp_path, cfg))
     assert "\n" not in str(exc.value)
+
+
+# --------------------------------------------------------------------------- multimodal configs
+# A multimodal config (Llava, Qwen2.5-VL) keeps the language model's config under text_config,
+# beside the vision tower's vision_config; the top-level model_type names the wrapper.
+VISION = {"hidden_size": 1024, "model_type": "clip_vision_model"}
+
+
+def test_a_multimodal_config_imports_its_text_config(tmp_path, cli):
+    """Llava layout: only the wrapper's keys at the top level. The model is the text_config's (the
+    Qwen3-8B config here: every value of the plain import), and the fragment says so."""
+    text = json.loads((VENDORED / "qwen3-8b.json").read_text())
+    (tmp_path / "plain").mkdir()
+    plain = hf_config_to_model_table(write(tmp_path / "plain", text, "m.json"))  # the same file name
+    wrapped = write(tmp_path, {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+                               "text_config": text, "vision_config": VISION}, "m.json")
+    assert hf_config_to_model_table(wrapped) == plain
+    rc, out, err = cli("model", "import", wrapped)
+    assert rc == 0, err
+    assert "model_type 'llava' is multimodal: the language model under text_config (model_type 'qwen3') was imported" in out
+    assert 'architecture = "qwen3"' in out and "hidden_size = 4096" in out
+
+
+def test_a_multimodal_config_with_top_level_text_keys_imports_its_text_config(tmp_path):
+    """Qwen2.5-VL layout: the text keys at the top level too, under the wrapper's model_type and a
+    ...ForConditionalGeneration architecture (refused as no causal LM); the text_config that carries
+    hidden_size is the language model."""
+    text = json.loads((VENDORED / "qwen3-8b.json").read_text())
+    cfg = {**text, "model_type": "qwen2_5_vl", "architectures": ["Qwen2_5_VLForConditionalGeneration"],
+           "text_config": text, "vision_config": VISION}
+    table = hf_config_to_model_table(write(tmp_path, cfg))
+    assert table["architecture"] == "qwen3"
+    assert (table["hidden_size"], table["num_layers"], table["num_kv_heads"]) == (4096, 36, 8)
+
+
+@pytest.mark.parametrize("text, match", [
+    # llava-1.5-7b as released: the dimensions are LlamaConfig's defaults, not written in the file
+    ({"model_type": "llama", "vocab_size": 32064, "torch_dtype": "float16"}, r"text_config\.hidden_size: missing"),
+    ({"hidden_size": 4096, "num_hidden_layers": 36}, r"text_config\.model_type: missing"),
+])
+def test_a_multimodal_config_names_the_text_config_key_it_lacks(tmp_path, cli, text, match):
+    f = write(tmp_path, {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+                         "text_config": text, "vision_config": VISION, "vocab_size": 32064})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert re.search(match, err) and "model_type 'llava' is multimodal" in err, err

@@ -147,6 +147,8 @@ def test_constraint_excludes_unconstrained_optimum(cli, tmp_path):
     assert any(t.constraints and max(dict(t.constraints).values()) > 0 for t in trials)
 
 
+# the plugin's sampler here is Optuna's QMCSampler, which warns that it is experimental
+@pytest.mark.filterwarnings("ignore:QMCSampler is experimental:optuna.exceptions.ExperimentalWarning")
 def test_grid_sampler_and_plugin_sampler_hook(tmp_path):
     import optuna
 
@@ -172,6 +174,36 @@ def test_grid_sampler_and_plugin_sampler_hook(tmp_path):
     assert isinstance(make_sampler("qmc", 0, 8, space=space, pm=pm), optuna.samplers.QMCSampler)
     with pytest.raises(Exception, match="unknown sampler 'nope'"):
         make_sampler("nope", 0, 8, space=space, pm=pm)
+
+
+def test_a_plugin_sampler_is_accepted_when_the_spec_is_loaded(tmp_path, monkeypatch):
+    """search.sampler is checked at load (with every other [search] key): a built-in, or a name
+    a plugin registers through codesign_samplers; any other is refused naming both kinds."""
+    import types
+
+    import optuna
+
+    import codesign
+    import codesign.pluginmanager
+    from codesign.errors import SpecError
+    from codesign.pluginmanager import PluginManager
+    from codesign.search import SamplerInfo
+    from codesign.spec import load_spec
+
+    def codesign_samplers():
+        return [SamplerInfo(name="qmc", factory=lambda *, seed, population, space: optuna.samplers.QMCSampler(seed=seed))]
+
+    pm = PluginManager(load_entrypoints=False)
+    pm.register(types.SimpleNamespace(codesign_samplers=codesign.hookimpl(codesign_samplers)), name="qmcplug")
+    monkeypatch.setattr(codesign.pluginmanager, "get_plugin_manager", lambda: pm)
+    f = tmp_path / "s.toml"
+    f.write_text(BASE + '[search]\nsampler = "qmc"\n')
+    assert load_spec(f).search.sampler == "qmc"
+    f.write_text(BASE + '[search]\nsampler = "qmcc"\n')
+    with pytest.raises(SpecError) as exc:
+        load_spec(f)
+    assert [(k, m) for _, k, m in exc.value.problems] == [
+        ("search.sampler", "unknown sampler 'qmcc'; expected one of nsga2, tpe, gp, random, grid, qmc")]
 
 
 @pytest.mark.slow

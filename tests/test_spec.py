@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
 
 from codesign.errors import SpecError
@@ -257,3 +255,39 @@ def test_a_count_beyond_any_real_one_is_refused(cli, tmp_path):
         rc, out, err = cli("evaluate", spec)
         assert rc == 2 and err.strip().splitlines() == [
             f"error: {spec}: {key}: must be a whole number in [1, 1000000000] (got {got})"], err
+
+
+def test_search_problems_are_all_named_at_load(cli, tmp_path):
+    """Every [search] key that needs no cost model is checked when the spec is loaded, so one run
+    names all of its problems (the sampler, an objective's metric and a constraint's bound were
+    checked only once the search started, one stage after the other, after trials). Key paths as
+    for the other tables; exit 2 with nothing written."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search]\ntrials = 0\nsampler = "nsga3"\n'
+                    'seed_sweep = -1\ngradient_seeds = -1\ngrid_points = 1\n'
+                    '[[search.objectives]]\nmetric = "peak_tok_s"\ndirection = "maximize"\n'
+                    '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "down"\n'
+                    '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 m"\n'
+                    '[[search.constraints]]\nmetric = "area_mm2"\n'
+                    '[[search.constraints]]\nmetric = "ttft"\nmax = "2 s"\n')
+    want = [("search.trials", "must be a whole number >= 1 (got 0)"),
+            ("search.sampler", "unknown sampler 'nsga3'; expected one of nsga2, tpe, gp, random, grid"),
+            ("search.seed_sweep", "must be a whole number >= 0 (got -1)"),
+            ("search.gradient_seeds", "must be a whole number >= 0 (got -1)"),
+            # a grid takes each number's low and high at least
+            ("search.grid_points", "must be a whole number >= 2 (got 1)"),
+            ("search.objectives.0.metric", "unknown metric 'peak_tok_s'; expected one of peak_mixed_tok_s_per_kw"),
+            ("search.objectives.1.direction", "expected one of 'maximize', 'minimize' (got 'down')"),
+            ("search.constraints.0.max", "expected a power, e.g. '700 W'"),
+            ("search.constraints.1", "give exactly one of max or min"),
+            ("search.constraints.2.metric", "unknown metric 'ttft'; expected one of")]
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    got = {key: msg for _, key, msg in exc.value.problems}
+    assert set(got) == {k for k, _ in want}, got
+    for key, msg in want:
+        assert got[key].startswith(msg), (key, got[key])
+    rc, out, err = cli("optimize", spec, "--out", tmp_path / "out")
+    assert rc == 2 and len(err.strip().splitlines()) == len(want) and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()

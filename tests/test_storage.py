@@ -50,6 +50,23 @@ def test_an_in_memory_database_is_refused(cli, tmp_path):
         assert rc == 2 and "an in-memory database keeps nothing" in err, err
 
 
+def test_a_bad_port_is_named_with_the_url(cli, tmp_path):
+    """A TCP port is an integer 1..65535; another one is refused before a connection is tried, naming
+    the URL (password redacted), not as Python's "invalid literal for int()"; nothing is written."""
+    out_dir = tmp_path / "out"
+    for url in ("postgresql://u:s3cr3t@host:notaport/db", "postgresql://u:s3cr3t@host:65536/db",
+                "postgresql://u:s3cr3t@host:0/db", "postgresql://u:s3cr3t@host:/db",
+                "postgresql://u:s3cr3t@[::1]:x/db"):
+        shown = url.replace("s3cr3t", "***")
+        for argv in (("worker", FLAGSHIP, "--storage", url, "--trials", "5"),
+                     ("optimize", FLAGSHIP, "--storage", url, "--trials", "5", "--out", out_dir)):
+            rc, out, err = cli(*argv)
+            assert rc == 2, (argv, err)
+            assert f"--storage {shown}: the port must be an integer 1..65535" in err, err
+            assert "s3cr3t" not in out + err and "invalid literal" not in err
+    assert not out_dir.exists()
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
     out = tmp_path / "run"
@@ -102,6 +119,21 @@ def test_worker_says_when_it_starts_the_study(cli, tmp_path):
     assert rc == 0 and "worker: note: no trial of study 'jalapeno-gpt-oss-120b'" in err and "check --storage" in err
     rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "20")
     assert rc == 0 and "note:" not in err and "now holds 20 complete" in out
+
+
+def test_worker_refuses_a_journal_in_a_missing_directory(cli, tmp_path):
+    # a worker joins the study kept at --storage: a directory that does not exist holds none (a
+    # mistyped path), so it is refused and not created, as numerics quantize refuses an output in
+    # a missing directory; a path under a file is refused too
+    missing = tmp_path / "no" / "such"
+    for storage in (missing / "x.journal", f"journal:{missing / 'x'}"):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", storage, "--trials", "5")
+        assert rc == 2 and out == "", err
+        assert f"--storage {storage}: directory {missing} does not exist" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists()
+    (tmp_path / "f").write_text("")
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", tmp_path / "f" / "x.journal", "--trials", "5")
+    assert rc == 2 and f"{tmp_path / 'f'} exists and is not a directory" in err, err
 
 
 def _pg_url():

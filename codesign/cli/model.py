@@ -31,7 +31,9 @@ def register(sub) -> None:
                                      "deepseek_v2/v3, kimi_k2), or another one whose architectures name "
                                      "a ...ForCausalLM and that has hidden_size, num_hidden_layers, "
                                      "vocab_size, num_attention_heads and intermediate_size; state-space, "
-                                     "hybrid, encoder-only and encoder-decoder models are refused.")
+                                     "hybrid, encoder-only and encoder-decoder models are refused. A "
+                                     "multimodal config is read from its text_config (the language "
+                                     "model; the vision tower is not priced).")
     ip.add_argument("config", help="a Hugging Face config.json")
     ip.add_argument("-o", "--output", help="write the TOML here (default: stdout)")
     ip.set_defaults(func=run_import)

@@ -85,18 +85,28 @@ def _check_options(fmt, args) -> None:
     Raises:
         CodesignError: ``--scale-recipe`` with a non-MX ``codesign_mx`` format (one line).
     """
-    if args.scale_recipe is not None and getattr(fmt.quantize, "__module__", "") == "codesign_mx":
+    if args.scale_recipe is not None and not _has_scale_recipe(fmt):
         import codesign_mx
 
-        if codesign_mx.format_spec(fmt.name).kind != "mx":
-            mx = ", ".join(n for n, f in codesign_mx.FORMATS.items() if f.kind == "mx")
-            raise CodesignError(
-                f"--scale-recipe applies only to MX formats ({mx}): it picks the E8M0 shared "
-                f"exponent of a block, and {fmt.name!r} has none; drop --scale-recipe")
+        mx = ", ".join(n for n, f in codesign_mx.FORMATS.items() if f.kind == "mx")
+        raise CodesignError(
+            f"--scale-recipe applies only to MX formats ({mx}): it picks the E8M0 shared "
+            f"exponent of a block, and {fmt.name!r} has none; drop --scale-recipe")
     if args.rounding is None:
         args.rounding = DEFAULT_ROUNDING
     if args.scale_recipe is None:
         args.scale_recipe = DEFAULT_SCALE_RECIPE
+
+
+def _has_scale_recipe(fmt) -> bool:
+    """Whether ``--scale-recipe`` means anything for ``fmt``: False for a ``codesign_mx`` format
+    without an E8M0 shared exponent (``bf16``, FP8, NVFP4, ``int4_g32``); a format of another plugin
+    receives the option, so it counts as used."""
+    if getattr(fmt.quantize, "__module__", "") != "codesign_mx":
+        return True
+    import codesign_mx
+
+    return codesign_mx.format_spec(fmt.name).kind == "mx"
 
 
 def _format(name: str):
@@ -241,7 +251,9 @@ def run_error(args) -> int:
     hist = {str(k): v for k, v in sorted(st["scale_histogram"].items())}
     if args.json:
         doc = {"schema_version": SCHEMA_VERSION, "format": fmt.name, "source": source,
-               "rounding": args.rounding, "scale_recipe": args.scale_recipe,
+               "rounding": args.rounding,
+               # null where no E8M0 shared exponent is chosen (fp8, bf16, nvfp4, int4_g32)
+               "scale_recipe": args.scale_recipe if _has_scale_recipe(fmt) else None,
                "n_elements": st["n_elements"], "mse": _num(st["mse"]),
                "sqnr_db": _num(st["sqnr_db"]), "max_abs_error": _num(st["max_abs_error"]),
                "scale_histogram": hist, "nan_blocks": st["nan_blocks"]}
