@@ -1210,7 +1210,14 @@ def _check_port(url: str) -> None:
     host = netloc.rpartition("@")[2].rpartition("]")[2]  # past the password and an IPv6 address
     port = host.rpartition(":")[2] if ":" in host else None
     if port is not None and not (re.fullmatch(r"[0-9]+", port) and 1 <= int(port) <= 65535):
-        raise CodesignError(f"--storage {redact(url)}: the port must be an integer 1..65535")
+        shown = redact(url)
+        if "@" not in netloc and not port.isdigit():
+            # user:password/db without its "@host": the URL syntax reads the password as the port,
+            # so the port is not echoed either
+            shown = shown.replace(f"{netloc}", f"{netloc[: len(netloc) - len(port)]}***", 1)
+            raise CodesignError(f"--storage {shown}: the port must be an integer 1..65535 "
+                                "(a password goes in user:password@host)")
+        raise CodesignError(f"--storage {shown}: the port must be an integer 1..65535")
 
 
 def open_storage(url: str | None, out_dir, *, repair: bool = False):

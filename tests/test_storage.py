@@ -67,6 +67,15 @@ def test_a_bad_port_is_named_with_the_url(cli, tmp_path):
     assert not out_dir.exists()
 
 
+def test_a_password_read_as_the_port_is_not_echoed(cli):
+    """user:password/db without "@host" parses with the password as the port: the refusal hides it
+    and says where a password goes."""
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", "postgresql://u:s3cr3t/db", "--trials", "5")
+    assert rc == 2, err
+    assert "--storage postgresql://u:***/db: the port must be an integer 1..65535" in err, err
+    assert "user:password@host" in err and "s3cr3t" not in out + err
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
     out = tmp_path / "run"
