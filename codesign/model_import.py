@@ -101,6 +101,11 @@ NOT_PRICEABLE = {
 }
 
 _DTYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+#: Keys of a multimodal wrapper's top level that describe its language model when its
+#: ``text_config`` lacks them: embedding tying (Qwen3.5) and the checkpoint's storage format (an FP8
+#: release's ``quantization_config`` and the ``torch_dtype``/``dtype`` sit beside ``text_config``).
+WRAPPER_KEYS = ("tie_word_embeddings", "quantization_config", "torch_dtype", "dtype")
+
 #: ``quantization_config.fmt`` spellings of the FP8 formats (torch dtype names) → ``e4m3``/``e5m2``.
 _FP8_FMT = {"float8_e4m3fn": "e4m3", "float8_e4m3": "e4m3", "float8_e5m2": "e5m2"}
 
@@ -180,9 +185,11 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
     if isinstance(inner, dict) and ("hidden_size" not in cfg or "hidden_size" in inner):
         outer = cfg
         cfg = dict(inner)
-        # the wrapper may say whether the language model ties its embeddings (Qwen3.5 does)
-        if "tie_word_embeddings" not in cfg and "tie_word_embeddings" in outer:
-            cfg["tie_word_embeddings"] = outer["tie_word_embeddings"]
+        # the wrapper may say whether the language model ties its embeddings (Qwen3.5 does) and
+        # how the checkpoint is stored (an FP8 release's quantization_config sits at the top level)
+        for key in WRAPPER_KEYS:
+            if key not in cfg and key in outer:
+                cfg[key] = outer[key]
         return cfg, fname, outer
     return cfg, fname, None
 
@@ -205,8 +212,8 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
         msg = str(exc).removeprefix(f"{fname}: ")
         raise CodesignError(f"{fname}: text_config.{msg}; {what} is multimodal: its language "
                             "model is read from text_config") from None
-    tie = ", tie_word_embeddings the top level's" if "tie_word_embeddings" not in outer["text_config"] \
-        and "tie_word_embeddings" in outer else ""
+    taken = [k for k in WRAPPER_KEYS if k not in outer["text_config"] and k in outer]
+    tie = f", {', '.join(taken)} the top level's" if taken else ""
     e.notes.insert(0, f"{e.fname}: {what} is multimodal: the language model under text_config "
                       f"(model_type {cfg['model_type']!r}) was imported, every key below is "
                       f"text_config's{tie}; the vision tower is not priced")

@@ -307,6 +307,24 @@ def test_a_multimodal_config_with_top_level_text_keys_imports_its_text_config(tm
     assert (table["hidden_size"], table["num_layers"], table["num_kv_heads"]) == (4096, 36, 8)
 
 
+def test_a_multimodal_fp8_release_keeps_its_top_level_quantization_config(tmp_path, cli):
+    """An FP8 multimodal release (Qwen3-VL-...-FP8 layout) writes quantization_config beside
+    text_config, not in it: the weights are FP8 (quant_method fp8, E4M3 by default, as the plain
+    config with the same table says), not bf16, and the note names the key taken from the top."""
+    text = json.loads((VENDORED / "qwen3-8b.json").read_text())
+    text.pop("quantization_config", None)
+    qc = {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}
+    (tmp_path / "plain").mkdir()
+    plain = hf_config_to_model_table(write(tmp_path / "plain", {**text, "quantization_config": qc}, "m.json"))
+    assert plain["native_weights_format"] == "fp8_e4m3"
+    wrapped = write(tmp_path, {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                               "text_config": text, "vision_config": VISION, "quantization_config": qc}, "m.json")
+    assert hf_config_to_model_table(wrapped) == plain
+    rc, out, err = cli("model", "import", wrapped)
+    assert rc == 0, err
+    assert "quantization_config the top level's" in out, out
+
+
 @pytest.mark.parametrize("text, match", [
     # llava-1.5-7b as released: the dimensions are LlamaConfig's defaults, not written in the file
     ({"model_type": "llama", "vocab_size": 32064, "torch_dtype": "float16"}, r"text_config\.hidden_size: missing"),
