@@ -1706,17 +1706,18 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
         rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
         for t, m, cfg, reason in zip(asked, rows, configs, reasons):
-            if space.envelope:
-                t.set_user_attr("configs", cfg)
-            vals, ok = objective_values(m, space)
-            for cname, cval in constraint_values(m, space, ok).items():
-                t.set_constraint(cname, float(cval))
-            t.set_user_attr("metrics", {k: (v if math.isfinite(v) else None) for k, v in m.items()})
-            t.set_user_attr("feasible", ok)
-            if reason or not ok:
-                t.set_user_attr("infeasible_reason", reason or _no_value_reason(m, space, tpot_ref))
-            study.tell(t, vals)
-        new += batch
+            try:
+                _record(t, m, cfg, reason, space, tpot_ref)
+                study.tell(t, objective_values(m, space)[0])
+            except (optuna.exceptions.UpdateFinishedTrialError, ValueError):
+                if not _finished(study, t):
+                    raise
+                # another worker took the same enqueued trial and told it first: SQLite has no row
+                # locks, so Optuna's RDB storage can hand one WAITING trial to two processes
+                # (PostgreSQL's SELECT ... FOR UPDATE and the journal's file lock do not). The same
+                # design gave the same values; the copy told first stands, this one is dropped
+                continue
+            new += 1
         if progress:
             progress(new)
         # trials still wanted: this process's quota, or the study's total less its complete and
@@ -1729,6 +1730,24 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         if left > 0:
             _refill(ctx, new // max(1, s.batch_size), min(left, s.batch_size) // 2)
     return new
+
+
+def _record(t, m: dict, cfg, reason, space: SearchSpace, tpot_ref: float | None) -> None:
+    """Store a priced trial's envelope configs, constraint values, metrics and feasibility on ``t``."""
+    if space.envelope:
+        t.set_user_attr("configs", cfg)
+    ok = objective_values(m, space)[1]
+    for cname, cval in constraint_values(m, space, ok).items():
+        t.set_constraint(cname, float(cval))
+    t.set_user_attr("metrics", {k: (v if math.isfinite(v) else None) for k, v in m.items()})
+    t.set_user_attr("feasible", ok)
+    if reason or not ok:
+        t.set_user_attr("infeasible_reason", reason or _no_value_reason(m, space, tpot_ref))
+
+
+def _finished(study, t) -> bool:
+    """Whether trial ``t`` is finished in the storage (told by another process)."""
+    return any(u.number == t.number and u.state.is_finished() for u in study.get_trials(deepcopy=False))
 
 
 def _no_value_reason(metrics: dict, space: SearchSpace, tpot_ref: float | None) -> str:

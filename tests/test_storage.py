@@ -67,6 +67,39 @@ def test_a_bad_port_is_named_with_the_url(cli, tmp_path):
     assert not out_dir.exists()
 
 
+def test_a_trial_another_worker_told_first_is_dropped_not_a_crash(tmp_path):
+    """SQLite has no row locks, so Optuna's RDB storage can hand one enqueued trial to two workers
+    (`optimize --workers 2 --storage sqlite:///...` crashed on UpdateFinishedTrialError). The copy
+    told second is dropped, not counted (the worker runs another in its place), and the first tell
+    stands."""
+    import optuna
+
+    from codesign.evaluation import evaluate as priced
+    from codesign.search import run_search
+    from codesign.spec import load_spec
+
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    stolen = {}
+
+    def evaluate(spec, *args, **kwargs):
+        # a second worker tells the trials this one is running, once, before this one can
+        store = optuna.storages.RDBStorage(url)
+        for study in store.get_all_studies() if not stolen else ():
+            for t in store.get_all_trials(study._study_id, states=(optuna.trial.TrialState.RUNNING,)):
+                store.set_trial_user_attr(t._trial_id, "feasible", False)
+                store.set_trial_state_values(t._trial_id, optuna.trial.TrialState.COMPLETE, [0.0, 1e9])
+                stolen[t.number] = True
+        return priced(spec, *args, **kwargs)
+
+    res = run_search(load_spec(FLAGSHIP), trials=12, seed=0, out_dir=tmp_path / "out", storage=url,
+                     evaluate=evaluate)
+    assert stolen, "the test's second worker never found a running trial"
+    trials = res.study.get_trials(deepcopy=False)
+    # this process told its 12 trials; the ones the other worker told are that worker's
+    assert [t.state for t in trials] == [optuna.trial.TrialState.COMPLETE] * (12 + len(stolen))
+    assert all(trials[n].values == [0.0, 1e9] for n in stolen)  # the first tell stands
+
+
 def test_a_password_read_as_the_port_is_not_echoed(cli):
     """user:password/db without "@host" parses with the password as the port: the refusal hides it
     and says where a password goes."""
