@@ -54,6 +54,13 @@ class PluginError(CodesignError):
     """A plugin failed to load, raised, or returned values that break the contract."""
 
 
+class PluginBugError(PluginError):
+    """A plugin raised, or returned values that break the contract: a bug in that plugin, not in
+    the user's input. The CLI reports it as an ``internal error:`` and exits with
+    :attr:`ExitCode.INTERNAL_ERROR` (a :class:`PluginError` that the user can act on, an unknown
+    cost model name or one that declines the spec, stays :attr:`ExitCode.USAGE_ERROR`)."""
+
+
 def format_value(value) -> str:
     """A TOML value as a message shows it: as the user wrote it in TOML, not as Python's ``repr``.
 

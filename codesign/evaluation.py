@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .costmodel import DESIGN_METRICS, POINT_METRICS, Evaluation
-from .errors import CodesignError, PluginError
+from .errors import CodesignError, PluginBugError, PluginError
 from .spec import Spec
 
 SCHEMA_VERSION = 1
@@ -31,8 +31,9 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
             (:meth:`~codesign.pluginmanager.PluginManager.select_cost_model`).
 
     Raises:
-        PluginError: the cost model is missing, cannot price this spec, raises, or breaks the
-            contract (:func:`check_contract`); the message names the model and its plugin.
+        PluginError: the cost model is missing or cannot price this spec; PluginBugError (a
+            PluginError) when it raises or breaks the contract (:func:`check_contract`). The
+            message names the model and its plugin.
     """
     from .pluginmanager import get_plugin_manager
 
@@ -48,7 +49,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         try:
             ok = bool(info.supports(spec))
         except Exception as exc:  # noqa: BLE001
-            raise PluginError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) raised in "
+            raise PluginBugError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) raised in "
                               f"supports(): {type(exc).__name__}: {exc}") from exc
         if not ok:
             raise PluginError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) declares it "
@@ -61,7 +62,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     except CodesignError:
         raise
     except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
-        raise PluginError(f"{who} raised {type(exc).__name__}: {exc}") from exc
+        raise PluginBugError(f"{who} raised {type(exc).__name__}: {exc}") from exc
     n = 1
     for v in (overrides or {}).values():
         n = max(n, int(np.size(v)))
@@ -147,52 +148,52 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
         concurrency: the workload's sweep, if known (``ev.concurrency`` must equal it).
 
     Raises:
-        PluginError: the first violation found.
+        PluginBugError: the first violation found.
     """
     who = f"cost model {name!r} (plugin {plugin})"
     if not isinstance(ev, Evaluation):
-        raise PluginError(f"{who} returned {type(ev).__name__}, expected codesign.Evaluation")
+        raise PluginBugError(f"{who} returned {type(ev).__name__}, expected codesign.Evaluation")
     f = np.asarray(ev.feasible)
     c = np.asarray(ev.concurrency)
     if f.ndim != 2 or f.dtype != bool:
-        raise PluginError(f"{who} returned feasible with shape {f.shape} and dtype {f.dtype}, "
+        raise PluginBugError(f"{who} returned feasible with shape {f.shape} and dtype {f.dtype}, "
                           f"expected a bool array (n_designs, n_concurrency)")
     if c.shape != (f.shape[1],):
-        raise PluginError(f"{who} returned concurrency with shape {c.shape}, expected ({f.shape[1]},)")
+        raise PluginBugError(f"{who} returned concurrency with shape {c.shape}, expected ({f.shape[1]},)")
     if concurrency is not None and not np.array_equal(c, np.asarray(concurrency, dtype=c.dtype)):
-        raise PluginError(f"{who} returned concurrency {c.tolist()}, the workload asks for "
+        raise PluginBugError(f"{who} returned concurrency {c.tolist()}, the workload asks for "
                           f"{list(concurrency)}")
     if n_designs is not None and f.shape[0] != n_designs:
-        raise PluginError(f"{who} returned {f.shape[0]} designs, {n_designs} were asked for")
+        raise PluginBugError(f"{who} returned {f.shape[0]} designs, {n_designs} were asked for")
     missing = [k for k in POINT_METRICS if k not in ev.points]
     if missing:
-        raise PluginError(f"{who} did not return the point metrics {', '.join(missing)}")
+        raise PluginBugError(f"{who} did not return the point metrics {', '.join(missing)}")
     missing = [k for k in DESIGN_METRICS if k not in ev.design]
     if missing:
-        raise PluginError(f"{who} did not return the design metrics {', '.join(missing)}")
+        raise PluginBugError(f"{who} did not return the design metrics {', '.join(missing)}")
     for metric, values in ev.points.items():
         v = np.asarray(values)
         if v.shape != f.shape:
-            raise PluginError(f"{who} returned {metric} with shape {v.shape}, expected {f.shape}")
+            raise PluginBugError(f"{who} returned {metric} with shape {v.shape}, expected {f.shape}")
         if not np.issubdtype(v.dtype, np.number):
-            raise PluginError(f"{who} returned {metric} of dtype {v.dtype}, expected numbers")
+            raise PluginBugError(f"{who} returned {metric} of dtype {v.dtype}, expected numbers")
         bad = f & ~(np.isfinite(v) & (v >= 0))
         if bad.any():
             i, j = np.argwhere(bad)[0]
-            raise PluginError(f"{who} returned {metric} = {v[i, j]} "
+            raise PluginBugError(f"{who} returned {metric} = {v[i, j]} "
                               f"at concurrency {int(c[j])} on a feasible point")
     for metric, values in ev.design.items():
         v = np.asarray(values)
         if v.shape != (f.shape[0],):
-            raise PluginError(f"{who} returned design metric {metric} with shape {v.shape}, "
+            raise PluginBugError(f"{who} returned design metric {metric} with shape {v.shape}, "
                               f"expected ({f.shape[0]},)")
         if np.issubdtype(v.dtype, np.number) and (v < 0).any():
-            raise PluginError(f"{who} returned design metric {metric} = {v[v < 0][0]} (negative)")
+            raise PluginBugError(f"{who} returned design metric {metric} = {v[v < 0][0]} (negative)")
     if len(ev.reasons) != f.shape[0]:
-        raise PluginError(f"{who} returned {len(ev.reasons)} reasons for {f.shape[0]} designs "
+        raise PluginBugError(f"{who} returned {len(ev.reasons)} reasons for {f.shape[0]} designs "
                           f"(one string per design, \"\" when feasible)")
     if ev.point_reasons is not None and np.shape(ev.point_reasons) != f.shape:
-        raise PluginError(f"{who} returned point_reasons with shape {np.shape(ev.point_reasons)}, "
+        raise PluginBugError(f"{who} returned point_reasons with shape {np.shape(ev.point_reasons)}, "
                           f"expected {f.shape}")
 
 

@@ -33,7 +33,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError
+from .errors import PluginBugError, PluginError
 
 GROUP = "codesign"
 #: Environment variable that makes plugin failures fatal.
@@ -342,7 +342,7 @@ class PluginManager:
         try:
             return info.factory()
         except Exception as exc:  # noqa: BLE001
-            raise PluginError(f"cost model {name!r} (plugin {self.plugin_label(info.plugin)}) failed to "
+            raise PluginBugError(f"cost model {name!r} (plugin {self.plugin_label(info.plugin)}) failed to "
                               f"start: {type(exc).__name__}: {exc}") from exc
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from attrs import frozen
 
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import CodesignError, SpecError, format_value
+from .errors import CodesignError, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind
 from .units import QuantityError, parse_quantity
@@ -1026,8 +1026,8 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
         try:
             return info.factory(seed=seed, population=population, space=space)
         except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
-            raise CodesignError(f"sampler {name!r} (plugin {info.plugin}) failed to start: "
-                                f"{type(exc).__name__}: {exc}") from exc
+            raise PluginBugError(f"sampler {name!r} (plugin {info.plugin}) failed to start: "
+                                 f"{type(exc).__name__}: {exc}") from exc
     raise CodesignError(sampler_problem(name, pm=pm))
 
 

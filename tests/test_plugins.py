@@ -230,9 +230,14 @@ def test_cli_reports_a_raising_cost_model_in_one_line(tmp_path, monkeypatch, cli
     pm = _with("boom", boom)
     monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
     rc, out, err = cli("evaluate", _spec(tmp_path, "boom").path)
-    assert rc == 2 and out == ""
-    assert err.strip().count("\n") == 0, err
-    assert "cost model 'boom' (plugin boom-plugin" in err and "Traceback" not in err
+    # a plugin's bug, not the user's input: exit 3 (ExitCode.INTERNAL_ERROR) with one
+    # "internal error:" line naming the model and its plugin, and where to report it
+    assert rc == 3 and out == ""
+    first, second = err.strip().splitlines()
+    assert first.startswith("internal error: cost model 'boom' (plugin boom-plugin") and "Traceback" not in err
+    assert "ZeroDivisionError: division by zero in my model" in first and "bug in that plugin" in second
+    rc, out, err = cli("evaluate", _spec(tmp_path, "boom").path, "--json")
+    assert rc == 3 and json.loads(out)["error"] == {"message": first, "exit_code": 3}
 
 
 def test_nan_on_a_feasible_point_is_a_named_plugin_error(tmp_path):
@@ -329,6 +334,19 @@ def test_a_model_named_explicitly_that_declines_the_spec_says_so(tmp_path):
     pm = _with("picky", _stub, supports=lambda s: False)
     with pytest.raises(PluginError, match=r"cost model 'picky'.*declares it cannot price this spec"):
         evaluate(_spec(tmp_path, "picky"), pm=pm)
+
+
+def test_cli_exit_codes_tell_a_plugin_bug_from_a_spec_a_plugin_declines(tmp_path, monkeypatch, cli):
+    """A contract violation (evaluate returned a dict) is the plugin's bug: exit 3, "internal
+    error:". A model that declines the spec is an answer the user acts on (choose another
+    deployment.cost_model): exit 2, "error:"."""
+    for name, pm, rc_want, head in (
+            ("dicty", _with("dicty", lambda spec, formats, overrides: {"tpot_s": 1.0}), 3, "internal error: "),
+            ("picky", _with("picky", _stub, supports=lambda s: False), 2, "error: ")):
+        monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda pm=pm: pm)
+        rc, out, err = cli("evaluate", _spec(tmp_path, name).path)
+        assert rc == rc_want and err.startswith(f"{head}cost model {name!r}"), (name, err)
+        assert "Traceback" not in err
 
 
 def test_plugins_list_json_shows_declared_accuracy(monkeypatch, cli):

@@ -174,6 +174,15 @@ def test_grid_sampler_and_plugin_sampler_hook(tmp_path):
     assert isinstance(make_sampler("qmc", 0, 8, space=space, pm=pm), optuna.samplers.QMCSampler)
     with pytest.raises(Exception, match="unknown sampler 'nope'"):
         make_sampler("nope", 0, 8, space=space, pm=pm)
+    # a factory that raises is the plugin's bug (exit 3 in the CLI), not the spec's
+    from codesign.errors import PluginBugError
+
+    def broken_samplers():
+        return [SamplerInfo(name="broken", description="raises", factory=lambda *, seed, population, space: 1 / 0)]
+
+    pm.register(types.SimpleNamespace(codesign_samplers=codesign.hookimpl(broken_samplers)), name="brokenplug")
+    with pytest.raises(PluginBugError, match=r"sampler 'broken' \(plugin .*\) failed to start: ZeroDivisionError"):
+        make_sampler("broken", 0, 8, space=space, pm=pm)
 
 
 def test_a_plugin_sampler_is_accepted_when_the_spec_is_loaded(tmp_path, monkeypatch):
