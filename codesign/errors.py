@@ -54,11 +54,21 @@ class PluginError(CodesignError):
     """A plugin failed to load, raised, or returned values that break the contract."""
 
 
-class PluginBugError(PluginError):
+class BugError(CodesignError):
+    """A bug in codesign or a plugin, caught and described in one line: not the user's input. The
+    CLI prints it as ``internal error:`` with :attr:`hint` and exits with
+    :attr:`ExitCode.INTERNAL_ERROR` (a worker process that crashed, say)."""
+
+    hint = "This is a bug in codesign or a plugin, not in your input"
+
+
+class PluginBugError(PluginError, BugError):
     """A plugin raised, or returned values that break the contract: a bug in that plugin, not in
-    the user's input. The CLI reports it as an ``internal error:`` and exits with
-    :attr:`ExitCode.INTERNAL_ERROR` (a :class:`PluginError` that the user can act on, an unknown
-    cost model name or one that declines the spec, stays :attr:`ExitCode.USAGE_ERROR`)."""
+    the user's input (exit :attr:`ExitCode.INTERNAL_ERROR`; a :class:`PluginError` that the user
+    can act on, an unknown cost model name or one that declines the spec, stays
+    :attr:`ExitCode.USAGE_ERROR`)."""
+
+    hint = "This is a bug in that plugin, not in your input"
 
 
 def format_value(value) -> str:

@@ -38,7 +38,7 @@ import numpy as np
 from attrs import frozen
 
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import CodesignError, PluginBugError, SpecError, format_value
+from .errors import BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind
 from .units import QuantityError, parse_quantity
@@ -1975,7 +1975,7 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
     n0 = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     quotas = [todo // workers + (1 if i < todo % workers else 0) for i in range(workers)]
     cx = mp.get_context("spawn")  # fork can deadlock JAX (DESIGN.md)
-    procs = [cx.Process(target=worker_main, args=(spec.path, storage, str(out_dir), q, seed, i + 1),
+    procs = [cx.Process(target=_worker_process, args=(spec.path, storage, str(out_dir), q, seed, i + 1),
                         daemon=False) for i, q in enumerate(quotas) if q > 0]
     for p in procs:
         p.start()
@@ -1992,12 +1992,38 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
         p.join()
     bad = [p.exitcode for p in procs if p.exitcode]
     if bad:
-        raise CodesignError(f"{len(bad)} worker process(es) failed (exit codes {bad}); completed trials are "
-                            f"kept in the storage, rerun to resume")
+        # each worker printed its own error line; a worker's bug (exit 3, or a signal) is no input error
+        why = (f"{len(bad)} worker process(es) failed (exit codes {bad}, their messages above); completed "
+               "trials are kept in the storage, rerun to resume")
+        raise CodesignError(why) if all(c == ExitCode.USAGE_ERROR for c in bad) else BugError(why)
     n1 = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     if poll:
         poll(n1 - n0)
     return n1 - n0
+
+
+def _worker_process(*args) -> None:
+    """The target of a ``--workers`` process: :func:`worker_main`, exiting as the CLI does (2 with
+    one ``error:`` line on bad input, 3 with one ``internal error:`` line on a bug, 130 when
+    interrupted) instead of multiprocessing's traceback and exit 1."""
+    import sys
+    import traceback
+
+    try:
+        worker_main(*args)
+    except KeyboardInterrupt:
+        sys.exit(int(ExitCode.INTERRUPTED))
+    except BugError as exc:
+        print(f"internal error: worker {args[5]}: {exc}", file=sys.stderr)
+        sys.exit(int(ExitCode.INTERNAL_ERROR))
+    except CodesignError as exc:
+        print("\n".join(f"error: worker {args[5]}: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+        sys.exit(int(ExitCode.USAGE_ERROR))
+    except Exception as exc:  # noqa: BLE001 - a bug: one line, where it happened
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        print(f"internal error: worker {args[5]}: {type(exc).__name__}: {exc} (at {where.filename}:"
+              f"{where.lineno})", file=sys.stderr)
+        sys.exit(int(ExitCode.INTERNAL_ERROR))
 
 
 def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | None, seed: int | None,

@@ -235,7 +235,7 @@ def test_cli_reports_a_raising_cost_model_in_one_line(tmp_path, monkeypatch, cli
     assert rc == 3 and out == ""
     first, second = err.strip().splitlines()
     assert first.startswith("internal error: cost model 'boom' (plugin boom-plugin") and "Traceback" not in err
-    assert "ZeroDivisionError: division by zero in my model" in first and "bug in that plugin" in second
+    assert "ZeroDivisionError: division by zero in my model" in first and "bug in that plugin, not in your input" in second
     rc, out, err = cli("evaluate", _spec(tmp_path, "boom").path, "--json")
     assert rc == 3 and json.loads(out)["error"] == {"message": first, "exit_code": 3}
 

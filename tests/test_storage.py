@@ -100,6 +100,31 @@ def test_a_trial_another_worker_told_first_is_dropped_not_a_crash(tmp_path):
     assert all(trials[n].values == [0.0, 1e9] for n in stolen)  # the first tell stands
 
 
+@pytest.mark.parametrize("raised, code, line", [
+    (ZeroDivisionError("division by zero"), 3, "internal error: worker 2: ZeroDivisionError: division by zero (at "),
+    ("codesign-error", 2, "error: worker 2: spec.toml: search.trials: must be >= 1"),
+    (KeyboardInterrupt(), 130, None),
+])
+def test_a_worker_process_exits_as_the_cli_does(monkeypatch, capsys, raised, code, line):
+    """A --workers process that fails exits 2 (bad input), 3 (a bug) or 130 (Ctrl-C) with one line
+    naming the worker, not multiprocessing's traceback and exit 1 (the parent then reports a bug
+    as an internal error: a crashed worker is no input error)."""
+    import codesign.search as search
+    from codesign.errors import CodesignError
+
+    exc = CodesignError("spec.toml: search.trials: must be >= 1") if raised == "codesign-error" else raised
+
+    def fails(*args):
+        raise exc
+
+    monkeypatch.setattr(search, "worker_main", fails)
+    with pytest.raises(SystemExit) as stop:
+        search._worker_process("spec.toml", None, "out", 5, 0, 2)
+    assert stop.value.code == code
+    err = capsys.readouterr().err
+    assert (err == "") if line is None else (err.startswith(line) and err.count("\n") == 1), err
+
+
 def test_a_password_read_as_the_port_is_not_echoed(cli):
     """user:password/db without "@host" parses with the password as the port: the refusal hides it
     and says where a password goes."""

@@ -13,7 +13,7 @@ import importlib
 import os
 import sys
 
-from ..errors import CodesignError, ExitCode, PluginBugError
+from ..errors import BugError, CodesignError, ExitCode
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMANDS = ["evaluate", "optimize", "model", "plugins", "numerics", "validate", "calibrate", "study", "sweep", "worker"]
@@ -79,12 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         if interrupted:  # a Ctrl-C that a callback swallowed (JAX's gc hook prints "Exception ignored")
             raise KeyboardInterrupt
         return rc
-    except PluginBugError as exc:  # a plugin raised or broke the contract: its bug, not the input
+    except BugError as exc:  # a plugin raised or broke the contract, a worker crashed: not the input
         if args.debug:
             raise
-        print(f"internal error: {exc}\nThis is a bug in that plugin, not in your input; rerun with "
-              f"`codesign --debug {args.command} ...` for the traceback and report it to the plugin's "
-              "authors.", file=sys.stderr)
+        print(f"internal error: {exc}\n{exc.hint}; rerun with `codesign --debug {args.command} ...` for "
+              "the traceback and report it.", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {exc}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     except CodesignError as exc:
