@@ -211,6 +211,26 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     return SearchSpace(tuple(params), tuple(objectives), tuple(constraints), tuple(envelope))
 
 
+def _build_space(spec: Spec, parameters: list[str], pm) -> SearchSpace:
+    """:func:`build_space`, with a ``search.reference`` that names no baseline or readable spec
+    reported beside the other ``[search]`` problems (it is otherwise read after the space is
+    built, so fixing the space revealed it)."""
+    try:
+        return build_space(spec, parameters)
+    except SpecError as exc:
+        if spec.search is None or not spec.search.reference:
+            raise
+        from .baselines import reference_spec
+
+        try:
+            reference_spec(spec, spec.search.reference, pm=pm)
+        except SpecError as ref:
+            raise SpecError(exc.problems + [p for p in ref.problems if p not in exc.problems]) from None
+        except CodesignError:
+            pass
+        raise
+
+
 def metric_problem(metric: str, *, slo: bool = False) -> str | None:
     """Why ``metric`` is no metric a search can optimise (with ``slo``: nor a point metric a
     constraint may bound as an SLO); None when it is one."""
@@ -1524,7 +1544,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     pm = get_plugin_manager()
     spec = resolve_efficiency(spec, pm=pm)  # efficiency_from: the same knobs for gradients and evaluations
     model = pm.cost_model(cost_model_name(spec, pm=pm))
-    space = build_space(spec, model.parameters())
+    space = _build_space(spec, model.parameters(), pm)
     s = spec.search
     seed = s.seed if seed is None else seed
     store, where = open_storage(storage, out_dir, repair=repair)
@@ -2100,7 +2120,7 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
 
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
-    space = build_space(spec, pm.cost_model(cost_model_name(spec, pm=pm)).parameters())
+    space = _build_space(spec, pm.cost_model(cost_model_name(spec, pm=pm)).parameters(), pm)
     seed = spec.search.seed if seed is None else seed
     cols, n = sample_columns(space, points, seed, method)
     m = len(space.combos())

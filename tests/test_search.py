@@ -380,3 +380,16 @@ def test_a_constraint_bound_reads_as_written():
     assert _metric_value("area_mm2", "0.001716 m**2") == 1716.0
     assert _metric_value("ttft_s", "200 ms") == 0.2
     assert _metric_value("peak_power_w", "0.7 kW") == 700.0
+
+
+def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
+    """search.reference is read after the space is built; a bad one is reported in the same run
+    as a bad [search.params] bound, not after that bound is fixed."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{SPECS / "jalapeno-gpt-oss-120b.toml"}"]\n'
+                    '[search]\nreference = "no-such-file.toml"\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = { low = "16 TB/s", high = "1 TB/s" }\n')
+    for argv in (("optimize", spec, "--out", tmp_path / "out"), ("sweep", spec, "--points", "10", "--out", tmp_path / "sw")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, err
+        assert "search.params.memory.hbm.bandwidth" in err and "search.reference: 'no-such-file.toml'" in err, err
