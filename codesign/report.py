@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
-from .costmodel import metric_unit
+from .costmodel import design_value, metric_unit
 from .evaluation import jsonable
 from .search import (SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats, hypervolume_series,
                      ratio_metrics, ratios, satisfied, trial_problems)
@@ -120,7 +120,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
         rows.append({
             "trial": t.number,
             "params": dict(t.params),
-            "metrics": m,
+            "metrics": _counted(m),
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
@@ -129,6 +129,12 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
             "duplicate_trials": result.duplicates.get(t.number, []),
         })
     return rows
+
+
+def _counted(metrics: dict) -> dict:
+    """``metrics`` with each count (chips, max_concurrency) whole, as ``codesign evaluate --json``
+    gives them (:func:`codesign.costmodel.design_value`)."""
+    return {k: design_value(k, v) if isinstance(v, (int, float)) else v for k, v in metrics.items()}
 
 
 def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]:
@@ -184,7 +190,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
-        "reference": result.reference,
+        "reference": result.reference and dict(result.reference, metrics=_counted(result.reference["metrics"])),
         "pareto": rows,
     }
     doc = jsonable(doc)

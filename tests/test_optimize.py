@@ -162,6 +162,27 @@ def test_throughput_at_the_reference_tpot_is_empty_when_no_point_reaches_it(cli,
             assert v is None and cells[r["trial"]] == ""  # no throughput at that TPOT, not 0
 
 
+def test_pareto_json_gives_counts_as_integers(cli, tmp_path):
+    """As `codesign evaluate --json` (codesign.costmodel.COUNT_DESIGN_METRICS): chips and
+    max_concurrency count whole things, so pareto.json and `optimize --json` give them as JSON
+    integers, for every Pareto design and for the reference; the other metrics stay floats
+    (hbm_stacks is a continuous derived quantity)."""
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", _named(tmp_path, "counts"), "--trials", "8", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    assert json.loads((out / "pareto.json").read_text()) == doc
+    assert doc["pareto"]
+    for r in doc["pareto"] + [doc["reference"]]:
+        m = r["metrics"]
+        assert type(m["chips"]) is int and type(m["max_concurrency"]) is int and m["max_concurrency"] >= 1, m
+        assert type(m["tdp_w"]) is float and type(m["hbm_stacks"]) is float, m
+    for r in doc["pareto"]:
+        # aggregated serving, no PP or attention DP: the design's chips are the TP its record is at
+        # (the deployment of the first objective)
+        assert r["metrics"]["chips"] == r["configs"]["peak_mixed_tok_s_per_kw"]["deployment.tp"]
+
+
 def _gb200_search(tmp_path, name, body):
     p = tmp_path / f"{name}.toml"
     p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST
