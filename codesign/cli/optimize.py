@@ -31,7 +31,8 @@ def register(sub) -> None:
                                      "Watch it live: pip install optuna-dashboard && optuna-dashboard DIR/study.journal "
                                      "(or the URL)")
     p.add_argument("--workers", type=whole_type, default=1,
-                   help="local worker processes (spawned) sharing the study; default 1 (reproducible from --seed)")
+                   help="local worker processes (spawned) sharing the study; default 1 (an uninterrupted run is "
+                        "reproducible from --seed; a resumed one may continue differently)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the table")
     p.set_defaults(func=run)
 
