@@ -76,6 +76,23 @@ def test_a_password_read_as_the_port_is_not_echoed(cli):
     assert "user:password@host" in err and "s3cr3t" not in out + err
 
 
+def test_storage_help_and_readme_give_an_absolute_sqlite_url():
+    """SQLAlchemy reads sqlite:///x.db as x.db under the current directory and sqlite:////abs/x.db
+    as /abs/x.db: optimize's and worker's --storage help say what --storage takes in the same words,
+    with both forms, and the README gives the absolute one."""
+    from codesign.cli import build_parser
+    from conftest import REPO
+
+    subs = build_parser()._subparsers._group_actions[0].choices
+    helps = {cmd: " ".join(next(a.help for a in subs[cmd]._actions if a.dest == "storage").split())
+             for cmd in ("optimize", "worker")}
+    described = "a journal file (a path ending in .journal, or journal:PATH) or a database URL: " \
+                "postgresql://user:password@host/db, sqlite:///relative/path.db or sqlite:////absolute/path.db"
+    for cmd, text in helps.items():
+        assert described in text, (cmd, text)
+    assert "--storage sqlite:////abs/path/study.db" in " ".join((REPO / "README.md").read_text().split())
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
     out = tmp_path / "run"
