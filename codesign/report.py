@@ -341,10 +341,10 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
 
     objs = result.space.objectives
     if len(objs) == 1:
-        ykey, ydir = objs[0]
-        xkey, xdir = ("min_e2e_latency_s", "minimize") if ykey != "min_e2e_latency_s" else ("peak_mixed_tok_s_per_kw", "maximize")
+        ykey = objs[0][0]
+        xkey = "min_e2e_latency_s" if ykey != "min_e2e_latency_s" else "peak_mixed_tok_s_per_kw"
     else:
-        (ykey, ydir), (xkey, xdir) = objs[0], objs[1]
+        ykey, xkey = objs[0][0], objs[1][0]
     fig, ax = plt.subplots(figsize=(7.5, 5.2), dpi=120)
 
     def xy(trials):
