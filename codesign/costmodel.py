@@ -60,6 +60,14 @@ DESIGN_METRICS: dict[str, tuple[str, str | None]] = {
 #: whole value as an integer (``"chips": 8``), as they give the concurrency.
 COUNT_DESIGN_METRICS = ("chips", "max_concurrency")
 
+
+def design_value(key: str, x) -> float | int:
+    """A metric's value for a JSON document: a float; a count (:data:`COUNT_DESIGN_METRICS`) with a
+    whole value as an int, so ``"chips": 8``, not ``8.0`` (``evaluate``, ``optimize`` and ``sweep``
+    alike). NaN and inf stay floats (``jsonable`` makes them null)."""
+    x = float(x)
+    return int(x) if key in COUNT_DESIGN_METRICS and x.is_integer() else x
+
 #: Summary metrics, computed by :meth:`Evaluation.summary` from the feasible points.
 SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "peak_mixed_tok_s_per_kw": ("tok/s/kW", "max"),

@@ -160,7 +160,10 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
     A multimodal config (Llava, Qwen2.5-VL, Qwen3.5: a ``text_config`` table beside a vision
     tower's) gives the language model's config: its ``text_config``, when the top level has no
     ``hidden_size`` or the ``text_config`` has one (Qwen2.5-VL repeats the text keys at the top
-    level, under its own ``model_type`` and a ``…ForConditionalGeneration`` architecture)."""
+    level, under its own ``model_type`` and a ``…ForConditionalGeneration`` architecture). A
+    ``text_config`` that is no table (a list, a string) is refused; ``null`` is as absent (a plain
+    config read from its top level) where the top level has ``hidden_size``, and refused where it
+    has none (the language model's dimensions would be its config class's defaults, not the file's)."""
     p = Path(path)
     fname = display or p.name
     shown = display or os.fspath(path)  # as before: read errors name the path
@@ -182,6 +185,12 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
         raise CodesignError(f"{fname}: expected a JSON object (a Hugging Face config.json)")
     # Multimodal wrappers keep the language model under text_config.
     inner = cfg.get("text_config")
+    if "text_config" in cfg and not isinstance(inner, dict) and (inner is not None or "hidden_size" not in cfg):
+        got = json.dumps(inner)
+        _fail(fname, "text_config", "expected a table (the language model of a multimodal config) "
+              f"(got {got if len(got) <= 60 else got[:57] + '...'})"
+              + ("; with no hidden_size at the top level either, the language model's dimensions are not "
+                 "in the file" if inner is None else ""))
     if isinstance(inner, dict) and ("hidden_size" not in cfg or "hidden_size" in inner):
         outer = cfg
         cfg = dict(inner)

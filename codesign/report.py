@@ -3,7 +3,6 @@ Pareto design written back as a spec TOML that ``codesign evaluate`` accepts unc
 
 from __future__ import annotations
 
-import collections
 import csv
 import json
 import math
@@ -13,7 +12,7 @@ from typing import Any
 
 from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
-from .costmodel import metric_unit
+from .costmodel import design_value, metric_unit
 from .evaluation import jsonable
 from .search import (SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats, hypervolume_series,
                      ratio_metrics, ratios, satisfied, trial_problems)
@@ -120,7 +119,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
         rows.append({
             "trial": t.number,
             "params": dict(t.params),
-            "metrics": m,
+            "metrics": _counted(m),
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
@@ -129,6 +128,66 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
             "duplicate_trials": result.duplicates.get(t.number, []),
         })
     return rows
+
+
+#: A number in a reason ("65.2 GB", "tp 3", "<= 0.001 s"), not a digit inside a word (fp8, H100).
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?(?!\w)")
+
+
+def _causes(reason: str) -> list[str]:
+    """The causes a reason joins with ``"; "`` (one per deployment of the envelope, and one per
+    problem of a deployment), each once in order; a ``"; "`` inside parentheses is part of its cause."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(reason):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth = max(depth - 1, 0)
+        elif ch == ";" and not depth and reason[i + 1:i + 2] == " ":
+            parts.append(reason[start:i])
+            start = i + 2
+    parts.append(reason[start:])
+    return list(dict.fromkeys(p.strip() for p in parts if p.strip()))
+
+
+def infeasible_reasons(trials, space: SearchSpace, top: int = 5) -> list[dict[str, Any]]:
+    """Why trials were not feasible designs: the ``top`` most common causes, most common first.
+
+    Each cause of :func:`~codesign.search.trial_problems` (the cost model's reasons, one per
+    deployment of the envelope, and each missed constraint) is counted once per trial, grouped with
+    the causes that read the same up to their numbers: "weights need 65.2 GB per chip, ..." at TP 1
+    and "weights need 32.6 GB per chip, ..." at TP 2 of that trial, or of another, are one cause. A
+    trial with two causes (weights that do not fit and too many HBM stacks; two missed
+    constraints) counts under both. Each entry: ``reason``, the first such cause as written (its
+    numbers are one trial's); ``pattern``, the same text with ``#`` for each number that differs
+    between the causes counted (equal to ``reason`` when they all read the same); ``trials``, how
+    many trials had it.
+    """
+    groups: dict[str, dict[str, Any]] = {}
+    for t in trials:
+        seen = set()
+        for problem in trial_problems(t, space):
+            for cause in _causes(problem):
+                key = _NUMBER.sub("#", cause)
+                nums = _NUMBER.findall(cause)
+                g = groups.setdefault(key, {"reason": cause, "values": [set() for _ in nums], "trials": 0})
+                for vals, x in zip(g["values"], nums):
+                    vals.add(x)
+                if key not in seen:
+                    seen.add(key)
+                    g["trials"] += 1
+    out = []
+    for g in sorted(groups.values(), key=lambda g: -g["trials"])[:top]:  # stable: first seen first on a tie
+        values = iter(g["values"])
+        pattern = _NUMBER.sub(lambda m: m.group() if len(next(values)) == 1 else "#", g["reason"])
+        out.append({"reason": g["reason"], "pattern": pattern, "trials": g["trials"]})
+    return out
+
+
+def _counted(metrics: dict) -> dict:
+    """``metrics`` with each count (chips, max_concurrency) whole, as ``codesign evaluate --json``
+    gives them (:func:`codesign.costmodel.design_value`)."""
+    return {k: design_value(k, v) if isinstance(v, (int, float)) else v for k, v in metrics.items()}
 
 
 def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]:
@@ -172,10 +231,9 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
                                and satisfied(t)),
         # why trials were not feasible designs, most common first (what to change when none is):
-        # the cost model's reasons and each missed constraint (power, area, SLOs); a trial that
-        # misses two constraints counts under both
-        "infeasible_reasons": [{"reason": k, "trials": v} for k, v in collections.Counter(
-            r for t in result.trials for r in trial_problems(t, result.space)).most_common(5)],
+        # the cost model's reasons and each missed constraint (power, area, SLOs), grouped up to
+        # their numbers (see infeasible_reasons)
+        "infeasible_reasons": infeasible_reasons(result.trials, result.space),
         # trials left off the front because they repeat a listed design (see each row's duplicate_trials)
         "duplicate_trials_merged": sum(len(v) for v in result.duplicates.values()),
         "objectives": objectives,
@@ -184,7 +242,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
-        "reference": result.reference,
+        "reference": result.reference and dict(result.reference, metrics=_counted(result.reference["metrics"])),
         "pareto": rows,
     }
     doc = jsonable(doc)
@@ -283,10 +341,10 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
 
     objs = result.space.objectives
     if len(objs) == 1:
-        ykey, ydir = objs[0]
-        xkey, xdir = ("min_e2e_latency_s", "minimize") if ykey != "min_e2e_latency_s" else ("peak_mixed_tok_s_per_kw", "maximize")
+        ykey = objs[0][0]
+        xkey = "min_e2e_latency_s" if ykey != "min_e2e_latency_s" else "peak_mixed_tok_s_per_kw"
     else:
-        (ykey, ydir), (xkey, xdir) = objs[0], objs[1]
+        ykey, xkey = objs[0][0], objs[1][0]
     fig, ax = plt.subplots(figsize=(7.5, 5.2), dpi=120)
 
     def xy(trials):
@@ -442,8 +500,10 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
         console.print(f"(left out to fit {console.width} columns: {', '.join(left_out)}; pareto.csv and "
                       f"pareto.json have every metric)", highlight=False, markup=False)
     if not doc["feasible_trials"] and doc.get("infeasible_reasons"):
+        # a reason whose numbers differ between its trials is one example of them ("e.g.")
         console.print("[red]no feasible design[/red]; most common reasons: " + escape("; ".join(
-            f"{r['reason']} ({r['trials']} trials)" for r in doc["infeasible_reasons"])), highlight=False)
+            ("" if r.get("pattern", r["reason"]) == r["reason"] else "e.g. ") + f"{r['reason']} ({r['trials']} trials)"
+            for r in doc["infeasible_reasons"])), highlight=False)
     best = rows[0] if rows else None
     if best and best.get("sensitivities"):
         st = Table(title=f"Sensitivities at trial {best['trial']} (elasticity: % change of the objective "

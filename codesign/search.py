@@ -1225,8 +1225,18 @@ def _check_port(url: str) -> None:
 
     try:
         netloc = urlsplit(url).netloc
-    except ValueError:  # a malformed host (an unclosed "[" of an IPv6 address): the driver says so
-        return
+    except ValueError:  # a "[" or "]" where urlsplit takes none: SQLAlchemy reads the rest as the port
+        netloc = re.split(r"[/?#]", url.split("://", 1)[-1], maxsplit=1)[0]
+        host = netloc.rpartition("@")[2]
+        if re.fullmatch(r"(\[[^\[\]]*\])?[^\[\]]*", host):
+            return  # brackets balanced (one in a password, a bracketed name that is no IP): the driver's word
+        if "@" not in netloc and ":" in netloc and not netloc.startswith("["):
+            # user:password/db without its "@host": the password is the would-be port, not echoed
+            shown = redact(url).replace(netloc, netloc.split(":", 1)[0] + ":***", 1)
+            raise CodesignError(f"--storage {shown}: malformed host (a password goes in user:password@host)")
+        raise CodesignError(f"--storage {redact(url)}: malformed host: an unclosed '[' or a stray ']'; an IPv6 "
+                            "address goes in brackets with its port after them "
+                            "(postgresql://user:password@[::1]:5432/db)")
     host = netloc.rpartition("@")[2].rpartition("]")[2]  # past the password and an IPv6 address
     port = host.rpartition(":")[2] if ":" in host else None
     if port is not None and not (re.fullmatch(r"[0-9]+", port) and 1 <= int(port) <= 65535):
@@ -1267,6 +1277,13 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "
                             "when the process exits, and no other worker can join it); give a file "
                             "(sqlite:///runs/study.db, runs/study.journal) or a server URL")
+    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url):
+        # a path that is no *.journal (study.log, a directory, study.db) or a URL without its scheme:
+        # SQLAlchemy's "Could not parse SQLAlchemy URL from given URL string" said none of this
+        what = "is a directory; " if Path(url).is_dir() else ""
+        raise CodesignError(f"--storage {redact(url)}: {what}expected a journal file (a path ending in .journal, "
+                            "or journal:PATH for any file name) or a database URL (postgresql://user:password@host/db, "
+                            "sqlite:///relative/path.db, sqlite:////absolute/path.db)")
     _check_port(url)
     try:
         import logging

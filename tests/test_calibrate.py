@@ -157,6 +157,21 @@ def test_exclude_systems_leaves_their_rows_out(shared_data, cli, tmp_path):
     assert not (tmp_path / "x.toml").exists()
 
 
+@pytest.mark.parametrize("flag, value, what", [
+    ("--systems", "", "system"), ("--systems", ",", "system"), ("--models", "", "model"),
+    ("--models", " , ", "model"), ("--exclude-systems", "", "system")])
+def test_an_empty_name_list_is_refused(cli, tmp_path, flag, value, what):
+    """`--systems ''` fitted "offsets for systems (none)" and `--models ''` no model: an empty list
+    is refused up front (exit 2, one line naming the flag and what it takes), nothing written."""
+    f = tmp_path / "m.csv"
+    f.write_text("system,model\n")
+    rc, out, err = cli("calibrate", f, f"{flag}={value}", "--out", tmp_path / "x.toml")
+    assert rc == 2 and out == "" and "Traceback" not in err, err
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: {flag}: expected {what} names separated by commas (got {value!r}); known: "), line
+    assert not (tmp_path / "x.toml").exists()
+
+
 def test_calibrate_json_is_the_written_calibration(shared_data, tmp_path, cli):
     """`codesign calibrate --json` prints one document on stdout (the log stays on stderr): the file
     written and what it holds, the same knobs and errors as the TOML."""

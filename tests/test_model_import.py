@@ -325,6 +325,31 @@ def test_a_multimodal_fp8_release_keeps_its_top_level_quantization_config(tmp_pa
     assert "quantization_config the top level's" in out, out
 
 
+@pytest.mark.parametrize("text, got", [([1, 2], "[1, 2]"), ("qwen3", '"qwen3"'), (None, "null")])
+def test_a_text_config_that_is_no_table_is_refused_as_such(tmp_path, cli, text, got):
+    """A wrapper's text_config that is no JSON object was blamed on the wrapper's architectures
+    ("... is not a causal language model"); the error names the file and text_config. A null one
+    beside a wrapper without hidden_size is refused too: the dimensions are not in the file."""
+    f = write(tmp_path, {"architectures": ["LlavaForConditionalGeneration"], "model_type": "llava",
+                         "text_config": text, "vision_config": VISION})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and out == "" and "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith(f"error: {f}: text_config: expected a table (the language model of a multimodal "
+                          f"config) (got {got})"), err
+    assert "architectures" not in err, err
+
+
+def test_a_null_text_config_beside_a_plain_config_is_as_absent(tmp_path):
+    """null is JSON's "no value": a plain config (hidden_size at its top level) with
+    "text_config": null imports as the same config without it; a list there is refused."""
+    cfg = json.loads((VENDORED / "qwen3-8b.json").read_text())
+    (tmp_path / "plain").mkdir()
+    plain = hf_config_to_model_table(write(tmp_path / "plain", cfg, "m.json"))
+    assert hf_config_to_model_table(write(tmp_path, {**cfg, "text_config": None}, "m.json")) == plain
+    with pytest.raises(CodesignError, match=r"m\.json: text_config: expected a table .*\(got \[\]\)"):
+        hf_config_to_model_table(write(tmp_path, {**cfg, "text_config": []}, "m.json"))
+
+
 @pytest.mark.parametrize("text, match", [
     # llava-1.5-7b as released: the dimensions are LlamaConfig's defaults, not written in the file
     ({"model_type": "llama", "vocab_size": 32064, "torch_dtype": "float16"}, r"text_config\.hidden_size: missing"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -162,6 +163,27 @@ def test_throughput_at_the_reference_tpot_is_empty_when_no_point_reaches_it(cli,
             assert v is None and cells[r["trial"]] == ""  # no throughput at that TPOT, not 0
 
 
+def test_pareto_json_gives_counts_as_integers(cli, tmp_path):
+    """As `codesign evaluate --json` (codesign.costmodel.COUNT_DESIGN_METRICS): chips and
+    max_concurrency count whole things, so pareto.json and `optimize --json` give them as JSON
+    integers, for every Pareto design and for the reference; the other metrics stay floats
+    (hbm_stacks is a continuous derived quantity)."""
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", _named(tmp_path, "counts"), "--trials", "8", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    assert json.loads((out / "pareto.json").read_text()) == doc
+    assert doc["pareto"]
+    for r in doc["pareto"] + [doc["reference"]]:
+        m = r["metrics"]
+        assert type(m["chips"]) is int and type(m["max_concurrency"]) is int and m["max_concurrency"] >= 1, m
+        assert type(m["tdp_w"]) is float and type(m["hbm_stacks"]) is float, m
+    for r in doc["pareto"]:
+        # aggregated serving, no PP or attention DP: the design's chips are the TP its record is at
+        # (the deployment of the first objective)
+        assert r["metrics"]["chips"] == r["configs"]["peak_mixed_tok_s_per_kw"]["deployment.tp"]
+
+
 def _gb200_search(tmp_path, name, body):
     p = tmp_path / f"{name}.toml"
     p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST
@@ -209,6 +231,51 @@ def test_infeasible_reasons_count_missed_constraints(cli, tmp_path):
     reasons = {r["reason"]: r["trials"] for r in doc["infeasible_reasons"]}
     assert reasons == {"constraint peak_power_w <= 1 W not met": 6,
                        "no concurrency point meets the SLOs (ttft_s <= 0.001 s)": 6}
+
+
+def test_infeasible_reasons_group_one_cause_whatever_its_numbers(cli, tmp_path):
+    # gpt-oss-120b has 117B parameters (OpenAI's model card), its MoE weights in MXFP4 (4.25 bits
+    # each with the block scales): over 60 GB, over 7 GB per chip even at TP 8, more than 1-2 GB
+    # of HBM and at most 1 GiB of SRAM hold. Every trial fails at every TP of the envelope for that one cause, whose text
+    # carries each TP's and each trial's numbers: one reason, counted once per trial
+    spec = _named(tmp_path, "tiny", '[search.params]\n"memory.hbm.capacity" = { choices = ["1 GB", "2 GB"] }\n')
+    rc, stdout, err = cli("optimize", spec, "--trials", "10", "--out", tmp_path / "o", "--json")
+    assert rc == 1, err
+    doc = json.loads(stdout)
+    assert doc["feasible_trials"] == 0
+    first = doc["infeasible_reasons"][0]
+    assert first["trials"] == 10, doc["infeasible_reasons"]
+    assert first["pattern"] == "weights need # GB per chip, # GB more than the memory holds (# GB)"
+    assert re.fullmatch(r"weights need [\d.]+ GB per chip, [\d.]+ GB more than the memory holds \([\d.]+ GB\)",
+                        first["reason"]), first
+    patterns = [r["pattern"] for r in doc["infeasible_reasons"]]
+    assert len(set(patterns)) == len(patterns) and all(r["trials"] <= 10 for r in doc["infeasible_reasons"])
+    # the table gives the example as one ("e.g."), with the count of the whole group
+    rc, stdout, err = cli("optimize", spec, "--trials", "10", "--out", tmp_path / "o")
+    assert rc == 1 and f"most common reasons: e.g. {first['reason']} (10 trials)" in " ".join(stdout.split()), stdout
+
+
+def test_infeasible_reasons_split_causes_and_keep_the_numbers_they_share():
+    from types import SimpleNamespace
+
+    from codesign.report import infeasible_reasons
+    from codesign.search import SearchSpace
+
+    def trial(reason):
+        return SimpleNamespace(user_attrs={"feasible": False, "infeasible_reason": reason}, constraints={})
+
+    tp16 = "tp 16 is larger than the scale-up domain (8 chips; deployment.multinode_tp = true lets a TP group span domains)"
+    w1 = "weights need 65.2 GB per chip, 63.1 GB more than the memory holds (2.1 GB)"
+    w2 = "weights need 32.6 GB per chip, 30.5 GB more than the memory holds (2.1 GB)"
+    w3 = "weights need 65.2 GB per chip, 63.7 GB more than the memory holds (1.5 GB)"
+    trials = [trial(f"{tp16}; {w1}; {w2}"), trial(f"{w3}; HBM needs 9.3 stacks, the package holds 8"),
+              trial("HBM needs 11.7 stacks, the package holds 8")]
+    assert infeasible_reasons(trials, SearchSpace((), (), (), ())) == [
+        {"reason": w1, "pattern": "weights need # GB per chip, # GB more than the memory holds (# GB)", "trials": 2},
+        {"reason": "HBM needs 9.3 stacks, the package holds 8", "pattern": "HBM needs # stacks, the package holds 8",
+         "trials": 2},
+        {"reason": tp16, "pattern": tp16, "trials": 1},  # its "; " is inside parentheses: one cause
+    ]
 
 
 def _table_doc(n_params):

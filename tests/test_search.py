@@ -254,6 +254,21 @@ def test_sweep_cli_writes_front(cli, tmp_path):
         assert r["metrics"]["peak_power_w"] <= 700 + 1e-6
 
 
+def test_sweep_json_gives_counts_as_integers(cli, tmp_path):
+    """A count the sweep reports (a constraint on max_concurrency, the request slots) is a JSON
+    integer, as in `codesign evaluate --json`; the other metrics stay floats."""
+    spec = tmp_path / "slots.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n'
+                    '[[search.constraints]]\nmetric = "max_concurrency"\nmin = 1\n')
+    rc, out, err = cli("sweep", spec, "--points", "256", "--chunk", "256", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["front"] and json.loads((tmp_path / "o" / "sweep_front.json").read_text()) == doc
+    for r in doc["front"]:
+        assert type(r["metrics"]["max_concurrency"]) is int and r["metrics"]["max_concurrency"] >= 1, r
+        assert type(r["metrics"]["peak_power_w"]) is float, r
+
+
 def test_spread_keeps_extremes_and_most_hypervolume():
     from codesign.search import _as_min, _spread, hv_reference_point, hypervolume
 

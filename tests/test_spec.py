@@ -240,6 +240,44 @@ def test_specs_cite_a_source_for_every_number():
     assert not missing, "\n".join(missing)
 
 
+def test_a_search_spec_header_names_the_directory_its_command_writes():
+    # `codesign optimize` writes --out, by default runs/<spec name> (optimize --help); the header
+    # said --out runs/jalapeno for all three flagship specs, which one directory cannot hold (an
+    # output directory holds one study)
+    import re
+    import tomllib
+
+    dirs = {}
+    for p in sorted(SPECS.glob("*.toml")):
+        text = p.read_text()
+        cmd = re.search(r"^#\s+codesign optimize (\S+)(.*)$", text, re.M)
+        if not cmd:
+            continue
+        assert cmd.group(1) == f"specs/{p.name}", cmd.group(0)
+        out = re.search(r"--out (\S+)", cmd.group(2))
+        expected = out.group(1).rstrip("/") if out else f"runs/{tomllib.loads(text)['name']}"
+        assert re.findall(r"^#.*\bwrites (runs/[\w.-]+)/", text, re.M) == [expected], p.name
+        dirs.setdefault(expected, []).append(p.name)
+    assert len(dirs) >= 3 and all(len(v) == 1 for v in dirs.values()), dirs
+
+
+def test_the_same_seed_claim_is_for_an_uninterrupted_run():
+    # the sampler's state is not stored: a resumed study keeps its trials but may continue
+    # differently, so "the same seed gives the same front" holds for an uninterrupted run only
+    import re
+
+    from conftest import REPO
+
+    claims = 0
+    for p in [REPO / "README.md", *sorted(SPECS.glob("*.toml"))]:
+        text = " ".join(line.lstrip("# ").strip() for line in p.read_text().splitlines())
+        for m in re.finditer(r"same seed", text):
+            near = text[max(0, m.start() - 200):m.end() + 200]
+            assert "uninterrupted" in near and "resumed" in near, f"{p.name}: {near}"
+            claims += 1
+    assert claims >= 4
+
+
 def test_a_count_beyond_any_real_one_is_refused(cli, tmp_path):
     # isl = 10^20 was priced (TTFT 1e15 s) and tp = 10^20 printed "100000002004087734272 chips": a count
     # above codesign.spec.MAX_COUNT (10^9, far beyond any model, workload or machine) is a typo

@@ -134,6 +134,60 @@ def test_a_password_read_as_the_port_is_not_echoed(cli):
     assert "user:password@host" in err and "s3cr3t" not in out + err
 
 
+def test_a_storage_that_is_no_journal_path_nor_url_says_what_it_takes(cli, tmp_path):
+    """A path not ending in .journal (study.log, study.db, none), a directory or a URL without its
+    scheme was answered "Could not parse SQLAlchemy URL from given URL string": the refusal names
+    what was given (password redacted) and the three forms --storage takes; nothing is created."""
+    out_dir = tmp_path / "out"
+    takes = ("expected a journal file (a path ending in .journal, or journal:PATH for any file name) or a "
+             "database URL (postgresql://user:password@host/db, sqlite:///relative/path.db, "
+             "sqlite:////absolute/path.db)")
+    for given, shown in ((tmp_path / "x" / "study.log", None), (tmp_path / "x" / "study", None),
+                         (tmp_path / "study.db", None), (tmp_path, None),
+                         ("u:s3cr3t@127.0.0.1/db", "u:***@127.0.0.1/db")):
+        shown = shown or str(given)
+        for argv in (("worker", FLAGSHIP, "--storage", given, "--trials", "5"),
+                     ("optimize", FLAGSHIP, "--storage", given, "--trials", "5", "--out", out_dir)):
+            rc, out, err = cli(*argv)
+            assert rc == 2 and "Traceback" not in err, (argv, err)
+            [line] = err.strip().splitlines()
+            what = "is a directory; " if given == tmp_path else ""
+            assert line == f"error: --storage {shown}: {what}{takes}", line
+            assert "s3cr3t" not in out + err and "SQLAlchemy" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no x/, no study.db, no out/
+
+
+def test_an_unclosed_ipv6_bracket_is_named_not_int_parsed(cli):
+    """postgresql://u:pw@[::1:5432/db (no "]") reached the driver, which answered "invalid literal for
+    int() with base 10: ':1:5432'"; it is refused naming the URL (password redacted) and the form of
+    an IPv6 host. Typed without "@host" the password is hidden as the port is."""
+    ipv6 = "an IPv6 address goes in brackets with its port after them (postgresql://user:password@[::1]:5432/db)"
+    for url, shown, hint in (("postgresql://u:s3cr3t@[::1:5432/db", "postgresql://u:***@[::1:5432/db", ipv6),
+                             ("postgresql://u:s3cr3t@::1]:5432/db", "postgresql://u:***@::1]:5432/db", ipv6),
+                             ("postgresql://u:s3[cr3t/db", "postgresql://u:***/db", "a password goes in user:password@host")):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
+        assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+        assert err.startswith(f"error: --storage {shown}: malformed host") and hint in err, err
+        assert "invalid literal" not in err and "cr3t" not in out + err, err
+
+
+def test_storage_help_and_readme_give_an_absolute_sqlite_url():
+    """SQLAlchemy reads sqlite:///x.db as x.db under the current directory and sqlite:////abs/x.db
+    as /abs/x.db: optimize's and worker's --storage help say what --storage takes in the same words,
+    with both forms, and the README gives the absolute one."""
+    from codesign.cli import build_parser
+    from conftest import REPO
+
+    subs = build_parser()._subparsers._group_actions[0].choices
+    helps = {cmd: " ".join(next(a.help for a in subs[cmd]._actions if a.dest == "storage").split())
+             for cmd in ("optimize", "worker")}
+    described = "a journal file (a path ending in .journal, or journal:PATH) or a database URL: " \
+                "postgresql://user:password@host/db, sqlite:///relative/path.db or sqlite:////absolute/path.db"
+    for cmd, text in helps.items():
+        assert described in text, (cmd, text)
+    assert "--storage sqlite:////abs/path/study.db" in " ".join((REPO / "README.md").read_text().split())
+
+
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
     out = tmp_path / "run"

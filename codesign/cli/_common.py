@@ -7,6 +7,13 @@ from pathlib import Path
 
 from ..errors import CodesignError
 
+#: What ``--storage`` takes (``codesign optimize`` and ``codesign worker`` alike; search.open_storage).
+#: SQLAlchemy reads ``sqlite:///x.db`` as a path relative to the current directory, four slashes as
+#: an absolute one.
+STORAGE_HELP = ("a journal file (a path ending in .journal, or journal:PATH) or a database URL: "
+                "postgresql://user:password@host/db, sqlite:///relative/path.db or "
+                "sqlite:////absolute/path.db")
+
 
 def ensure_out_dir(path: str | os.PathLike, option: str = "--out", *, create: bool = True) -> Path:
     """Create the output directory ``path`` (and its parents) and return it.

@@ -61,12 +61,21 @@ def run(args) -> int:
     if args.max_rows is not None and args.max_rows < 1:
         raise CodesignError(f"--max-rows must be at least 1 (got {args.max_rows})")
     check_out_file(args.out)
-    from ..validate import SYSTEMS, shared_data_warning
+    from ..validate import MODELS, SYSTEMS, shared_data_warning
 
     known = sorted(set(SYSTEMS.values()))
 
-    def system_list(flag: str, text: str) -> list[str]:
+    def name_list(flag: str, text: str, what: str = "system", known: list[str] = known) -> list[str]:
+        """The names of a comma-separated flag; an empty one (``--systems ''``) is refused, not
+        taken as none."""
         names = [s.strip() for s in text.split(",") if s.strip()]
+        if not names:
+            raise CodesignError(f"{flag}: expected {what} names separated by commas (got {text!r}); "
+                                f"known: {', '.join(known)}")
+        return names
+
+    def system_list(flag: str, text: str) -> list[str]:
+        names = name_list(flag, text)
         bad = [s for s in names if s not in known]
         if bad:
             raise CodesignError(f"{flag}: unknown system(s) {', '.join(bad)}; known: {', '.join(known)}")
@@ -75,9 +84,9 @@ def run(args) -> int:
     excluded = None
     if args.exclude_systems is not None:
         excluded = system_list("--exclude-systems", args.exclude_systems)
-        if not excluded:
-            raise CodesignError(f"--exclude-systems: expected system names separated by commas (got "
-                                f"{args.exclude_systems!r}); known: {', '.join(known)}")
+    models = None
+    if args.models is not None:  # unknown names: calibrate() names them
+        models = name_list("--models", args.models, "model", sorted({stem for stem, _ in MODELS.values()}))
     if args.systems is None:  # the default, less the systems left out
         systems = [s for s in ("gb200", "gb300") if s not in (excluded or ())]
     else:
@@ -101,8 +110,7 @@ def run(args) -> int:
     doc = calibrate(args.measured, systems=systems, holdout=args.holdout, seed=args.seed,
                     steps=args.steps, max_rows=args.max_rows, loss=args.loss,
                     frameworks=not args.no_frameworks, statistic=args.statistic, refit_all=args.refit_all,
-                    models=([m.strip() for m in args.models.split(",") if m.strip()]
-                            if args.models is not None else None),
+                    models=models,
                     exclude_systems=excluded,
                     log=log)
     write_calibration(doc, args.out)

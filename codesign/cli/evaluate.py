@@ -16,6 +16,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from ..costmodel import design_value
     from ..errors import ExitCode
     from ..evaluation import SCHEMA_VERSION, cost_model_name, evaluate, points_json
     from ..spec import load_spec
@@ -24,7 +25,7 @@ def run(args) -> int:
     spec = load_spec(args.spec)
     ev = evaluate(spec, cost_model=args.cost_model)
     summary = {k: float(v[0]) for k, v in ev.summary().items()}
-    design = {k: _design_value(k, v[0]) for k, v in ev.design.items()}
+    design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
     if args.json:
         doc = {
             "schema_version": SCHEMA_VERSION,
@@ -41,15 +42,6 @@ def run(args) -> int:
         _print_table(spec, ev, summary, design)
     # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
     return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
-
-
-def _design_value(key, x):
-    """A design metric as a float; a count (:data:`~codesign.costmodel.COUNT_DESIGN_METRICS`) with a
-    whole value as an int, so ``--json`` prints ``"chips": 8``, not ``8.0``."""
-    from ..costmodel import COUNT_DESIGN_METRICS
-
-    x = float(x)
-    return int(x) if key in COUNT_DESIGN_METRICS and x.is_integer() else x
 
 
 def _fmt(x, scale=1.0, digits=3, unit=""):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import seed_type, whole_type
+from ._common import STORAGE_HELP, seed_type, whole_type
 
 import json
 import sys
@@ -26,12 +26,13 @@ def register(sub) -> None:
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
     p.add_argument("--out", default=None, help="output directory: new, empty, or a previous run's to resume it "
                                                 "(default: runs/<spec name>)")
-    p.add_argument("--storage", help="Optuna storage URL (postgresql://…, sqlite:///…) or a journal file path; "
-                                     "default: DIR/study.journal. The password in a URL is never printed. "
+    p.add_argument("--storage", help=f"where the study is stored (default: DIR/study.journal): {STORAGE_HELP}. "
+                                     "The password in a URL is never printed. "
                                      "Watch it live: pip install optuna-dashboard && optuna-dashboard DIR/study.journal "
                                      "(or the URL)")
     p.add_argument("--workers", type=whole_type, default=1,
-                   help="local worker processes (spawned) sharing the study; default 1 (reproducible from --seed)")
+                   help="local worker processes (spawned) sharing the study; default 1 (an uninterrupted run is "
+                        "reproducible from --seed; a resumed one may continue differently)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of the table")
     p.set_defaults(func=run)
 

@@ -36,6 +36,7 @@ def run(args) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import jsonable
     from ..search import SEARCH_METRICS, run_sweep
@@ -75,7 +76,7 @@ def run(args) -> int:
     metrics = [m for m in metrics if m in fm]
     n = len(next(iter(fc.values()))) if fc else 0
     rows = [{"params": {k: jsonable(v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in fc.items()},
-             "metrics": {k: jsonable(float(fm[k][i])) for k in metrics}} for i in range(n)]
+             "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "method": res["method"], "seed": res["seed"],
         "points": res["points"], "feasible_points": res["feasible"],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import seed_type, whole_type
+from ._common import STORAGE_HELP, seed_type, whole_type
 
 import json
 import sys
@@ -17,7 +17,7 @@ def register(sub) -> None:
                     "--storage URL --trials N` then writes the report. The password in a URL is never printed.")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--storage", required=True,
-                   help="postgresql://user:password@host/db, sqlite:///file.db or a .journal path")
+                   help=f"where the study is stored: {STORAGE_HELP}")
     p.add_argument("--trials", type=whole_type, help="stop when the study holds this many trials (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed base (default: search.seed; each worker adds its own offset)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
