@@ -1143,7 +1143,9 @@ def scrub(text: str, url: str) -> str:
     pieces += [t for t in re.split(r"[:@]", info)[1:] if len(t) >= 2]
     for piece in sorted(set(pieces), key=len, reverse=True):
         if piece:
-            text = text.replace(piece, "***")
+            # a piece as a whole, not inside a word: a password "e" left "OperationalError" as
+            # "Op***rationalError" and told which letters the password holds
+            text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(piece)}(?![A-Za-z0-9])", "***", text)
     return text
 
 
@@ -1161,7 +1163,7 @@ def redact(url: str) -> str:
 
     url = re.sub(r"(://)([^/\s]*)@", userinfo, url)
     if "://" not in url:  # a URL typed without its scheme (user:pw@host/db) still carries a password
-        url = re.sub(r"^([^/\s:@]+):[^/\s]*@", r"\1:***@", url)
+        url = re.sub(r"^(/*)([^/\s:@]+):[^/\s]*@", r"\1\2:***@", url)
     return re.sub(r"(?i)(password=)[^&\s]*", r"\1***", url)
 
 
@@ -1260,8 +1262,9 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     import optuna
     from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
-    if url is None or url.startswith("journal:") or url.endswith(".journal"):
+    if _is_journal(url):
         path = url[len("journal:"):] if url and url.startswith("journal:") else (url or str(out_dir / "study.journal"))
+        _check_journal(url, path)
         if repair:
             _repair_journal(path)
         parent = Path(path).parent
@@ -1273,11 +1276,11 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
                                     f"{exc.strerror or exc}") from None
         backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
         return optuna.storages.JournalStorage(backend), path
-    if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?://$", url.split("?", 1)[0]):
+    if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "
                             "when the process exits, and no other worker can join it); give a file "
                             "(sqlite:///runs/study.db, runs/study.journal) or a server URL")
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", url):
+    if not _SCHEME.match(url):
         # a path that is no *.journal (study.log, a directory, study.db) or a URL without its scheme:
         # SQLAlchemy's "Could not parse SQLAlchemy URL from given URL string" said none of this
         what = "is a directory; " if Path(url).is_dir() else ""
@@ -1877,6 +1880,29 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     return _result(ctx, new)
 
 
+#: A URL's scheme (``postgresql://``, ``sqlite:///``): a ``--storage`` with one is a database URL,
+#: even when its path ends in ``.journal``.
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def _is_journal(storage: str | None) -> bool:
+    """``storage`` names a journal file: none given (the default), ``journal:PATH``, or a path
+    ending in ``.journal`` without a URL scheme (``postgresql://u:pw@host/x.journal`` is a URL)."""
+    return (storage is None or storage.startswith("journal:")
+            or (storage.endswith(".journal") and not _SCHEME.match(storage)))
+
+
+def _check_journal(storage: str | None, path: str) -> None:
+    """Refuse a journal path that is empty, starts or ends with a space (``journal:   `` wrote a
+    file named by the spaces; `` /tmp/x.journal`` a directory named " ") or is a directory."""
+    if not path.strip() or path != path.strip():
+        raise CodesignError(f"--storage {storage}: the journal path is empty or starts or ends with a space; "
+                            "give a file path (runs/study.journal, journal:runs/study.log)")
+    if Path(path).is_dir():
+        raise CodesignError(f"--storage {storage}: {path} is a directory; give a journal file in it "
+                            f"({Path(path) / 'study.journal'})")
+
+
 def _journal_path(storage: str | None, out_dir: Path) -> Path | None:
     """The journal file a study is stored in: ``out_dir/study.journal`` by default, the
     ``journal:PATH`` or ``*.journal`` of ``storage``; None for an RDB URL."""
@@ -1884,7 +1910,7 @@ def _journal_path(storage: str | None, out_dir: Path) -> Path | None:
         return Path(out_dir) / "study.journal"
     if storage.startswith("journal:"):
         return Path(storage[len("journal:"):])
-    return Path(storage) if storage.endswith(".journal") else None
+    return Path(storage) if _is_journal(storage) else None
 
 
 def _is_report(path: Path) -> bool:
@@ -2099,6 +2125,8 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
     journal = _journal_path(storage, Path("."))
+    if journal is not None:
+        _check_journal(storage, storage[len("journal:"):] if storage.startswith("journal:") else storage)
     if journal is not None and journal.parent.exists() and not journal.parent.is_dir():
         raise CodesignError(f"--storage {storage}: {journal.parent} exists and is not a directory")
     if journal is not None and not journal.parent.is_dir():

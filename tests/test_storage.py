@@ -125,6 +125,42 @@ def test_a_worker_process_exits_as_the_cli_does(monkeypatch, capsys, raised, cod
     assert (err == "") if line is None else (err.startswith(line) and err.count("\n") == 1), err
 
 
+@pytest.mark.parametrize("storage, says", [
+    # a URL whose path ends in .journal is a URL (it made ./postgresql:/u:hunter2@host/ and printed it)
+    ("postgresql://u:hunter2@host/study.journal", "storage postgresql://u:***@host/study.journal"),
+    ("//u:hunter2@host/db", "--storage //u:***@host/db: expected a journal file"),
+    ("sqlite:///", "an in-memory database keeps nothing"),
+    ("journal:", "the journal path is empty or starts or ends with a space"),
+    ("journal:   ", "the journal path is empty or starts or ends with a space"),
+    (" {tmp}/x.journal", "the journal path is empty or starts or ends with a space"),
+    ("journal:{tmp}", "is a directory; give a journal file in it"),
+])
+def test_storage_values_that_are_no_journal_file_or_hide_a_password(cli, tmp_path, monkeypatch, storage, says):
+    """Each is refused with one error line (exit 2), no password shown, nothing written in the
+    working directory."""
+    monkeypatch.chdir(tmp_path)
+    storage = storage.format(tmp=tmp_path)
+    for argv in (("optimize", FLAGSHIP, "--storage", storage, "--trials", "5", "--out", tmp_path / "out"),
+                 ("worker", FLAGSHIP, "--storage", storage, "--trials", "5")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, (argv, err)
+        assert says in err and err.count("error:") == 1 and "hunter2" not in out + err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_scrub_masks_password_pieces_not_letters_of_words():
+    """A driver's message keeps its words: only the password, or a piece of it the driver split
+    off, standing on its own is masked (a password "e" made "Op***rationalError")."""
+    from codesign.search import scrub
+
+    msg = "(psycopg2.OperationalError) connection to server failed: Connection refused"
+    assert scrub(msg, "postgresql://u:e@127.0.0.1:1/db") == msg
+    assert scrub('could not translate host name "ss@127.0.0.1" to address',
+                 "postgresql://u:p@ss@127.0.0.1/db") == 'could not translate host name "***@127.0.0.1" to address'
+    assert scrub("password authentication failed (hunter2)", "postgresql://u:hunter2@h/db") == \
+        "password authentication failed (***)"
+
+
 def test_a_password_read_as_the_port_is_not_echoed(cli):
     """user:password/db without "@host" parses with the password as the port: the refusal hides it
     and says where a password goes."""
