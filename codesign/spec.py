@@ -50,6 +50,9 @@ PosInt = NewType("PosInt", int)
 NonNegInt = NewType("NonNegInt", int)
 """A whole number >= 0 (a count where 0 turns a stage off: ``search.seed_sweep``)."""
 
+SeedInt = NewType("SeedInt", int)
+"""A sampler seed: a whole number in [0, 2**32) (numpy's and Optuna's seed range)."""
+
 GridLevels = NewType("GridLevels", int)
 """A whole number >= 2: levels per number of a grid (its low and high at least)."""
 
@@ -311,9 +314,15 @@ class Slo:
     tpot: float | None = q("s", default=None)
 
 
-def _seed_ok(value):
+def _seed_hook(value, _type):
+    """The structure hook of :data:`SeedInt`: checked while the table is read, with its other keys
+    (an attrs validator runs only once every key structured, so a bad seed surfaced one run later)."""
+    value = whole_count(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a whole number (got {format_value(value)})")
     if not 0 <= value < 2**32:
-        raise ValueError(f"seed: must be a whole number in [0, 2**32) (got {value})")
+        raise ValueError(f"must be a whole number in [0, 2**32) (got {value})")
+    return value
 
 
 def _min_osl(value):
@@ -471,7 +480,7 @@ class Search:
 
     trials: PosInt = 200
     sampler: SamplerName = "nsga2"
-    seed: int = field(default=0, validator=lambda i, a, v: _seed_ok(v))
+    seed: SeedInt = 0
     #: Trials asked, evaluated in one vectorised call, and told per batch.
     batch_size: PosInt = 32
     #: Sobol' designs evaluated in vectorised calls before the search, followed by a local search of
@@ -696,6 +705,7 @@ def converter():
     conv.register_structure_hook(PosInt, _pos_int)
     conv.register_structure_hook(NonNegInt, _whole_at_least(0))
     conv.register_structure_hook(GridLevels, _whole_at_least(2))
+    conv.register_structure_hook(SeedInt, _seed_hook)
     conv.register_structure_hook(SamplerName, _name_hook(_sampler_problem))
     conv.register_structure_hook(SearchMetric, _name_hook(_metric_problem))
     conv.register_structure_hook(BoundMetric, _name_hook(lambda m: _metric_problem(m, slo=True)))

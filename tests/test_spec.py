@@ -303,7 +303,7 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
     flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
     spec = tmp_path / "s.toml"
     spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search]\ntrials = 0\nsampler = "nsga3"\n'
-                    'seed_sweep = -1\ngradient_seeds = -1\ngrid_points = 1\n'
+                    'seed = -1\nseed_sweep = -1\ngradient_seeds = -1\ngrid_points = 1\n'
                     '[[search.objectives]]\nmetric = "peak_tok_s"\ndirection = "maximize"\n'
                     '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "down"\n'
                     '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 m"\n'
@@ -311,6 +311,8 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
                     '[[search.constraints]]\nmetric = "ttft"\nmax = "2 s"\n')
     want = [("search.trials", "must be a whole number >= 1 (got 0)"),
             ("search.sampler", "unknown sampler 'nsga3'; expected one of nsga2, tpe, gp, random, grid"),
+            # a bad seed was reported one run later (an attrs validator runs after every key structured)
+            ("search.seed", "must be a whole number in [0, 2**32) (got -1)"),
             ("search.seed_sweep", "must be a whole number >= 0 (got -1)"),
             ("search.gradient_seeds", "must be a whole number >= 0 (got -1)"),
             # a grid takes each number's low and high at least
