@@ -2038,8 +2038,9 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
     n0 = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     quotas = [todo // workers + (1 if i < todo % workers else 0) for i in range(workers)]
     cx = mp.get_context("spawn")  # fork can deadlock JAX (DESIGN.md)
+    errors = cx.SimpleQueue()  # each failed worker's one line, reported once by this process
     procs = [cx.Process(target=_worker_process, args=(spec.path, storage, str(out_dir), q, seed, i + 1),
-                        daemon=False) for i, q in enumerate(quotas) if q > 0]
+                        kwargs={"errors": errors}, daemon=False) for i, q in enumerate(quotas) if q > 0]
     for p in procs:
         p.start()
     try:
@@ -2055,9 +2056,13 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
         p.join()
     bad = [p.exitcode for p in procs if p.exitcode]
     if bad:
-        # each worker printed its own error line; a worker's bug (exit 3, or a signal) is no input error
-        why = (f"{len(bad)} worker process(es) failed (exit codes {bad}, their messages above); completed "
-               "trials are kept in the storage, rerun to resume")
+        lines = []
+        while not errors.empty():
+            lines.append(errors.get())
+        # the first worker's message, once (every worker of a broken plugin says the same); a
+        # worker's bug (exit 3, or a signal) is no input error
+        why = ((lines[0] + "; " if lines else "") + f"{len(bad)} of {len(procs)} worker process(es) failed "
+               f"(exit codes {bad}); completed trials are kept in the storage, rerun to resume")
         raise CodesignError(why) if all(c == ExitCode.USAGE_ERROR for c in bad) else BugError(why)
     n1 = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
     if poll:
@@ -2065,28 +2070,34 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
     return n1 - n0
 
 
-def _worker_process(*args) -> None:
-    """The target of a ``--workers`` process: :func:`worker_main`, exiting as the CLI does (2 with
-    one ``error:`` line on bad input, 3 with one ``internal error:`` line on a bug, 130 when
-    interrupted) instead of multiprocessing's traceback and exit 1."""
+def _worker_process(*args, errors=None) -> None:
+    """The target of a ``--workers`` process: :func:`worker_main`, exiting as the CLI does (2 on
+    bad input, 3 on a bug, 130 when interrupted) instead of multiprocessing's traceback and exit 1.
+    Its one-line message ("worker N: ...") goes to the ``errors`` queue, for the parent to report
+    once, or to stderr (``error:``/``internal error:``) without one."""
     import sys
     import traceback
+
+    def fail(code, head, msg):
+        line = f"worker {args[5]}: {' / '.join(msg.splitlines())}"
+        if errors is not None:
+            errors.put(line)
+        else:
+            print(f"{head}{line}", file=sys.stderr)
+        sys.exit(int(code))
 
     try:
         worker_main(*args)
     except KeyboardInterrupt:
         sys.exit(int(ExitCode.INTERRUPTED))
     except BugError as exc:
-        print(f"internal error: worker {args[5]}: {exc}", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERNAL_ERROR))
+        fail(ExitCode.INTERNAL_ERROR, "internal error: ", str(exc))
     except CodesignError as exc:
-        print("\n".join(f"error: worker {args[5]}: {line}" for line in str(exc).splitlines()), file=sys.stderr)
-        sys.exit(int(ExitCode.USAGE_ERROR))
+        fail(ExitCode.USAGE_ERROR, "error: ", str(exc))
     except Exception as exc:  # noqa: BLE001 - a bug: one line, where it happened
         where = traceback.extract_tb(exc.__traceback__)[-1]
-        print(f"internal error: worker {args[5]}: {type(exc).__name__}: {exc} (at {where.filename}:"
-              f"{where.lineno})", file=sys.stderr)
-        sys.exit(int(ExitCode.INTERNAL_ERROR))
+        fail(ExitCode.INTERNAL_ERROR, "internal error: ",
+             f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})")
 
 
 def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | None, seed: int | None,

@@ -161,6 +161,23 @@ def test_scrub_masks_password_pieces_not_letters_of_words():
         "password authentication failed (***)"
 
 
+def test_a_worker_process_hands_its_message_to_the_parent(monkeypatch, capsys):
+    """Under --workers the parent reports a failed worker once, with its message (so --json names
+    the broken plugin): the worker puts its line on the queue instead of printing it."""
+    import codesign.search as search
+    from codesign.errors import PluginBugError
+
+    def fails(*args):
+        raise PluginBugError("cost model 'bad' (plugin bad 1.0) raised ZeroDivisionError: boom")
+
+    monkeypatch.setattr(search, "worker_main", fails)
+    got = []
+    with pytest.raises(SystemExit) as stop:
+        search._worker_process("spec.toml", None, "out", 5, 0, 1, errors=type("Q", (), {"put": lambda self, x: got.append(x)})())
+    assert stop.value.code == 3 and capsys.readouterr().err == ""
+    assert got == ["worker 1: cost model 'bad' (plugin bad 1.0) raised ZeroDivisionError: boom"]
+
+
 def test_a_password_read_as_the_port_is_not_echoed(cli):
     """user:password/db without "@host" parses with the password as the port: the refusal hides it
     and says where a password goes."""
