@@ -1192,7 +1192,9 @@ def _driver_url(url: str) -> str:
     ``psycopg2-binary``) when only that driver is installed."""
     import importlib.util
 
-    if re.match(r"^postgres(ql)?://", url) and importlib.util.find_spec("psycopg") is None \
+    if url.startswith("postgres://"):  # libpq's (and Heroku's) alias; SQLAlchemy knows postgresql:// only
+        url = "postgresql://" + url[len("postgres://"):]
+    if url.startswith("postgresql://") and importlib.util.find_spec("psycopg") is None \
             and importlib.util.find_spec("psycopg2") is not None:
         return "postgresql+psycopg2://" + url.split("://", 1)[1]
     return url

@@ -178,6 +178,16 @@ def test_a_worker_process_hands_its_message_to_the_parent(monkeypatch, capsys):
     assert got == ["worker 1: cost model 'bad' (plugin bad 1.0) raised ZeroDivisionError: boom"]
 
 
+def test_postgres_scheme_alias_is_postgresql():
+    """postgres:// (libpq's alias) names the same server as postgresql://; SQLAlchemy refuses the
+    alias ("Can't load plugin: sqlalchemy.dialects:postgres"), so it is rewritten before the driver."""
+    from codesign.search import _driver_url
+
+    assert _driver_url("postgres://u:pw@h/db").split("://", 1)[1] == "u:pw@h/db"
+    assert _driver_url("postgres://u:pw@h/db").startswith("postgresql")
+    assert _driver_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
 def test_a_password_read_as_the_port_is_not_echoed(cli):
     """user:password/db without "@host" parses with the password as the port: the refusal hides it
     and says where a password goes."""
