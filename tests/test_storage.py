@@ -178,13 +178,19 @@ def test_a_worker_process_hands_its_message_to_the_parent(monkeypatch, capsys):
     assert got == ["worker 1: cost model 'bad' (plugin bad 1.0) raised ZeroDivisionError: boom"]
 
 
-def test_postgres_scheme_alias_is_postgresql():
+def test_postgres_scheme_alias_is_postgresql(monkeypatch):
     """postgres:// (libpq's alias) names the same server as postgresql://; SQLAlchemy refuses the
-    alias ("Can't load plugin: sqlalchemy.dialects:postgres"), so it is rewritten before the driver."""
+    alias ("Can't load plugin: sqlalchemy.dialects:postgres"), so it is rewritten before the driver,
+    whichever driver is installed (here: psycopg 3 alone, SQLAlchemy's default for postgresql://)."""
+    import importlib.util
+
     from codesign.search import _driver_url
 
-    assert _driver_url("postgres://u:pw@h/db").split("://", 1)[1] == "u:pw@h/db"
-    assert _driver_url("postgres://u:pw@h/db").startswith("postgresql")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "psycopg2" else (object() if name == "psycopg" else real(name, *a)))
+    assert _driver_url("postgres://u:pw@h/db") == "postgresql://u:pw@h/db"
+    assert _driver_url("postgresql://u:pw@h/db") == "postgresql://u:pw@h/db"
     assert _driver_url("sqlite:///x.db") == "sqlite:///x.db"
 
 
