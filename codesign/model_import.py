@@ -250,13 +250,19 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
         return e
     what = (f"model_type {outer['model_type']!r}" if isinstance(outer.get("model_type"), str)
             else "the config")
+    taken = [k for k in WRAPPER_KEYS if k not in outer["text_config"] and k in outer]
     try:
         e = _entries(cfg, fname, path)
-    except CodesignError as exc:  # every message is "FILE: KEY: what"; the key is text_config's
+    except CodesignError as exc:  # every message is "FILE: KEY: what"
         msg = str(exc).removeprefix(f"{fname}: ")
+        key = msg.split(": ", 1)[0]
+        top = next((k for k in taken if key == k or key.startswith((f"{k}.", f"{k}["))), None)
+        if top:  # a key taken from the wrapper's top level is named where it is
+            raise CodesignError(f"{fname}: {msg}; {what} is multimodal: its language model is read "
+                                f"from text_config, {top} from the top level (text_config has "
+                                "none)") from None
         raise CodesignError(f"{fname}: text_config.{msg}; {what} is multimodal: its language "
                             "model is read from text_config") from None
-    taken = [k for k in WRAPPER_KEYS if k not in outer["text_config"] and k in outer]
     tie = f", {', '.join(taken)} the top level's" if taken else ""
     e.notes.insert(0, f"{e.fname}: {what} is multimodal: the language model under text_config "
                       f"(model_type {cfg['model_type']!r}) was imported, every key below is "

@@ -443,3 +443,29 @@ def test_a_multimodal_wrapper_without_text_config_is_refused_as_such(tmp_path, c
     rc, out, err = cli("model", "import", f)
     assert rc == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
     assert f"{f}: architectures:" in err and "a multimodal config without text_config" in err, err
+
+
+@pytest.mark.parametrize("top, key", [
+    ({"quantization_config": {"quant_method": "compressed-tensors"}}, "quantization_config.quant_method"),
+    ({"quantization_config": {"quant_method": "fp8", "fmt": "e3m4"}}, "quantization_config.fmt"),
+    ({"quantization_config": "fp8"}, "quantization_config"),
+    ({"torch_dtype": "int8"}, "torch_dtype"),
+    ({"tie_word_embeddings": "yes"}, "tie_word_embeddings"),
+])
+def test_a_bad_key_taken_from_the_wrappers_top_level_is_named_there(tmp_path, cli, top, key):
+    """A key of WRAPPER_KEYS that text_config lacks is read from the top level; when it is bad the
+    error named it text_config.KEY, a key the file does not have. Once text_config has the key
+    itself, the error names text_config's."""
+    text = json.loads((VENDORED / "qwen3-8b.json").read_text())
+    for k in top:
+        text.pop(k, None)
+    f = write(tmp_path, {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                         "text_config": text, "vision_config": VISION, **top})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"error: {f}: {key}: "), err
+    assert f"{next(iter(top))} from the top level (text_config has none)" in err, err
+    f = write(tmp_path, {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                         "text_config": {**text, **top}, "vision_config": VISION})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and err.startswith(f"error: {f}: text_config.{key}: "), err
