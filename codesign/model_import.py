@@ -41,7 +41,9 @@ Which configs are imported (the cost model prices decoder-only attention transfo
   its ``text_config`` by the rules below (the fragment notes it; errors name ``text_config.<key>``,
   or the top-level key for one of :data:`WRAPPER_KEYS` taken from the top level). A ``…For
   ConditionalGeneration`` ``architectures`` inside ``text_config`` (a wrapper's, as a re-save by
-  recent ``transformers`` writes it) is ignored: the ``text_config`` is the language model;
+  recent ``transformers`` writes it) is ignored: the ``text_config`` is the language model. Where
+  the top level repeats a dimension (:data:`DIMENSION_KEYS`) with another value, ``text_config``'s
+  is used and the fragment notes both;
 * the language-model ``model_type`` of a vision-language release that is a known family's decoder
   under multimodal RoPE (:data:`TEXT_FAMILY`: ``qwen2_5_vl_text``, ``qwen2_vl_text`` → ``qwen2``,
   ``qwen3_vl_text`` → ``qwen3``, ``qwen3_vl_moe_text`` → ``qwen3_moe``) is read with that family's
@@ -108,6 +110,12 @@ TEXT_FAMILY = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen2_vl":
 #: Keys a config of another ``model_type`` must all have to be imported as a decoder-only
 #: transformer (plus ``intermediate_size`` or an experts count for the FFN).
 GENERIC_KEYS = ("hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads")
+
+#: The language model's dimensions: when a multimodal config's top level repeats one of them with
+#: another value than its ``text_config``'s, the fragment notes it (``text_config``'s is used).
+DIMENSION_KEYS = ("hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads",
+                  "num_key_value_heads", "head_dim", "intermediate_size", "moe_intermediate_size",
+                  "n_routed_experts", "num_local_experts", "num_experts", "num_experts_per_tok")
 
 #: Families the cost model cannot price, and why (refused whatever keys they carry).
 _SSM = "a state-space/recurrent model (no attention layers)"
@@ -267,6 +275,16 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
     e.notes.insert(0, f"{e.fname}: {what} is multimodal: the language model under text_config "
                       f"(model_type {cfg['model_type']!r}) was imported, every key below is "
                       f"text_config's{tie}; the vision tower is not priced")
+    # a top level that repeats the text keys (Qwen2.5-VL) with other values: text_config's are used
+    inner = outer["text_config"]
+    differ = [k for k in DIMENSION_KEYS if outer.get(k) is not None and k in inner and outer[k] != inner[k]]
+    if differ:
+        one = len(differ) == 1
+        top = ", ".join(f"{k} = {json.dumps(outer[k])}" for k in differ)
+        text = ", ".join(f"{k} = {json.dumps(inner[k])}" for k in differ)
+        e.notes.insert(1, f"{e.fname}: the top level's {top} disagree{'s' if one else ''} with "
+                          f"text_config's ({text}); text_config's {'value was' if one else 'values were'} "
+                          "used")
     return e
 
 

@@ -469,3 +469,19 @@ def test_a_bad_key_taken_from_the_wrappers_top_level_is_named_there(tmp_path, cl
                          "text_config": {**text, **top}, "vision_config": VISION})
     rc, out, err = cli("model", "import", f)
     assert rc == 2 and err.startswith(f"error: {f}: text_config.{key}: "), err
+
+
+def test_top_level_text_keys_that_disagree_with_text_config_are_noted(tmp_path, cli):
+    """A top level that repeats the text keys (Qwen2.5-VL) with other values than text_config's:
+    text_config's are used (no error), and the fragment's notes name the disagreeing keys, both
+    values and which was used; keys that agree are not named."""
+    text = {k: v for k, v in QWEN25_VL_3B.items() if k != "vision_config"}
+    text["model_type"] = "qwen2_5_vl_text"
+    f = write(tmp_path, {**QWEN25_VL_3B, "hidden_size": 3584, "num_hidden_layers": 28, "text_config": text})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 0, err
+    assert ("the top level's hidden_size = 3584, num_hidden_layers = 28 disagree with text_config's "
+            "(hidden_size = 2048, num_hidden_layers = 36); text_config's values were used") in out, out
+    assert "hidden_size = 2048  #" in out and "num_layers = 36  #" in out
+    rc, out, err = cli("model", "import", write(tmp_path, {**QWEN25_VL_3B, "text_config": text}))
+    assert rc == 0 and "disagree" not in out, out
