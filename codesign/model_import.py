@@ -37,8 +37,20 @@ Supported families (the keys each one reads are those of its ``configuration_*.p
 
 Which configs are imported (the cost model prices decoder-only attention transformers only):
 
-* a multimodal config (a ``text_config`` table: Llava, Qwen2.5-VL, Qwen3.5) is read from its
-  ``text_config`` by the rules below (the fragment notes it; errors name ``text_config.<key>``);
+* a multimodal config (a ``text_config`` table: Llava, Qwen2.5-VL, Qwen3-VL, Qwen3.5) is read from
+  its ``text_config`` by the rules below (the fragment notes it; errors name ``text_config.<key>``,
+  or the top-level key for one of :data:`WRAPPER_KEYS` taken from the top level). A ``…For
+  ConditionalGeneration`` ``architectures`` inside ``text_config`` (a wrapper's, as a re-save by
+  recent ``transformers`` writes it) is ignored: the ``text_config`` is the language model. Where
+  the top level repeats a dimension (:data:`DIMENSION_KEYS`) with another value, ``text_config``'s
+  is used and the fragment notes both;
+* the language-model ``model_type`` of a vision-language release that is a known family's decoder
+  under multimodal RoPE (:data:`TEXT_FAMILY`: ``qwen2_5_vl_text``, ``qwen2_vl_text`` → ``qwen2``,
+  ``qwen3_vl_text`` → ``qwen3``, ``qwen3_vl_moe_text`` → ``qwen3_moe``) is read with that family's
+  keys; so is the original Qwen2-VL/Qwen2.5-VL layout without ``text_config`` (``model_type``
+  ``qwen2_vl``/``qwen2_5_vl`` with the text keys at the top level, which ``Qwen2_5_VLConfig`` reads
+  as its text config); a multimodal wrapper of another ``model_type`` without ``text_config`` is
+  refused as such;
 * a ``model_type`` of :data:`DECODER_TYPES` (the families above) is read with that family's keys;
 * a ``model_type`` of :data:`NOT_PRICEABLE` (state-space and recurrent models such as ``mamba`` or
   ``rwkv``, attention/SSM hybrids such as ``jamba``, encoder-only models such as ``bert``,
@@ -82,9 +94,28 @@ HYBRID_TYPES = {"qwen3_next", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5", "qwe
 DECODER_TYPES = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen2_moe", "qwen3_moe", "gpt_oss",
                  "minimax_m2", *MLA_TYPES, *HYBRID_TYPES}
 
+#: Language-model ``model_type`` values of vision-language releases whose decoder is a known
+#: family's, read with that family's keys (``transformers`` ``configuration_qwen2_5_vl.py``,
+#: ``configuration_qwen2_vl.py``: ``Qwen2_5_VLTextConfig``/``Qwen2VLTextConfig`` carry Qwen2's keys
+#: and the decoder is Qwen2's, biased q/k/v, under multimodal RoPE, which changes no count;
+#: ``configuration_qwen3_vl.py``/``configuration_qwen3_vl_moe.py``: Qwen3's and Qwen3-MoE's keys,
+#: ``num_experts``, ``num_experts_per_tok``, ``moe_intermediate_size``, ``decoder_sparse_step``,
+#: ``mlp_only_layers``). ``qwen2_vl``/``qwen2_5_vl`` are the wrapper's own ``model_type``: a config
+#: without ``text_config`` has the text keys at its top level, and ``Qwen2_5_VLConfig`` builds its
+#: text config from them. (``qwen3_vl`` is not listed: ``Qwen3VLConfig`` does not read top-level
+#: text keys.)
+TEXT_FAMILY = {"qwen2_vl_text": "qwen2", "qwen2_5_vl_text": "qwen2", "qwen2_vl": "qwen2",
+               "qwen2_5_vl": "qwen2", "qwen3_vl_text": "qwen3", "qwen3_vl_moe_text": "qwen3_moe"}
+
 #: Keys a config of another ``model_type`` must all have to be imported as a decoder-only
 #: transformer (plus ``intermediate_size`` or an experts count for the FFN).
 GENERIC_KEYS = ("hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads")
+
+#: The language model's dimensions: when a multimodal config's top level repeats one of them with
+#: another value than its ``text_config``'s, the fragment notes it (``text_config``'s is used).
+DIMENSION_KEYS = ("hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads",
+                  "num_key_value_heads", "head_dim", "intermediate_size", "moe_intermediate_size",
+                  "n_routed_experts", "num_local_experts", "num_experts", "num_experts_per_tok")
 
 #: Families the cost model cannot price, and why (refused whatever keys they carry).
 _SSM = "a state-space/recurrent model (no attention layers)"
@@ -159,8 +190,9 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
 
     A multimodal config (Llava, Qwen2.5-VL, Qwen3.5: a ``text_config`` table beside a vision
     tower's) gives the language model's config: its ``text_config``, when the top level has no
-    ``hidden_size`` or the ``text_config`` has one (Qwen2.5-VL repeats the text keys at the top
-    level, under its own ``model_type`` and a ``…ForConditionalGeneration`` architecture). A
+    ``hidden_size`` or the ``text_config`` has one (a re-saved Qwen2.5-VL repeats the text keys at
+    the top level, under its own ``model_type`` and a ``…ForConditionalGeneration`` architecture,
+    which the re-save may copy into ``text_config`` too: there it is dropped). A
     ``text_config`` that is no table (a list, a string) is refused; ``null`` is as absent (a plain
     config read from its top level) where the top level has ``hidden_size``, and refused where it
     has none (the language model's dimensions would be its config class's defaults, not the file's)."""
@@ -194,6 +226,12 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
     if isinstance(inner, dict) and ("hidden_size" not in cfg or "hidden_size" in inner):
         outer = cfg
         cfg = dict(inner)
+        # a re-save by recent transformers copies the wrapper's architectures into text_config
+        # (["Qwen2_5_VLForConditionalGeneration"]); the text_config is the language model
+        archs = cfg.get("architectures")
+        if isinstance(archs, list) and archs and all(
+                isinstance(a, str) and a.endswith("ForConditionalGeneration") for a in archs):
+            del cfg["architectures"]
         # the wrapper may say whether the language model ties its embeddings (Qwen3.5 does) and
         # how the checkpoint is stored (an FP8 release's quantization_config sits at the top level)
         for key in WRAPPER_KEYS:
@@ -212,20 +250,41 @@ def import_entries(path: str | os.PathLike, *, display: str | None = None) -> _E
     """
     cfg, fname, outer = _read_config(path, display)
     if outer is None:
-        return _entries(cfg, fname, path)
+        e = _entries(cfg, fname, path)
+        if cfg["model_type"] in TEXT_FAMILY and not cfg["model_type"].endswith("_text"):
+            e.notes.insert(0, f"{e.fname}: model_type {cfg['model_type']!r} is multimodal, without "
+                              "text_config: the language model's keys are the top level's (as its "
+                              "config class reads them); the vision tower is not priced")
+        return e
     what = (f"model_type {outer['model_type']!r}" if isinstance(outer.get("model_type"), str)
             else "the config")
+    taken = [k for k in WRAPPER_KEYS if k not in outer["text_config"] and k in outer]
     try:
         e = _entries(cfg, fname, path)
-    except CodesignError as exc:  # every message is "FILE: KEY: what"; the key is text_config's
+    except CodesignError as exc:  # every message is "FILE: KEY: what"
         msg = str(exc).removeprefix(f"{fname}: ")
+        key = msg.split(": ", 1)[0]
+        top = next((k for k in taken if key == k or key.startswith((f"{k}.", f"{k}["))), None)
+        if top:  # a key taken from the wrapper's top level is named where it is
+            raise CodesignError(f"{fname}: {msg}; {what} is multimodal: its language model is read "
+                                f"from text_config, {top} from the top level (text_config has "
+                                "none)") from None
         raise CodesignError(f"{fname}: text_config.{msg}; {what} is multimodal: its language "
                             "model is read from text_config") from None
-    taken = [k for k in WRAPPER_KEYS if k not in outer["text_config"] and k in outer]
     tie = f", {', '.join(taken)} the top level's" if taken else ""
     e.notes.insert(0, f"{e.fname}: {what} is multimodal: the language model under text_config "
                       f"(model_type {cfg['model_type']!r}) was imported, every key below is "
                       f"text_config's{tie}; the vision tower is not priced")
+    # a top level that repeats the text keys (Qwen2.5-VL) with other values: text_config's are used
+    inner = outer["text_config"]
+    differ = [k for k in DIMENSION_KEYS if outer.get(k) is not None and k in inner and outer[k] != inner[k]]
+    if differ:
+        one = len(differ) == 1
+        top = ", ".join(f"{k} = {json.dumps(outer[k])}" for k in differ)
+        text = ", ".join(f"{k} = {json.dumps(inner[k])}" for k in differ)
+        e.notes.insert(1, f"{e.fname}: the top level's {top} disagree{'s' if one else ''} with "
+                          f"text_config's ({text}); text_config's {'value was' if one else 'values were'} "
+                          "used")
     return e
 
 
@@ -235,16 +294,18 @@ def _entries(cfg: dict, fname: str, path: str | os.PathLike) -> _Entries:
     if not isinstance(cfg.get("model_type"), str):
         _fail(fname, "model_type", "missing (required)" if "model_type" not in cfg
               else f"expected a string (got {cfg['model_type']!r})")
-    mt = cfg["model_type"]
+    src_mt = cfg["model_type"]
+    mt = TEXT_FAMILY.get(src_mt, src_mt)  # a vision-language release's decoder: a known family's
     generic = _check_priceable(cfg, fname, mt)
     mla = mt in MLA_TYPES or "kv_lora_rank" in cfg
     if mla and mt not in MLA_TYPES:
-        _fail(fname, "kv_lora_rank", f"latent attention in model_type {mt!r} is not supported "
+        _fail(fname, "kv_lora_rank", f"latent attention in model_type {src_mt!r} is not supported "
               f"(known MLA types: {', '.join(sorted(MLA_TYPES))})")
 
     e.add("name", Path(path).stem, "file name")
     e.add("source", e.fname, "file name")
-    e.add("architecture", mt, "model_type")
+    e.add("architecture", mt, "model_type" if mt == src_mt else
+          f"model_type {src_mt!r}: the {mt} decoder (under multimodal RoPE, which changes no count)")
 
     hidden = _int(cfg, "hidden_size", fname)
     layers = _int(cfg, "num_hidden_layers", fname)
@@ -258,7 +319,7 @@ def _entries(cfg: dict, fname: str, path: str | os.PathLike) -> _Entries:
           else "tie_word_embeddings absent (false)")
 
     # ---------------------------------------------------------------- attention
-    e.add("attention", "mla" if mla else "gqa", f"model_type {mt!r}")
+    e.add("attention", "mla" if mla else "gqa", f"model_type {src_mt!r}")
     e.add("num_attention_heads", heads, "num_attention_heads")
     if mla:
         nope = _int(cfg, "qk_nope_head_dim", fname)
@@ -335,7 +396,7 @@ def _entries(cfg: dict, fname: str, path: str | os.PathLike) -> _Entries:
               moe["moe_intermediate_size"][1] + " (intermediate_size absent; no dense layer)")
     if "hidden_act" in cfg and cfg["hidden_act"] not in ("silu", "swiglu", "gelu_pytorch_tanh", "gelu"):
         _fail(fname, "hidden_act", f"unknown activation {cfg['hidden_act']!r}")
-    e.add("ffn_gated", True, f"model_type {mt!r}: gated (GLU) MLP, gate/up/down projections")
+    e.add("ffn_gated", True, f"model_type {src_mt!r}: gated (GLU) MLP, gate/up/down projections")
     if "mlp_bias" in cfg:
         e.add("mlp_bias", _bool(cfg, "mlp_bias", fname, False), "mlp_bias")
     if moe:
@@ -413,6 +474,11 @@ def _check_priceable(cfg: dict, fname: str, mt: str) -> bool:
     archs = cfg.get("architectures")
     if isinstance(archs, list) and archs and not any(
             isinstance(a, str) and a.endswith("ForCausalLM") for a in archs):
+        if any(isinstance(a, str) and a.endswith("ForConditionalGeneration") for a in archs):
+            _fail(fname, "architectures", f"{archs}: a multimodal config without text_config, and "
+                  f"model_type {mt!r} is not one whose top-level keys are its language model's "
+                  f"({', '.join(k for k, v in TEXT_FAMILY.items() if not k.endswith('_text'))}); "
+                  "expected the language model's config under text_config")
         _fail(fname, "architectures", f"{archs} is not a causal language model (…ForCausalLM) and "
               f"model_type {mt!r} is not a known decoder-only transformer "
               f"(known: {', '.join(sorted(DECODER_TYPES))})")

@@ -184,6 +184,11 @@ def infeasible_reasons(trials, space: SearchSpace, top: int = 5) -> list[dict[st
     return out
 
 
+def trials(n: int) -> str:
+    """``"1 trial"``, ``"2 trials"``: a count of trials as the reports write it."""
+    return f"{n} trial" if n == 1 else f"{n} trials"
+
+
 def _counted(metrics: dict) -> dict:
     """``metrics`` with each count (chips, max_concurrency) whole, as ``codesign evaluate --json``
     gives them (:func:`codesign.costmodel.design_value`)."""
@@ -380,7 +385,7 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
     allx = [p[0] for p in pi + pf] or [1]
     if max(allx) / max(min(allx), 1e-12) > 30:
         ax.set_xscale("log")
-    ax.set_title(f"{spec.name or spec.path}: {len(result.trials)} trials, power basis TDP")
+    ax.set_title(f"{spec.name or spec.path}: {trials(len(result.trials))}, power basis TDP")
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:  # nothing to label when no trial has metrics
         ax.legend(fontsize=8, loc="best")
@@ -482,7 +487,7 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                          ["1"] + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
     merged = doc.get("duplicate_trials_merged") or 0
-    title = (f"Pareto designs: {len(rows)} of {doc['trials']} trials ({doc['feasible_trials']} feasible"
+    title = (f"Pareto designs: {len(rows)} of {trials(doc['trials'])} ({doc['feasible_trials']} feasible"
              + (f"; {merged} repeat trial(s) of a listed design merged" if merged else "") + ")"
              + (f", vs {ref.get('name')}" if ref else ""))
 
@@ -502,7 +507,7 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     if not doc["feasible_trials"] and doc.get("infeasible_reasons"):
         # a reason whose numbers differ between its trials is one example of them ("e.g.")
         console.print("[red]no feasible design[/red]; most common reasons: " + escape("; ".join(
-            ("" if r.get("pattern", r["reason"]) == r["reason"] else "e.g. ") + f"{r['reason']} ({r['trials']} trials)"
+            ("" if r.get("pattern", r["reason"]) == r["reason"] else "e.g. ") + f"{r['reason']} ({trials(r['trials'])})"
             for r in doc["infeasible_reasons"])), highlight=False)
     best = rows[0] if rows else None
     if best and best.get("sensitivities"):

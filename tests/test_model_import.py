@@ -362,3 +362,126 @@ def test_a_multimodal_config_names_the_text_config_key_it_lacks(tmp_path, cli, t
     assert rc == 2 and out == ""
     assert err.count("\n") == 1 and "Traceback" not in err
     assert re.search(match, err) and "model_type 'llava' is multimodal" in err, err
+
+
+# Qwen/Qwen2.5-VL-3B-Instruct config.json as released (huggingface.co/Qwen/Qwen2.5-VL-3B-Instruct;
+# the vision_config shortened): the text keys at the top level, no text_config. transformers'
+# Qwen2_5_VLConfig builds its text config from them (configuration_qwen2_5_vl.py: "For BC use all
+# kwargs to init TextConfig"), and the decoder is Qwen2's (Qwen2_5_VLAttention: biased q/k/v,
+# head_dim = hidden_size / num_attention_heads; Qwen2MLP) under multimodal RoPE.
+QWEN25_VL_3B = {
+    "architectures": ["Qwen2_5_VLForConditionalGeneration"], "attention_dropout": 0.0,
+    "bos_token_id": 151643, "eos_token_id": 151645, "vision_start_token_id": 151652,
+    "vision_end_token_id": 151653, "vision_token_id": 151654, "image_token_id": 151655,
+    "video_token_id": 151656, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+    "intermediate_size": 11008, "max_position_embeddings": 128000, "max_window_layers": 70,
+    "model_type": "qwen2_5_vl", "num_attention_heads": 16, "num_hidden_layers": 36,
+    "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768,
+    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "transformers_version": "4.41.2",
+    "use_cache": True, "use_sliding_window": False,
+    "vision_config": {"depth": 32, "hidden_act": "silu", "hidden_size": 1280, "intermediate_size": 3420,
+                      "num_heads": 16, "out_hidden_size": 2048, "patch_size": 14},
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]}, "vocab_size": 151936,
+}
+#: what the released config says, read by Qwen2's rules
+QWEN25_VL_3B_TEXT = {"architecture": "qwen2", "hidden_size": 2048, "num_layers": 36, "vocab_size": 151936,
+                     "tie_word_embeddings": True, "attention": "gqa", "num_attention_heads": 16,
+                     "num_kv_heads": 2, "head_dim": 2048 // 16, "intermediate_size": 11008,
+                     "native_weights_format": "bf16"}
+
+
+def test_the_original_qwen25_vl_layout_imports_its_top_level_text_keys(tmp_path, cli):
+    """model_type qwen2_5_vl without text_config was refused as "not a causal language model"
+    although Qwen2.5-VL was said to be supported; it is the Qwen2 decoder of its top-level keys
+    (use_sliding_window false: no sliding layers), and the fragment says it is multimodal."""
+    f = write(tmp_path, QWEN25_VL_3B)
+    table = hf_config_to_model_table(f)
+    assert {k: table[k] for k in QWEN25_VL_3B_TEXT} == QWEN25_VL_3B_TEXT
+    assert "layer_types" not in table
+    rc, out, err = cli("model", "import", f)
+    assert rc == 0, err
+    assert "model_type 'qwen2_5_vl' is multimodal, without text_config" in out
+    assert "vision tower is not priced" in out and "qwen2 q/k/v biases" in out
+
+
+def test_a_qwen25_vl_config_resaved_by_recent_transformers_imports(tmp_path):
+    """A re-save by recent transformers adds text_config with model_type qwen2_5_vl_text (Qwen2_5_VL
+    TextConfig) and may copy the wrapper's architectures into it; that was refused ("... is not a
+    causal language model ... 'qwen2_5_vl_text' is not a known decoder-only transformer"). It is
+    the same Qwen2 decoder as the original layout."""
+    text = {k: v for k, v in QWEN25_VL_3B.items() if k != "vision_config"}
+    text["model_type"] = "qwen2_5_vl_text"
+    for t in (text, {k: v for k, v in text.items() if k != "architectures"}):
+        table = hf_config_to_model_table(write(tmp_path, {**QWEN25_VL_3B, "text_config": t}))
+        assert {k: table[k] for k in QWEN25_VL_3B_TEXT} == QWEN25_VL_3B_TEXT
+
+
+@pytest.mark.parametrize("stem, text_type, family, wrapper", [
+    ("qwen3-8b", "qwen3_vl_text", "qwen3", "Qwen3VLForConditionalGeneration"),
+    ("qwen3-30b-a3b", "qwen3_vl_moe_text", "qwen3_moe", "Qwen3VLMoeForConditionalGeneration"),
+])
+def test_qwen3_vl_text_configs_are_read_as_their_family(tmp_path, stem, text_type, family, wrapper):
+    """Qwen3VLTextConfig / Qwen3VLMoeTextConfig (configuration_qwen3_vl*.py) carry Qwen3's and
+    Qwen3-MoE's keys (num_experts, num_experts_per_tok, moe_intermediate_size, decoder_sparse_step,
+    mlp_only_layers): a text_config of that model_type, with the wrapper's architectures copied into
+    it, imports as the same config under model_type qwen3 / qwen3_moe."""
+    cfg = json.loads((VENDORED / f"{stem}.json").read_text())
+    assert cfg["model_type"] == family
+    (tmp_path / "plain").mkdir()
+    plain = hf_config_to_model_table(write(tmp_path / "plain", cfg, "m.json"))
+    text = {**cfg, "model_type": text_type, "architectures": [wrapper]}
+    wrapped = hf_config_to_model_table(write(tmp_path, {"architectures": [wrapper], "model_type": text_type[:-5],
+                                                        "text_config": text, "vision_config": VISION}, "m.json"))
+    assert wrapped == plain and wrapped["architecture"] == family
+
+
+def test_a_multimodal_wrapper_without_text_config_is_refused_as_such(tmp_path, cli):
+    """Another wrapper's model_type (Qwen3VLConfig does not read top-level text keys) without
+    text_config: the error says it is a multimodal config without text_config."""
+    f = write(tmp_path, {**QWEN25_VL_3B, "model_type": "qwen3_vl",
+                         "architectures": ["Qwen3VLForConditionalGeneration"]})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{f}: architectures:" in err and "a multimodal config without text_config" in err, err
+
+
+@pytest.mark.parametrize("top, key", [
+    ({"quantization_config": {"quant_method": "compressed-tensors"}}, "quantization_config.quant_method"),
+    ({"quantization_config": {"quant_method": "fp8", "fmt": "e3m4"}}, "quantization_config.fmt"),
+    ({"quantization_config": "fp8"}, "quantization_config"),
+    ({"torch_dtype": "int8"}, "torch_dtype"),
+    ({"tie_word_embeddings": "yes"}, "tie_word_embeddings"),
+])
+def test_a_bad_key_taken_from_the_wrappers_top_level_is_named_there(tmp_path, cli, top, key):
+    """A key of WRAPPER_KEYS that text_config lacks is read from the top level; when it is bad the
+    error named it text_config.KEY, a key the file does not have. Once text_config has the key
+    itself, the error names text_config's."""
+    text = json.loads((VENDORED / "qwen3-8b.json").read_text())
+    for k in top:
+        text.pop(k, None)
+    f = write(tmp_path, {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                         "text_config": text, "vision_config": VISION, **top})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith(f"error: {f}: {key}: "), err
+    assert f"{next(iter(top))} from the top level (text_config has none)" in err, err
+    f = write(tmp_path, {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl",
+                         "text_config": {**text, **top}, "vision_config": VISION})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 2 and err.startswith(f"error: {f}: text_config.{key}: "), err
+
+
+def test_top_level_text_keys_that_disagree_with_text_config_are_noted(tmp_path, cli):
+    """A top level that repeats the text keys (Qwen2.5-VL) with other values than text_config's:
+    text_config's are used (no error), and the fragment's notes name the disagreeing keys, both
+    values and which was used; keys that agree are not named."""
+    text = {k: v for k, v in QWEN25_VL_3B.items() if k != "vision_config"}
+    text["model_type"] = "qwen2_5_vl_text"
+    f = write(tmp_path, {**QWEN25_VL_3B, "hidden_size": 3584, "num_hidden_layers": 28, "text_config": text})
+    rc, out, err = cli("model", "import", f)
+    assert rc == 0, err
+    assert ("the top level's hidden_size = 3584, num_hidden_layers = 28 disagree with text_config's "
+            "(hidden_size = 2048, num_hidden_layers = 36); text_config's values were used") in out, out
+    assert "hidden_size = 2048  #" in out and "num_layers = 36  #" in out
+    rc, out, err = cli("model", "import", write(tmp_path, {**QWEN25_VL_3B, "text_config": text}))
+    assert rc == 0 and "disagree" not in out, out

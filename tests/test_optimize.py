@@ -292,6 +292,25 @@ def _table_doc(n_params):
             "pareto": [row], "trials": 200, "feasible_trials": 150, "infeasible_reasons": []}
 
 
+def test_the_table_counts_one_trial_in_the_singular():
+    """"(1 trials)" after a reason, "of 1 trials" in the title: one trial is "1 trial"."""
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+
+    doc = dict(_table_doc(0), pareto=[], trials=1, feasible_trials=0, infeasible_reasons=[
+        {"reason": "tp 16 does not divide 8 KV heads", "pattern": "tp 16 does not divide 8 KV heads", "trials": 1},
+        {"reason": "weights need 9 GB per chip", "pattern": "weights need # GB per chip", "trials": 2}])
+    buf = io.StringIO()
+    print_table(doc, Console(file=buf, width=200, color_system=None))
+    text = " ".join(buf.getvalue().split())
+    assert "of 1 trial (0 feasible" in text, text
+    assert "tp 16 does not divide 8 KV heads (1 trial);" in text and "(2 trials)" in text, text
+    assert "1 trials" not in text, text
+
+
 @pytest.mark.parametrize("n_params, width", [(5, 160), (6, 160), (7, 160), (7, 120), (7, 100)])
 def test_the_table_never_cuts_the_headline(n_params, width):
     import io
@@ -510,3 +529,13 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
     assert blank == ["mixed_tok_s_per_kw_at_tpot", "min_ttft_s", "mixed_tok_s_per_kw_at_tpot_vs_reference",
                      "area_mm2_vs_reference", "peak_mixed_tok_s_per_kw_vs_reference",
                      "min_e2e_latency_s_vs_reference", "min_tpot_s_vs_reference", "beats_reference"]
+
+
+def test_a_finished_study_of_one_trial_says_trial(cli, tmp_path):
+    """Re-running a study that already has its trials: "1 completed trial", not "1 completed trials"."""
+    spec = _gb200_search(tmp_path, "one", "")
+    out = tmp_path / "o"
+    assert cli("optimize", spec, "--trials", "1", "--out", out)[0] == 0
+    rc, stdout, err = cli("optimize", spec, "--trials", "1", "--out", out)
+    assert rc == 0, err
+    assert "study already has 1 completed trial; nothing to run" in " ".join(err.split()), err

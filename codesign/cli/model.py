@@ -33,7 +33,11 @@ def register(sub) -> None:
                                      "vocab_size, num_attention_heads and intermediate_size; state-space, "
                                      "hybrid, encoder-only and encoder-decoder models are refused. A "
                                      "multimodal config is read from its text_config (the language "
-                                     "model; the vision tower is not priced).")
+                                     "model; the vision tower is not priced), a Qwen2-VL/Qwen2.5-VL one "
+                                     "without text_config from its top-level text keys; the language "
+                                     "models of Qwen2-VL, Qwen2.5-VL and Qwen3-VL (qwen2_vl_text, "
+                                     "qwen2_5_vl_text, qwen3_vl_text, qwen3_vl_moe_text) are read as "
+                                     "qwen2, qwen3 and qwen3_moe.")
     ip.add_argument("config", help="a Hugging Face config.json")
     ip.add_argument("-o", "--output", help="write the TOML here (default: stdout)")
     ip.set_defaults(func=run_import)

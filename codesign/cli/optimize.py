@@ -74,7 +74,8 @@ def run(args) -> int:
         if prog.live.is_started:
             prog.stop()
     if result.new_trials == 0:
-        err.print(f"study already has {len(result.trials)} completed trials; nothing to run "
+        n = len(result.trials)
+        err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run "
                   f"(raise --trials to continue)")
     ensure_out_dir(out, out_option)
     doc = write_outputs(spec, result, out)
