@@ -2072,7 +2072,8 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
     return n1 - n0
 
 
-def _worker_process(*args, errors=None) -> None:
+def _worker_process(spec_path: str, storage: str | None, out_dir: str, quota: int | None, seed: int | None,
+                    rank: int, *, errors=None) -> None:
     """The target of a ``--workers`` process: :func:`worker_main`, exiting as the CLI does (2 on
     bad input, 3 on a bug, 130 when interrupted) instead of multiprocessing's traceback and exit 1.
     Its one-line message ("worker N: ...") goes to the ``errors`` queue, for the parent to report
@@ -2081,7 +2082,7 @@ def _worker_process(*args, errors=None) -> None:
     import traceback
 
     def fail(code, head, msg):
-        line = f"worker {args[5]}: {' / '.join(msg.splitlines())}"
+        line = f"worker {rank}: {' / '.join(msg.splitlines())}"
         if errors is not None:
             errors.put(line)
         else:
@@ -2089,7 +2090,7 @@ def _worker_process(*args, errors=None) -> None:
         sys.exit(int(code))
 
     try:
-        worker_main(*args)
+        worker_main(spec_path, storage, out_dir, quota, seed, rank)
     except KeyboardInterrupt:
         sys.exit(int(ExitCode.INTERRUPTED))
     except BugError as exc:

@@ -317,9 +317,7 @@ class Slo:
 def _seed_hook(value, _type):
     """The structure hook of :data:`SeedInt`: checked while the table is read, with its other keys
     (an attrs validator runs only once every key structured, so a bad seed surfaced one run later)."""
-    value = whole_count(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected a whole number (got {format_value(value)})")
+    value = _as_whole(value)
     if not 0 <= value < 2**32:
         raise ValueError(f"must be a whole number in [0, 2**32) (got {value})")
     return value
@@ -642,14 +640,21 @@ def whole_count(value):
 MAX_COUNT = 10**9
 
 
+def _as_whole(value):
+    """``value`` as an int (:func:`whole_count`); TypeError naming it when it is no whole number."""
+    value = whole_count(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"expected a whole number (got {format_value(value)})")
+    return value
+
+
 def _whole_at_least(minimum: int):
     """The structure hook of a count >= ``minimum`` (and <= :data:`MAX_COUNT`)."""
     def hook(value, _type):
         value = whole_count(value)
         if isinstance(value, float) and value.is_integer():  # beyond 2**53: whole, but not a count
             raise ValueError(f"must be a whole number in [{minimum}, {MAX_COUNT}] (got {format_value(value)})")
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"expected a whole number (got {format_value(value)})")
+        value = _as_whole(value)
         if value < minimum:
             raise ValueError(f"must be a whole number >= {minimum} (got {value})")
         if value > MAX_COUNT:
