@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
@@ -334,8 +335,13 @@ def _write_csv(path: Path, rows, result: SearchResult) -> None:
 
 
 def _cell(x):
-    """A CSV cell: empty for a metric without a value (NaN, inf, absent), as pareto.json writes null."""
-    return "" if isinstance(x, float) and not math.isfinite(x) else x
+    """A CSV cell: empty for a metric without a value (NaN, inf, absent), as pareto.json writes null;
+    a number as pareto.json (and sweep_front.csv) write it, through :func:`jsonable` (a float32
+    result at its shortest digits, ``118181.69``, not the float64 widening ``118181.6875``)."""
+    if isinstance(x, (float, np.floating, np.integer)):
+        x = jsonable(x)
+        return "" if x is None else x
+    return x
 
 
 def _plot(path: Path, result: SearchResult, spec: Spec) -> None:

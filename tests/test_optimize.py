@@ -539,3 +539,43 @@ def test_a_finished_study_of_one_trial_says_trial(cli, tmp_path):
     rc, stdout, err = cli("optimize", spec, "--trials", "1", "--out", out)
     assert rc == 0, err
     assert "study already has 1 completed trial; nothing to run" in " ".join(err.split()), err
+
+
+def test_pareto_csv_writes_float32_metrics_at_their_own_digits(cli, tmp_path):
+    """The cost model computes in float32: 118181.69 as float32 widens to 118181.6875 in float64.
+    pareto.json (and sweep_front.csv) write the shortest digits that read back as that float32;
+    pareto.csv wrote the float64 widening. Now every metric cell reads as pareto.json's number, in
+    the same digits, and the columns are unchanged."""
+    import csv
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from codesign.report import _write_csv
+    from codesign.search import Param, SearchSpace
+
+    space = SearchSpace(params=(Param("deployment.tp", None, "categorical", choices=(1, 2)),),
+                        objectives=(("peak_mixed_tok_s_per_kw", "maximize"),), constraints=())
+    widened = float(np.float32(118181.69))
+    assert widened == 118181.6875  # the digits pareto.csv wrote
+    row = {"trial": 1, "params": {"deployment.tp": 2},
+           "metrics": {"peak_mixed_tok_s_per_kw": widened, "min_e2e_latency_s": np.float32(1.4980890),
+                       "min_tpot_s": 0.1, "peak_power_w": 650.0, "area_mm2": float("inf")},
+           "vs_reference": {}, "beats_reference": None, "design_file": "d.toml"}
+    _write_csv(tmp_path / "p.csv", [row], SimpleNamespace(space=space))
+    with (tmp_path / "p.csv").open(newline="") as fh:
+        [r] = list(csv.DictReader(fh))
+    assert r["peak_mixed_tok_s_per_kw"] == "118181.69" and r["min_e2e_latency_s"] == "1.498089"
+    assert r["min_tpot_s"] == "0.1" and r["peak_power_w"] == "650.0" and r["area_mm2"] == ""
+
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", _gb200_search(tmp_path, "digits", ""), "--trials", "4", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads((out / "pareto.json").read_text())
+    with (out / "pareto.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == len(doc["pareto"]) >= 1
+    for r, j in zip(rows, doc["pareto"]):
+        for m, v in j["metrics"].items():
+            if m in r:
+                assert r[m] == ("" if v is None else json.dumps(v)), (m, r[m], v)

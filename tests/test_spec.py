@@ -331,3 +331,29 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
     rc, out, err = cli("optimize", spec, "--out", tmp_path / "out")
     assert rc == 2 and len(err.strip().splitlines()) == len(want) and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):
+    """A table of the including spec merges key by key into the included one's ([search.params]
+    adds and overrides parameters); an array of tables ([[search.constraints]],
+    [[search.objectives]]) replaces the included array, it is not appended to. The README says so."""
+    from codesign.spec import load_raw
+    from conftest import REPO
+
+    (tmp_path / "base.toml").write_text(
+        '[search.params]\n"deployment.tp" = { choices = [1, 2] }\n'
+        '"memory.hbm.bandwidth" = { low = "2 TB/s", high = "8 TB/s" }\n'
+        '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 W"\n'
+        '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n')
+    (tmp_path / "top.toml").write_text(
+        'include = ["base.toml"]\n[search.params]\n"deployment.tp" = { choices = [4] }\n'
+        '[[search.constraints]]\nmetric = "area_mm2"\nmax = "800 mm^2"\n')
+    search = load_raw(tmp_path / "top.toml")[0]["search"]
+    assert search["params"] == {"deployment.tp": {"choices": [4]},
+                                "memory.hbm.bandwidth": {"low": "2 TB/s", "high": "8 TB/s"}}
+    assert search["constraints"] == [{"metric": "area_mm2", "max": "800 mm^2"}]
+    assert search["objectives"] == [{"metric": "peak_mixed_tok_s_per_kw", "direction": "maximize"}]
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert ("An array of tables does not merge: `[[search.constraints]]` or `[[search.objectives]]` in "
+            "the including file **replaces** the included spec's whole array") in readme
+    assert "Tables merge key by key" in readme and "`[search.params]` adds parameters" in readme

@@ -417,3 +417,21 @@ def test_seed_designs_interrupted_mid_run_are_evaluated_on_resume(tmp_path):
     assert len(ran) == len(seeds)
     for s in seeds:  # every seed design was evaluated after all
         assert any(all(r.get(k) == v for k, v in s.items()) for r in ran), s
+
+
+def test_readme_says_it_is_the_worker_that_refuses_a_missing_journal_directory(cli, tmp_path):
+    """"(a journal path in a directory that does not exist is refused, not created)" read as if every
+    --storage refused one; only codesign worker does (it joins a study kept there): codesign
+    optimize creates the directory of the journal it starts its study in."""
+    from conftest import REPO
+
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert "(a journal path in a directory that does not exist is refused, not created)" not in readme
+    assert ("`codesign worker` refuses a journal path in a directory that does not exist rather than "
+            "create it") in readme
+    assert "`codesign optimize` creates the directory of the journal it starts its study in" in readme
+    journal = tmp_path / "new" / "sub" / "study.journal"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "1")
+    assert rc == 2 and "does not exist" in err and not (tmp_path / "new").exists(), err
+    rc, out, err = cli("optimize", FLAGSHIP, "--storage", journal, "--trials", "1", "--out", tmp_path / "o")
+    assert rc in (0, 1) and journal.is_file(), err
