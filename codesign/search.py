@@ -1221,6 +1221,41 @@ def _rdb_storage(url: str, attempts: int = 6):
             time.sleep(0.2 + random.random() * 0.5 * (i + 1))
 
 
+def _make_parent(path: Path, what: str) -> None:
+    """Create the missing directory of a study's file (``what`` names the file in the message).
+
+    Created here, once the spec has been accepted (not by the CLI); :func:`join_study` refuses a
+    missing directory before, and :func:`run_search` removes what was created when the run is
+    refused before it starts."""
+    parent = path.parent
+    if not parent.is_dir():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CodesignError(f"cannot create the directory {parent} for {what}: "
+                                f"{exc.strerror or exc}") from None
+
+
+def _sqlite_path(url: str | None) -> Path | None:
+    """The database file of a ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db``
+    URL (any ``sqlite+driver``), as SQLAlchemy reads it (relative to the current directory,
+    ``%20`` decoded); None for any other storage, an in-memory database, a ``file:`` URI
+    (``?uri=true``) or a URL SQLAlchemy cannot parse (its own error says so)."""
+    if not url or not re.match(r"^sqlite(\+\w+)?://", url):
+        return None
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # noqa: BLE001 - sqlalchemy's ArgumentError / ValueError: reported when opened
+        return None
+    db = parsed.database
+    if not db or db.strip() != db or db == ":memory:" or db.startswith("file:") \
+            or str(parsed.query.get("uri", "")).lower() in ("true", "1"):
+        return None
+    return Path(db)
+
+
 def _check_port(url: str) -> None:
     """Refuse a storage URL whose port (after the host's ``:``) is no integer 1..65535, before the
     driver answers "invalid literal for int() with base 10" (an empty port too). A URL without a
@@ -1269,13 +1304,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         _check_journal(url, path)
         if repair:
             _repair_journal(path)
-        parent = Path(path).parent
-        if not parent.is_dir():  # created here, once the spec has been accepted (not by the CLI)
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise CodesignError(f"cannot create the directory {parent} for the journal {path}: "
-                                    f"{exc.strerror or exc}") from None
+        _make_parent(Path(path), f"the journal {path}")
         backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
         return optuna.storages.JournalStorage(backend), path
     if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
@@ -1290,6 +1319,9 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
                             "or journal:PATH for any file name) or a database URL (postgresql://user:password@host/db, "
                             "sqlite:///relative/path.db, sqlite:////absolute/path.db)")
     _check_port(url)
+    db = _sqlite_path(url)
+    if db is not None:  # SQLite creates the file, not its directory ("unable to open database file")
+        _make_parent(db, f"the database {redact(url)}")
     try:
         import logging
 
@@ -1832,7 +1864,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             journal storage; created once the spec has been accepted, and refused when it is
             neither new, empty nor a study directory (:func:`check_study_dir`) or holds another
             study (:func:`_check_out_dir`).
-        storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path.
+        storage: an Optuna storage URL (``postgresql://…``, ``sqlite:///…``) or a journal path;
+            the missing directory of a journal or SQLite database is created (and removed again,
+            with a new journal or database, when the run is refused before it starts).
         progress: optional ``callback(done, total)``.
         out_option: how an error names ``out_dir`` (``"--out"`` when the user gave it).
         workers: local worker processes (``spawn``), each asking and telling batches on the same
@@ -1852,18 +1886,19 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     check_study_dir(out_dir, storage, out_option)
     journal = _journal_path(storage, out_dir)  # None: an RDB URL
     private = journal is not None
-    fresh = journal is not None and not journal.exists()
-    made = _missing_dirs(journal.parent) if journal is not None else []
+    file = journal if journal is not None else _sqlite_path(storage)  # the study's file, if it has one
+    fresh = file is not None and not file.exists()
+    made = _missing_dirs(file.parent) if file is not None else []
     try:
         ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private,
                           claim=True)
         _prepare(ctx, total, private=private)
     except BaseException:
         # refused before any trial ran (the cost model refused the spec, say, or the output
-        # directory holds another study): leave no new journal behind, or the corrected spec would
-        # clash with its recorded spec, and no directory this call created
+        # directory holds another study): leave no new journal (or SQLite database) behind, or the
+        # corrected spec would clash with its recorded spec, and no directory this call created
         if fresh:
-            journal.unlink(missing_ok=True)
+            file.unlink(missing_ok=True)
         for d in made:  # deepest first; stops at the first one that is not empty
             try:
                 d.rmdir()
@@ -2130,9 +2165,10 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently).
 
     Raises:
-        CodesignError: a journal path whose directory does not exist (a worker joins a study where
-            it is kept; ``optimize`` creates the directory of its own study), as ``numerics
-            quantize`` refuses an output file in a missing directory.
+        CodesignError: a journal path or SQLite database (``sqlite:///dir/study.db``) whose
+            directory does not exist (a worker joins a study where it is kept; ``optimize``
+            creates the directory of its own study), as ``numerics quantize`` refuses an output
+            file in a missing directory.
     """
     import os
 
@@ -2141,10 +2177,11 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     journal = _journal_path(storage, Path("."))
     if journal is not None:
         _check_journal(storage, storage[len("journal:"):] if storage.startswith("journal:") else storage)
-    if journal is not None and journal.parent.exists() and not journal.parent.is_dir():
-        raise CodesignError(f"--storage {storage}: {journal.parent} exists and is not a directory")
-    if journal is not None and not journal.parent.is_dir():
-        raise CodesignError(f"--storage {storage}: directory {journal.parent} does not exist (a worker joins "
+    file = journal if journal is not None else _sqlite_path(storage)  # a journal or SQLite database
+    if file is not None and file.parent.exists() and not file.parent.is_dir():
+        raise CodesignError(f"--storage {redact(storage)}: {file.parent} exists and is not a directory")
+    if file is not None and not file.parent.is_dir():
+        raise CodesignError(f"--storage {redact(storage)}: directory {file.parent} does not exist (a worker joins "
                             "the study kept there; check the path, or create the directory to start a study in it)")
     total = trials if trials is not None else spec.search.trials
     rank = os.getpid() % 9973 + 1

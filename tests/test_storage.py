@@ -326,6 +326,65 @@ def test_worker_refuses_a_journal_in_a_missing_directory(cli, tmp_path):
     assert rc == 2 and f"{tmp_path / 'f'} exists and is not a directory" in err, err
 
 
+def _kv_refused_spec(tmp_path):
+    """A spec refused after its storage is opened: a weight-only format among the searched KV cache
+    choices is found only once the study is open (test_search's weight-only KV cache test)."""
+    f = tmp_path / "kv.toml"
+    f.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search.params]\n'
+                 '"deployment.kv_cache_format" = { choices = ["fp8_e4m3", "int4_g32"] }\n')
+    return f
+
+
+def test_optimize_creates_the_missing_directory_of_a_sqlite_database(cli, tmp_path, monkeypatch):
+    """SQLite creates a database file but not its directory: `optimize --storage sqlite:///dir/study.db`
+    with dir missing failed with SQLAlchemy's "unable to open database file", while the directory of
+    a journal is created. SQLAlchemy reads sqlite:///rel/x.db relative to the current directory and
+    sqlite:////abs/x.db as /abs/x.db (STORAGE_HELP): optimize creates the directory of both, and
+    the study's trial is stored in the database there."""
+    monkeypatch.chdir(tmp_path)
+    absolute = "sqlite:///" + str(tmp_path / "abs" / "sub" / "study.db")
+    assert absolute.startswith("sqlite:////")
+    for url, db in (("sqlite:///rel/sub/study.db", tmp_path / "rel" / "sub" / "study.db"),
+                    (absolute, tmp_path / "abs" / "sub" / "study.db")):
+        rc, _, err = cli("optimize", FLAGSHIP, "--storage", url, "--trials", "1", "--out", tmp_path / f"o-{db.parts[-3]}")
+        assert rc in (0, 1) and "unable to open database file" not in err, (url, err)
+        assert db.is_file(), url
+        assert sum(t.state.name == "COMPLETE" for t in _trials(url)) == 1
+
+
+def test_a_refused_optimize_leaves_no_sqlite_database_or_directory(cli, tmp_path, monkeypatch):
+    """A spec refused once the storage is open leaves nothing it made behind, as with a journal
+    (run_search's clean-up): not the directories it created for the database (relative and
+    absolute URL), nor a new database file in a directory that existed (the corrected spec would
+    clash with the study recorded there); a directory that existed stays."""
+    monkeypatch.chdir(tmp_path)
+    spec = _kv_refused_spec(tmp_path)
+    (tmp_path / "kept").mkdir()
+    for url in ("sqlite:///rel/sub/study.db", "sqlite:///" + str(tmp_path / "abs" / "sub" / "study.db"),
+                "sqlite:///kept/study.db"):
+        rc, _, err = cli("optimize", spec, "--storage", url, "--trials", "1", "--out", tmp_path / "o")
+        assert rc == 2 and len(err.strip().splitlines()) == 1, (url, err)
+        assert "'int4_g32' is a weight-only number format" in err, (url, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept", "kv.toml"]
+    assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_worker_refuses_a_sqlite_database_in_a_missing_directory(cli, tmp_path, monkeypatch):
+    """A worker joins the study kept in --storage, so a sqlite URL whose directory does not exist
+    (relative or absolute) is refused naming it, as a journal's is, and nothing is created; SQLite's
+    "unable to open database file" named no directory. A path under a file is refused too."""
+    monkeypatch.chdir(tmp_path)
+    for url, missing in (("sqlite:///no/such/study.db", "no/such"),
+                         ("sqlite:///" + str(tmp_path / "gone" / "x" / "study.db"), str(tmp_path / "gone" / "x"))):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert f"error: --storage {url}: directory {missing} does not exist (a worker joins" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    (tmp_path / "f").write_text("")
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", "sqlite:///f/study.db", "--trials", "5")
+    assert rc == 2 and "error: --storage sqlite:///f/study.db: f exists and is not a directory" in err, err
+
+
 def _pg_url():
     url = os.environ.get("CODESIGN_TEST_POSTGRES_URL")
     if not url:
@@ -427,9 +486,9 @@ def test_readme_says_it_is_the_worker_that_refuses_a_missing_journal_directory(c
 
     readme = " ".join((REPO / "README.md").read_text().split())
     assert "(a journal path in a directory that does not exist is refused, not created)" not in readme
-    assert ("`codesign worker` refuses a journal path in a directory that does not exist rather than "
-            "create it") in readme
-    assert "`codesign optimize` creates the directory of the journal it starts its study in" in readme
+    assert ("`codesign worker` refuses a journal path or SQLite file in a directory that does not exist "
+            "rather than create it") in readme
+    assert "`codesign optimize` creates the directory of the journal or SQLite file it starts its study in" in readme
     journal = tmp_path / "new" / "sub" / "study.journal"
     rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "1")
     assert rc == 2 and "does not exist" in err and not (tmp_path / "new").exists(), err
