@@ -1183,7 +1183,7 @@ def _repair_journal(path: str) -> None:
             tail = fh.read()
             cut = tail.rfind(b"\n")
             fh.truncate(size - len(tail) + cut + 1 if cut >= 0 else 0)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # no journal yet (its directory may be a file: refused later)
         pass
 
 
@@ -1229,6 +1229,10 @@ def _make_parent(path: Path, what: str) -> None:
     refused before it starts."""
     parent = path.parent
     if not parent.is_dir():
+        blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():  # mkdir said "File exists" or "Not a directory"
+            raise CodesignError(f"cannot create the directory {parent} for {what}: "
+                                f"{blocker} exists and is not a directory")
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -1898,7 +1902,10 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         # directory holds another study): leave no new journal (or SQLite database) behind, or the
         # corrected spec would clash with its recorded spec, and no directory this call created
         if fresh:
-            file.unlink(missing_ok=True)
+            try:
+                file.unlink(missing_ok=True)
+            except OSError:  # its directory is a file (NotADirectoryError): nothing was made there
+                pass
         for d in made:  # deepest first; stops at the first one that is not empty
             try:
                 d.rmdir()

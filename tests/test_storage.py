@@ -385,6 +385,22 @@ def test_worker_refuses_a_sqlite_database_in_a_missing_directory(cli, tmp_path, 
     assert rc == 2 and "error: --storage sqlite:///f/study.db: f exists and is not a directory" in err, err
 
 
+def test_optimize_refuses_a_storage_under_a_file_as_bad_input(cli, tmp_path, monkeypatch):
+    """A journal or SQLite database whose directory (or an ancestor of it) is a file cannot be
+    made: optimize reported an internal error (exit 3: NotADirectoryError from the journal repair,
+    or from the clean-up that unlinks a fresh journal). It is bad input: one line naming the
+    directory and the file in the way, exit 2, nothing written."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("")
+    for storage, parent in (("f/study.journal", "f"), ("f/a/b/study.journal", "f/a/b"), ("journal:f/x", "f"),
+                            ("sqlite:///f/study.db", "f"), ("sqlite:///f/a/study.db", "f/a")):
+        rc, out, err = cli("optimize", FLAGSHIP, "--storage", storage, "--trials", "1", "--out", tmp_path / "o")
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (storage, err)
+        assert err.startswith(f"error: cannot create the directory {parent} for the "), (storage, err)
+        assert err.strip().endswith(": f exists and is not a directory"), (storage, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
 def _pg_url():
     url = os.environ.get("CODESIGN_TEST_POSTGRES_URL")
     if not url:
