@@ -401,6 +401,22 @@ def test_optimize_refuses_a_storage_under_a_file_as_bad_input(cli, tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
+def test_a_directory_named_like_a_journal_is_refused(cli, tmp_path, monkeypatch):
+    """--storage x.journal where x.journal is a directory is read as a journal path (it ends in
+    .journal) and cannot be one: optimize and worker refuse it in one line naming the journal file
+    to give instead (exit 2), relative or absolute, and write nothing (no --out, nothing inside)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.journal").mkdir()
+    for given in ("x.journal", str(tmp_path / "x.journal")):
+        line = f"error: --storage {given}: {given} is a directory; give a journal file in it ({given}/study.journal)"
+        for argv in (("optimize", FLAGSHIP, "--storage", given, "--trials", "1", "--out", tmp_path / "o"),
+                     ("worker", FLAGSHIP, "--storage", given, "--trials", "1")):
+            rc, out, err = cli(*argv)
+            assert rc == 2 and out == "" and err.strip() == line, (argv, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.journal"]
+    assert list((tmp_path / "x.journal").iterdir()) == []
+
+
 def _pg_url():
     url = os.environ.get("CODESIGN_TEST_POSTGRES_URL")
     if not url:
