@@ -56,12 +56,31 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
     Raises:
         SpecError: ``name`` is neither a registered baseline nor a readable spec file.
     """
+    return _reference_of(spec.path, name, pm=pm)
+
+
+def reference_problems(spec_path: str, name: str) -> list[tuple[str, str, str]]:
+    """The problems :func:`reference_spec` finds in the reference ``name`` of the spec file
+    ``spec_path`` (``[]`` when it reads), for a spec refused before it is built: the loader
+    reports them beside that spec's ``[search]`` problems (codesign.spec.load_spec)."""
+    from .errors import CodesignError
+
+    try:
+        _reference_of(spec_path, name)
+    except SpecError as exc:
+        return exc.problems
+    except CodesignError:  # a plugin that fails to load: said when the search starts
+        return []
+    return []
+
+
+def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
-    spec_raw, spec_origins = load_raw(spec.path)
+    spec_raw, spec_origins = load_raw(spec_path)
     baselines = pm.baselines
-    where = spec.path or "<spec>"
+    where = spec_path or "<spec>"
     if name in baselines:
         b = baselines[name]
         hw_raw, hw_origins = load_raw(b.hardware)
@@ -72,7 +91,7 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
         return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware))
     # a relative reference is relative to the file that set `search.reference` (which may be an
     # included file), like an include path
-    setter = spec_origins.get(("search", "reference")) or spec.path
+    setter = spec_origins.get(("search", "reference")) or spec_path
     path = Path(setter).parent / name if setter else Path(name)
     if not path.exists():
         have = ", ".join(sorted(baselines)) or "none registered"

@@ -40,7 +40,7 @@ from attrs import frozen
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
-from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind
+from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
 from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
@@ -153,8 +153,9 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             continue
         try:
             prm = _param(key, kind, p)
-        except (QuantityError, ValueError, TypeError) as exc:
-            problems.append((spec.path, where, str(exc)))
+        except ParamError as exc:  # a loaded spec has none (codesign.spec checks them): as it says them
+            problems.append((spec.path, toml_key_path("search", "params", key, *((exc.field,) if exc.field else ())),
+                             str(exc)))
             continue
         # every value the search may try must be one the spec itself accepts (a design file is a
         # spec `codesign evaluate` takes unchanged): the bounds, or each choice
@@ -271,49 +272,89 @@ def _metric_value(metric: str, raw) -> float:
     return float(raw)
 
 
+class ParamError(ValueError):
+    """A problem of one ``[search.params]`` entry; :attr:`field` names the key of its inline table
+    at fault (``low``, ``high``, ``step``, ``choices``, ``log``), or is ``""`` for the table as a
+    whole (both ``choices`` and ``low``/``high``, or neither)."""
+
+    def __init__(self, field: str, msg: str):
+        super().__init__(msg)
+        self.field = field
+
+
+def param_problem(key: str, p: SearchParam) -> tuple[str, str] | None:
+    """``(field, why)`` when the ``[search.params]`` entry ``p`` of ``key`` has a bad shape: a
+    bound or choice not of the key's kind (a quantity with its unit, a number, a number-format
+    name), an empty ``choices``, ``low`` not below ``high``, a log range from 0 or below, a
+    ``step`` <= 0, a count's bounds or step not whole; None when it is fine. Needs no cost model,
+    so the spec loader checks it (codesign.spec); a key that is no spec key is left to
+    :func:`build_space`, with the keys the cost model can vary."""
+    try:
+        kind = quantity_kind(key)
+    except KeyError:
+        return None
+    try:
+        _param(key, kind, p)
+    except ParamError as exc:
+        return exc.field, str(exc)
+    except (QuantityError, ValueError, TypeError) as exc:
+        return "", str(exc)
+    return None
+
+
 def _param(key: str, kind: str | None, p) -> Param:
-    def val(x):
-        if kind:  # zero only where the spec takes it (no SRAM: yes; no HBM bandwidth: no)
-            return parse_quantity(x, kind, allow_zero=quantity_allows_zero(key))
-        if FORMAT_KEY.match(key):
-            if not isinstance(x, str):
-                raise TypeError(f"expected a number-format name (got {format_value(x)})")
+    """The searched parameter ``key`` of the entry ``p``, its values in SI units.
+
+    Raises:
+        ParamError: naming the entry's key at fault (:func:`param_problem`).
+    """
+    def val(x, field):
+        try:
+            if kind:  # zero only where the spec takes it (no SRAM: yes; no HBM bandwidth: no)
+                return parse_quantity(x, kind, allow_zero=quantity_allows_zero(key))
+            if FORMAT_KEY.match(key):
+                if not isinstance(x, str):
+                    raise TypeError(f"expected a number-format name (got {format_value(x)})")
+                return x
+            if isinstance(x, bool) or not isinstance(x, (int, float)):
+                raise TypeError(f"expected a number (got {format_value(x)})")
             return x
-        if isinstance(x, bool) or not isinstance(x, (int, float)):
-            raise TypeError(f"expected a number (got {format_value(x)})")
-        return x
+        except (QuantityError, ValueError, TypeError) as exc:
+            raise ParamError(field, str(exc)) from None
 
     if p.choices is not None:
-        if p.low is not None or p.high is not None:
-            raise ValueError("give either choices or low/high, not both")
+        if p.low is not None or p.high is not None:  # blamed on choices: an include may set low/high
+            raise ParamError("choices", "give either choices or low/high, not both")
         if not p.choices:
-            raise ValueError("choices is empty")
-        return Param(key, kind, "categorical", choices=tuple(val(c) for c in p.choices))
-    if p.low is None or p.high is None:
-        raise ValueError("give low and high, or choices")
-    low, high = float(val(p.low)), float(val(p.high))
+            raise ParamError("choices", "list at least one choice")
+        return Param(key, kind, "categorical", choices=tuple(val(c, "choices") for c in p.choices))
+    if (p.low is None) != (p.high is None):
+        raise ParamError("low" if p.low is None else "high", "missing: give low and high, or choices")
+    if p.low is None:
+        raise ParamError("", "give low and high, or choices")
+    low, high = float(val(p.low, "low")), float(val(p.high, "high"))
     for name, v in (("low", low), ("high", high)):
         if key in INT_KEYS and not (math.isfinite(v) and v.is_integer()):
-            raise ValueError(f"{name} must be a whole number for a count (got {format_value(getattr(p, name))})")
+            raise ParamError(name, f"must be a whole number for a count (got {format_value(getattr(p, name))})")
         if not math.isfinite(v):
-            raise ValueError(f"{name} must be a finite number (got {format_value(getattr(p, name))})")
+            raise ParamError(name, f"must be a finite number (got {format_value(getattr(p, name))})")
     if not low < high:
-        raise ValueError(f"low must be below high (got low = {format_value(p.low)}, high = {format_value(p.high)})")
+        raise ParamError("low", f"must be below high (got low = {format_value(p.low)}, high = {format_value(p.high)})")
     if p.log and low <= 0:
-        raise ValueError("a log-scaled range needs low > 0")
+        raise ParamError("log", f"a log-scaled range needs low > 0 (got low = {format_value(p.low)})")
     if key in INT_KEYS:
-        step = val(p.step) if p.step is not None else 1
+        step = val(p.step, "step") if p.step is not None else 1
         if not (step >= 1 and float(step).is_integer()):
-            raise ValueError(f"step must be a whole number >= 1 for a count (got {format_value(p.step)})")
+            raise ParamError("step", f"must be a whole number >= 1 for a count (got {format_value(p.step)})")
         if p.log and step != 1:
-            raise ValueError("a log-scaled count takes step = 1 (Optuna samples it on a log scale)")
+            raise ParamError("step", "a log-scaled count takes step = 1 (Optuna samples it on a log scale)")
         if (high - low) % step:
-            raise ValueError(f"high must be low plus a whole number of steps (got low = {format_value(p.low)}, "
-                             f"high = {format_value(p.high)}, step = {format_value(p.step)})")
+            raise ParamError("high", f"must be low plus a whole number of steps (got low = {format_value(p.low)}, "
+                                     f"high = {format_value(p.high)}, step = {format_value(p.step)})")
         return Param(key, kind, "int", low=int(low), high=int(high), log=p.log, step=int(step))
-    step = float(val(p.step)) if p.step is not None else None
+    step = float(val(p.step, "step")) if p.step is not None else None
     if step is not None and not (math.isfinite(step) and step > 0):
-        raise ValueError(f"step must be a finite number > 0 (got {format_value(p.step)})")
+        raise ParamError("step", f"must be a finite number > 0 (got {format_value(p.step)})")
     return Param(key, kind, "float", low=low, high=high, log=p.log, step=step)
 
 

@@ -474,7 +474,9 @@ class Constraint:
 class Search:
     """``[search]``; every key is checked when the spec is loaded, except those that need the cost
     model (``params`` and ``envelope``: the keys it can vary) or another file (``reference``),
-    which the search checks (:func:`codesign.search.build_space`)."""
+    which the search checks (:func:`codesign.search.build_space`). The shape of each ``params``
+    entry (its bounds, choices and step for the key's kind, ``low`` below ``high``) is checked
+    when the spec is loaded (:func:`codesign.search.param_problem`), the key itself by the search."""
 
     trials: PosInt = 200
     sampler: SamplerName = "nsga2"
@@ -691,6 +693,12 @@ def _metric_problem(name: str, slo: bool = False) -> str | None:
     return metric_problem(name, slo=slo)
 
 
+def _param_problem(key: str, p: SearchParam) -> tuple[str, str] | None:
+    from .search import param_problem
+
+    return param_problem(key, p)
+
+
 @functools.cache
 def converter():
     """The cattrs converter for specs: strict types, unknown keys refused, quantities in SI.
@@ -722,6 +730,27 @@ def converter():
         return tuple(value)
 
     conv.register_structure_hook_func(lambda t: t == tuple[typing.Any, ...], _choices)
+
+    def _search_params(value, type_):  # [search.params]: each entry structured, then its shape checked
+        from cattrs.errors import IterableValidationError, IterableValidationNote
+
+        if not isinstance(value, dict):
+            raise TypeError(f'expected a table of searched keys ("memory.hbm.bandwidth" = {{low = …, high = …}} '
+                            f"or {{choices = […]}}) (got {format_value(value)})")
+        out, errors = {}, []
+        for key, entry in value.items():
+            try:
+                out[key] = conv.structure(entry, SearchParam)
+                if bad := _param_problem(key, out[key]):  # "low: must be below high …" names the field
+                    raise ValueError(f"{bad[0]}: {bad[1]}" if bad[0] else bad[1])
+            except Exception as exc:  # noqa: BLE001 - collected as cattrs collects a mapping's errors
+                exc.add_note(IterableValidationNote(f"Structuring mapping value @ key {key!r}", key, SearchParam))
+                errors.append(exc)
+        if errors:
+            raise IterableValidationError(f"While structuring {type_!r}", errors, type_)
+        return out
+
+    conv.register_structure_hook_func(lambda t: t == dict[str, SearchParam], _search_params)
 
     def _array(value, type_):  # tuple[X, ...]: a TOML array; a table or a string would iterate
         if not isinstance(value, (list, tuple)):
@@ -852,25 +881,44 @@ def _key_homes() -> tuple[dict[str, list[tuple[str, str, type]]], frozenset]:
     return homes, frozenset(seen)
 
 
+def toml_key_path(*parts) -> str:
+    """The dotted TOML key path of ``parts``, a key that is no bare TOML key (one with a dot, as
+    ``[search.params]`` keys have) quoted: ``search.params."memory.hbm.bandwidth".low``."""
+    import json
+
+    return ".".join(str(k) if re.fullmatch(r"[A-Za-z0-9_-]+", str(k)) else json.dumps(str(k), ensure_ascii=False)
+                    for k in parts)
+
+
+_CATTRS_STEP = re.compile(r"""\.([^.\[]+)|\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?[0-9]+)\]""")
+
+
+def _cattrs_path(where: str) -> tuple[str, ...]:
+    """The keys of a cattrs error path (``$.search.params['memory.hbm.bandwidth'].low``): a field,
+    a mapping key (as its repr) or a list index each."""
+    import ast
+
+    return tuple(m.group(1) if m.group(1) is not None else str(ast.literal_eval(m.group(2)))
+                 for m in _CATTRS_STEP.finditer(where))
+
+
 def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]]:
     import cattrs
 
     problems = []
     for line in cattrs.transform_error(exc, path="$", format_exception=_format_exception):
         msg, _, where = line.rpartition(" @ ")
-        path = where[1:].lstrip(".")
-        path = path.replace("[", ".").replace("]", "").replace("'", "").replace('"', "")
+        path = _cattrs_path(where)
         if msg.startswith("\x00UNKNOWN\x00"):
             for item in msg.split("\x00")[2:]:
                 key, _, text = item.partition("\x01")
-                p = f"{path}.{key}" if path else key
-                problems.append((_origin(origins, tuple(p.split(".")), file), p, text))
+                problems.append((_origin(origins, path + (key,), file), toml_key_path(*path, key), text))
             continue
         m = re.match(r"^([a-z_][a-z0-9_]*): (.*)$", msg, flags=re.S)
         if m:  # a validator named its field: point at the key, and at the file that set it
-            path = f"{path}.{m.group(1)}" if path else m.group(1)
+            path += (m.group(1),)
             msg = m.group(2)
-        problems.append((_origin(origins, tuple(path.split(".")) if path else (), file), path, msg))
+        problems.append((_origin(origins, path, file), toml_key_path(*path), msg))
     return problems
 
 
@@ -953,7 +1001,22 @@ def load_spec(path: str | os.PathLike) -> Spec:
     if "steps" in data and not set(SPEC_TABLES) & set(data):
         raise SpecError([(display, "", "a study, not a spec: it has [[steps]] and none of a spec's tables "
                                        "([chip], [model], [workload] …); run it with `codesign study run`")])
-    spec = spec_from_dict(data, file=display, origins=origins)
+    try:
+        spec = spec_from_dict(data, file=display, origins=origins)
+    except SpecError as exc:
+        reference = data.get("search", {}).get("reference") if isinstance(data.get("search"), dict) else None
+        if not isinstance(reference, str) or not all(p[1].startswith("search.") for p in exc.problems) \
+                or any(p[1] == "search.reference" for p in exc.problems):
+            raise
+        # only [search] is wrong: its reference is read too, so a bad one is said in the same run
+        # (the search does the same for the problems it finds, codesign.search._build_space)
+        from .baselines import reference_problems
+
+        seen = {(p[1], p[2]) for p in exc.problems}  # the reference re-reads this spec's [search]
+        more = [p for p in reference_problems(str(path), reference) if (p[1], p[2]) not in seen]
+        if not more:
+            raise
+        raise SpecError(exc.problems + more) from None
     return attrs.evolve(spec, path=str(path), origins=origins)
 
 

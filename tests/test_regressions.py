@@ -163,17 +163,17 @@ def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
     ('[search.envelope]\n"deployment.max_batch_size" = [1e30]\n',
      "search.envelope.deployment.max_batch_size: choice 1e+30: must be a whole number in [1, 10000000]"),
     ('[search.envelope]\n"deployment.max_batch_size" = "64"\n',
-     "search.envelope.deployment.max_batch_size: expected a list (got '64')"),
+     "search.envelope.\"deployment.max_batch_size\": expected a list (got '64')"),
     ('[search.envelope]\n"deployment.max_batch_size" = {low = 16, high = 64}\n',
-     "search.envelope.deployment.max_batch_size: expected a list"),
+     'search.envelope."deployment.max_batch_size": expected a list'),
     ('[search.params]\n"deployment.max_batch_size" = {low = 0, high = 64}\n',
      "search.params.deployment.max_batch_size: low 0: must be a whole number in [1, 10000000]"),
     ('[search.params]\n"deployment.max_batch_size" = {choices = [2.5, 64]}\n',
      "search.params.deployment.max_batch_size: choice 2.5: expected a whole number"),
     ('[search.params]\n"deployment.max_batch_size" = {low = 16, high = 1024, step = 0.5}\n',
-     "search.params.deployment.max_batch_size: step must be a whole number >= 1"),
+     'search.params."deployment.max_batch_size".step: must be a whole number >= 1'),
     ('[search.params]\n"deployment.max_batch_size" = [64, 256]\n',
-     "search.params.deployment.max_batch_size: expected a table"),
+     'search.params."deployment.max_batch_size": expected a table'),
     ('[search.params]\n"deployment.tp" = {low = 0, high = 8}\n',
      "search.params.deployment.tp: low 0: must be a whole number >= 1"),
 ])
@@ -193,15 +193,15 @@ def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, bod
     ('"deployment.max_batch_size" = {low = 0, high = 64}',
      "search.params.deployment.max_batch_size: low 0: must be a whole number in [1, 10000000]"),
     ('"deployment.max_batch_size" = {choices = [true, 64]}',
-     "search.params.deployment.max_batch_size: expected a number (got true)"),
+     'search.params."deployment.max_batch_size".choices: expected a number (got true)'),
     ('"deployment.acceptance_rate" = {low = nan, high = 0.9}',
-     "search.params.deployment.acceptance_rate: low must be a finite number (got nan)"),
+     'search.params."deployment.acceptance_rate".low: must be a finite number (got nan)'),
     ('"deployment.acceptance_rate" = {low = 0.2, high = inf}',
-     "search.params.deployment.acceptance_rate: high must be a finite number (got inf)"),
+     'search.params."deployment.acceptance_rate".high: must be a finite number (got inf)'),
     ('"deployment.acceptance_rate" = {low = {a = 1}, high = 0.9}',
-     "search.params.deployment.acceptance_rate: expected a number (got {a = 1})"),
+     'search.params."deployment.acceptance_rate".low: expected a number (got {a = 1})'),
     ('"deployment.acceptance_rate" = {low = 0.2, high = 0.9, step = 0}',
-     "search.params.deployment.acceptance_rate: step must be a finite number > 0 (got 0)"),
+     'search.params."deployment.acceptance_rate".step: must be a finite number > 0 (got 0)'),
 ])
 def test_search_messages_show_toml_values_once(cli, tmp_path, body, line):
     spec = _spec(tmp_path, f"[search.params]\n{body}\n", name="mine.toml", base=FLAGSHIP)
@@ -224,17 +224,17 @@ def test_whole_valued_float_envelope_choices_are_counts(cli, tmp_path):
         assert cli("evaluate", design)[0] == 0
 
 
-@pytest.mark.parametrize("body,msg", [
+@pytest.mark.parametrize("body,key,msg", [
     # a second fresh-clone trial: fractional bounds of a count were truncated, inf and a stepped
     # log range raised tracebacks, an off-grid high let Optuna warn and write an off-grid design
-    ('{low = 2.5, high = 1024}', "low must be a whole number for a count (got 2.5)"),
-    ('{low = 16, high = inf}', "high must be a whole number for a count (got inf)"),
-    ('{low = 16, high = 1024, step = 2, log = true}', "a log-scaled count takes step = 1"),
-    ('{low = 16, high = 1000, step = 64}', "high must be low plus a whole number of steps"),
+    ('{low = 2.5, high = 1024}', "low", "must be a whole number for a count (got 2.5)"),
+    ('{low = 16, high = inf}', "high", "must be a whole number for a count (got inf)"),
+    ('{low = 16, high = 1024, step = 2, log = true}', "step", "a log-scaled count takes step = 1"),
+    ('{low = 16, high = 1000, step = 64}', "high", "must be low plus a whole number of steps"),
 ])
-def test_count_ranges_are_whole_and_on_their_grid(cli, tmp_path, body, msg):
+def test_count_ranges_are_whole_and_on_their_grid(cli, tmp_path, body, key, msg):
     spec = _spec(tmp_path, f'[search.params]\n"deployment.max_batch_size" = {body}\n', name="mine.toml",
                  base=FLAGSHIP)
     rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
     assert rc == 2 and "Traceback" not in err
-    assert f"mine.toml: search.params.deployment.max_batch_size: {msg}" in err, err
+    assert f'mine.toml: search.params."deployment.max_batch_size".{key}: {msg}' in err, err

@@ -407,4 +407,5 @@ def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
     for argv in (("optimize", spec, "--out", tmp_path / "out"), ("sweep", spec, "--points", "10", "--out", tmp_path / "sw")):
         rc, out, err = cli(*argv)
         assert rc == 2, err
-        assert "search.params.memory.hbm.bandwidth" in err and "search.reference: 'no-such-file.toml'" in err, err
+        assert 'search.params."memory.hbm.bandwidth".low: must be below high' in err, err
+        assert "search.reference: 'no-such-file.toml'" in err and len(err.strip().splitlines()) == 2, err

@@ -333,6 +333,52 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_search_param_shapes_are_named_at_load(cli, tmp_path):
+    """The shape of a [search.params] entry needs no cost model, so it is checked when the spec is
+    loaded (low > high, a non-numeric bound, an empty choices list and a step <= 0 were reported
+    only once the search had loaded the cost model; log = "yes" named the included file that first
+    set the parameter, not the file that set log). Each is named once, at its TOML key path (a
+    dotted key quoted), in the file that set it, beside the other [search] problems; exit 2 from
+    any command that loads the spec, nothing written. Expected messages follow the rules of a
+    range: low below high, a step > 0 (a count's: a whole number >= 1), at least one choice, a
+    bound in the key's unit, log true or false."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search]\nseed = -1\n[search.params]\n'
+                    '"memory.hbm.bandwidth" = { low = "16 TB/s", high = "1 TB/s" }\n'
+                    '"chip.peak_flops.fp4" = { log = "yes" }\n'
+                    '"network.scaleup_bandwidth" = { low = "fast" }\n'
+                    '"memory.hbm.capacity" = { choices = [] }\n'
+                    '"memory.sram.capacity" = { step = "0 MiB" }\n'
+                    '"deployment.max_batch_size" = { low = 16, high = 1024, step = -8 }\n')
+    p = 'search.params.'
+    want = [("search.seed", "must be a whole number in [0, 2**32) (got -1)"),
+            (p + '"memory.hbm.bandwidth".low', "must be below high (got low = '16 TB/s', high = '1 TB/s')"),
+            (p + '"chip.peak_flops.fp4".log', "expected true or false (got 'yes')"),
+            (p + '"network.scaleup_bandwidth".low', "cannot read 'fast' as a bandwidth"),
+            (p + '"memory.hbm.capacity".choices', "list at least one choice"),
+            (p + '"memory.sram.capacity".step', "must be a finite number > 0 (got '0 MiB')"),
+            (p + '"deployment.max_batch_size".step', "must be a whole number >= 1 for a count (got -8)")]
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    got = exc.value.problems
+    assert sorted(key for _, key, _ in got) == sorted(key for key, _ in want), got
+    for file, key, msg in got:
+        assert file == str(spec) and msg.startswith(dict(want)[key]), (file, key, msg)
+    for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "out")):
+        rc, _, err = cli(*argv)
+        lines = err.strip().splitlines()
+        assert rc == 2 and "Traceback" not in err and len(lines) == len(set(lines)) == len(want), (argv, err)
+    assert not (tmp_path / "out").exists()
+    # a key that is no spec key is the search's to name, with the keys the cost model can vary
+    typo = tmp_path / "typo.toml"
+    typo.write_text(f'include = ["{flagship.as_posix()}"]\n[search.params]\n'
+                    '"memory.hbm.bandwith" = { low = "2 TB/s", high = "1 TB/s" }\n')
+    load_spec(typo)
+    rc, _, err = cli("optimize", typo, "--out", tmp_path / "out")
+    assert rc == 2 and err.strip().splitlines() == [f"error: {typo}: search.params.memory.hbm.bandwith: no such spec key"]
+
+
 def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):
     """A table of the including spec merges key by key into the included one's ([search.params]
     adds and overrides parameters); an array of tables ([[search.constraints]],
