@@ -229,3 +229,46 @@ def test_inputs_that_measure_nothing_or_cannot_be_written_are_refused(tmp_path, 
         assert main(["numerics", *argv]) == 2, argv
         out, err = capsys.readouterr()
         assert err.startswith("error: ") and msg in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_synthetic_error_measures_every_format_on_the_same_values(capsys):
+    """`numerics error --synthetic` drew --blocks blocks of each format's own block size, so NVFP4
+    (blocks of 16) was measured on half as many elements as the MX formats (blocks of 32), and on
+    other values. --blocks N is N x 32 values for every format (32: the OCP MX block, a multiple of
+    NVFP4's 16), so the default 1024 is 1024 x 32 = 32768 elements for each registered format and
+    --blocks 3 is 96; NVFP4 quantises the MX formats' values, 32768 / 16 = 2048 blocks of 16."""
+    import codesign_mx
+
+    assert main(["numerics", "formats", "--json"]) == 0
+    names = [r["name"] for r in json.loads(capsys.readouterr().out)["formats"]]
+    assert {"mxfp4", "nvfp4", "fp8_e4m3", "bf16", "int4_g32"} <= set(names)
+    for extra, n in (([], 1024 * 32), (["--blocks", "3"], 3 * 32)):
+        for name in names:
+            assert main(["numerics", "error", "--format", name, "--synthetic", "normal", "--json", *extra]) == 0
+            doc = json.loads(capsys.readouterr().out)
+            assert doc["n_elements"] == n, (name, extra, doc)
+    assert main(["numerics", "error", "--format", "nvfp4", "--synthetic", "normal", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source"] == "synthetic normal, 32768 values (2048 blocks of 16), seed 0"
+    # the same values too: the MX formats' 1024 rows of 32, each split into two NVFP4 blocks of 16
+    same = codesign_mx.error_stats(codesign_mx.synthetic("normal", 1024, 32, 0).reshape(-1, 16), "nvfp4")
+    assert (doc["mse"], doc["sqnr_db"]) == (same["mse"], same["sqnr_db"])
+
+
+def test_synthetic_values_that_fill_no_whole_block_are_refused(monkeypatch, capsys):
+    """A plugin's format may have a block that does not divide --blocks x 32 values (48: 32 values
+    are 2/3 of a block): refused naming --blocks, the format and the multiple of --blocks that fits
+    (lcm(48, 32) = 96 values, so --blocks a multiple of 3); --blocks 3 is 96 values in 2 blocks."""
+    from types import SimpleNamespace
+
+    from codesign.cli import numerics
+
+    fake = SimpleNamespace(name="fake48", block_size=48, quantize=lambda x, **kw: x)
+    monkeypatch.setattr(numerics, "_format", lambda name: fake)
+    assert main(["numerics", "error", "--format", "fake48", "--synthetic", "normal", "--blocks", "1"]) == 2
+    _, err = capsys.readouterr()
+    assert err.strip() == ("error: --blocks 1: its 32 values (1 x 32) are not a whole number of fake48's blocks "
+                           "of 48; give a --blocks that makes them one (a multiple of 3)"), err
+    assert main(["numerics", "error", "--format", "fake48", "--synthetic", "normal", "--blocks", "3", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["n_elements"] == 96 and doc["source"] == "synthetic normal, 96 values (2 blocks of 48), seed 0"

@@ -11,6 +11,12 @@ Sub-commands::
 Formats come from the plugin manager (``codesign_number_formats``); the format must carry a
 ``quantize`` function. JAX is imported only inside the run functions (through the plugin).
 
+``error --synthetic`` measures every format on the same values: ``--blocks N`` (default 1024) gives
+N x 32 values (N blocks of the MX block size, 32), drawn from ``--seed``, whatever the format's own
+block size: NVFP4 quantises them as 2N blocks of 16, a per-tensor format (FP8, ``bf16``) as one
+tensor. Their SQNRs compare like for like (the count was N of each format's blocks, so NVFP4 was
+measured on half as many elements, and other values, as the MX formats).
+
 ``--scale-recipe`` picks how an MX block's E8M0 shared exponent is chosen: given explicitly with a
 ``codesign_mx`` format that has no such exponent (``bf16``, FP8, NVFP4, ``int4_g32``, whose scale
 is ``bf16(amax / 7.5)``) it is refused rather than silently ignored. ``--rounding`` (ties to even
@@ -21,6 +27,7 @@ or away from zero) applies to every ``codesign_mx`` format, ``int4_g32`` include
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -28,6 +35,10 @@ from ..errors import CodesignError
 from ._common import seed_type, whole_type
 
 SCHEMA_VERSION = 1
+
+#: Values per ``numerics error --blocks`` block of synthetic data: the OCP MX block size, a multiple
+#: of NVFP4's 16, so every format is measured on the same ``--blocks`` x 32 values.
+SYNTHETIC_BLOCK = 32
 
 
 def register(sub) -> None:
@@ -48,7 +59,10 @@ def register(sub) -> None:
     src.add_argument("input", metavar="IN", nargs="?", help="input .npy (float32)")
     src.add_argument("--synthetic", choices=["normal", "laplace", "student-t"],
                      help="use random unit-scale blocks instead of a file")
-    e.add_argument("--blocks", type=whole_type, default=None, help="synthetic blocks (default 1024)")
+    e.add_argument("--blocks", type=whole_type, default=None, metavar="N",
+                   help=f"synthetic data of N x {SYNTHETIC_BLOCK} values (N blocks of the MX block size "
+                        f"{SYNTHETIC_BLOCK}; default 1024: 32768 values), the same values for every format "
+                        "(NVFP4 quantises them as 2N blocks of 16)")
     e.add_argument("--seed", type=seed_type, default=None, help="synthetic seed (default 0)")
     e.add_argument("--json", action="store_true",
                    help="one JSON document on stdout; a non-finite number (NaN, infinity: e.g. the SQNR "
@@ -237,9 +251,17 @@ def run_error(args) -> int:
         seed = 0 if args.seed is None else args.seed
         if not 1 <= blocks <= MAX_BLOCKS:
             raise CodesignError(f"--blocks must be in [1, {MAX_BLOCKS:,}] (got {blocks}; each block is "
-                                f"{fmt.block_size or 32} float32 values held in memory)")
-        x = codesign_mx.synthetic(args.synthetic, blocks, fmt.block_size or 32, seed)
-        source = f"synthetic {args.synthetic}, {blocks} blocks, seed {seed}"
+                                f"{SYNTHETIC_BLOCK} float32 values held in memory)")
+        n = blocks * SYNTHETIC_BLOCK  # the same count, and values, for every format
+        width = fmt.block_size or SYNTHETIC_BLOCK
+        if n % width:  # a plugin's format whose block does not divide the values
+            raise CodesignError(f"--blocks {blocks}: its {n} values ({blocks} x {SYNTHETIC_BLOCK}) are not a "
+                                f"whole number of {fmt.name}'s blocks of {width}; give a --blocks that makes "
+                                f"them one (a multiple of {math.lcm(width, SYNTHETIC_BLOCK) // SYNTHETIC_BLOCK})")
+        # filled in C order, so the n values are those of any other row width with the same seed
+        x = codesign_mx.synthetic(args.synthetic, n // width, width, seed)
+        own = f" ({n // width} blocks of {width})" if fmt.block_size else ""
+        source = f"synthetic {args.synthetic}, {n} values{own}, seed {seed}"
     else:
         import numpy as np
 

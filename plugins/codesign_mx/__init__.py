@@ -169,7 +169,10 @@ def synthetic(distribution: str, n_blocks: int, block_size: int = 32, seed: int 
         seed: generator seed.
 
     Returns:
-        numpy float32 array ``(n_blocks, block_size)``.
+        numpy float32 array ``(n_blocks, block_size)``. The generator fills it in C order, so the
+        values depend on ``n_blocks * block_size`` and ``seed`` only: blocks of 16 and of 32 with
+        the same count of values hold the same values (``codesign numerics error`` measures every
+        format on the same ones).
 
     Raises:
         CodesignError: unknown distribution.
