@@ -448,6 +448,35 @@ def test_a_ctrl_c_that_a_callback_swallowed_still_ends_the_command_with_130(cli,
         return 0
 
     monkeypatch.setattr(ev, "run", run)
-    rc, out, err = cli("evaluate", "x.toml")
-    assert rc == 130 and "interrupted" in err, err
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    # Python's own Ctrl-C handler, whatever pytest inherited (a run started with `&` from a script
+    # inherits SIG_IGN, under which this Ctrl-C would be ignored, as it should: see below)
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        rc, out, err = cli("evaluate", "x.toml")
+        assert rc == 130 and "interrupted" in err, err
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is put back
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it(cli, monkeypatch):
+    """A process started under ``nohup`` or with ``&`` from a non-interactive shell inherits SIGINT
+    ignored (POSIX: the shell sets SIG_IGN for background jobs without job control); the CLI must not
+    replace that with its own handler, which made such a run interruptible by a stray SIGINT."""
+    import os
+    import signal
+
+    import codesign.cli.evaluate as ev
+
+    def run(args):
+        os.kill(os.getpid(), signal.SIGINT)  # ignored: the command finishes normally
+        return 0
+
+    monkeypatch.setattr(ev, "run", run)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        rc, out, err = cli("evaluate", "x.toml")
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert rc == 0, err

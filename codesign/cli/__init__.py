@@ -122,11 +122,14 @@ def _catch_sigint(seen: list):
     """Ctrl-C raises KeyboardInterrupt as usual and is also noted in ``seen``: one raised inside a
     callback (a gc hook, a weakref finaliser) is swallowed by Python ("Exception ignored in ..."),
     and the command would then run on and exit 0. Returns the previous handler (None when this is
-    not the main thread, where no handler can be set)."""
+    not the main thread, where no handler can be set, or when SIGINT is ignored: a command started
+    under ``nohup`` or with ``&`` from a script inherits SIG_IGN and must not become interruptible)."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         return None
 
     def on_sigint(signum, frame):
