@@ -31,7 +31,9 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   (requests in decode, not C). Given B: decode throughput X = inst·B·k/((OSL−1)·t_step(B)) (k
   tokens per step: 1 without speculative decoding, 1 + a + … + a^d with d draft tokens verified
   per step at acceptance a); the prefill station (one request's pass T_1 for latency, a full
-  CHUNK_TOKENS pass amortised per request, T_a, for capacity) runs at utilisation ρ = X·T_a.
+  token-budget pass amortised per request, T_a, for capacity: CHUNK_TOKENS aggregated,
+  PREFILL_WORKER_TOKENS per prefill-worker replica with the pass's fixed overhead included)
+  runs at utilisation ρ = X·T_a.
   Aggregated, it adds the M/D/1 wait ρ/(2(1−ρ))·T_a. Disaggregated, a prefill worker packs the
   requests that queued during its running pass into its next one (gated batch service, up to the
   token budget): a request waits for the running pass, ρ·T_own/2, and its own pass is
@@ -216,8 +218,21 @@ RHO_MAX = 0.999
 #: Prefill token budget of one engine pass (TensorRT-LLM ``max_num_tokens`` and SGLang
 #: ``chunked_prefill_size`` default to 8192 on Hopper/Blackwell; vLLM's ``max_num_batched_tokens``
 #: is 8192 in its serving benchmarks). Aggregated engines chunk prefills into decode iterations at
-#: this budget; prefill workers pack up to this many tokens of several requests into one pass.
+#: this budget (disaggregated prefill workers run larger passes: :data:`PREFILL_WORKER_TOKENS`).
 CHUNK_TOKENS = 8192.0
+
+#: Prefill token budget of one pass of a disaggregated prefill worker, per attention-DP replica.
+#: The prefill workers of the InferenceMAX/InferenceX disaggregated recipes (srt-slurm
+#: ``recipes/``) run larger passes than the aggregated default: TensorRT-LLM context servers
+#: ``max_num_tokens`` 16640 (DeepSeek-R1 FP4 8k/1k on GB200, ``trtllm/gb200-fp4/8k1k/mtp/
+#: ctx1_gen4_tep8_batch4_eplb0_mtp3.yaml``, ``max_batch_size`` 2 per rank) and 20000 (gpt-oss-120b
+#: 1k/1k, ``trtllm/gptoss-fp4/1k1k/stp/ctx1_gen1_dep4_batch512_eplb0_mtp0.yaml``, batch 32); SGLang
+#: prefill workers ``chunked-prefill-size`` 131072 over DP 8, 16384 per rank
+#: (``gb200-fp8/8k1k/mid-curve.yaml``; SGLang's ``server_args`` divides ``chunked_prefill_size`` by
+#: ``dp_size`` under DP attention). 16384 is the middle value. 3-seed holdout TTFT MAPE against
+#: CHUNK_TOKENS, with the pass overhead in the capacity (see ``T_a``): GB200 40.5% -> 39.9%,
+#: GB300 41.3% -> 37.9%, all systems 30.7% -> 30.1% (docs/baselines.md, session 15).
+PREFILL_WORKER_TOKENS = 16384.0
 
 #: Bytes per element of the linear-attention recurrent state: SGLang keeps it in float32 by
 #: default (``--mamba-ssm-dtype``, docs/basic_usage/qwen3.md: "The default setting is float32"),
@@ -710,17 +725,14 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
 
     # --- prefill passes: one request (latency), and a full token budget (capacity)
     pp_ = dict(p, w_resident=w_res_p, kv_resident=0.0 * kv_req_p)
-    b_max = jnp.maximum(CHUNK_TOKENS / isl, 1.0)  # requests per replica packed in one pass
+    budget = PREFILL_WORKER_TOKENS if disagg else CHUNK_TOKENS
+    b_max = jnp.maximum(budget / isl, 1.0)  # requests per replica packed in one pass
     pre = _phase(pp_, s, isl, isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff)
     pre_b = _phase(pp_, s, isl * b_max, isl, prefill=True, tp=tp_p, ep=ep_p, dp=dp_p, eff=eff,
                    reqs=b_max)
     t_p2p_pre = (pp - 1.0) * (p["su_lat"] + isl * s.hidden * p["a_bytes"] / bw_pp)
     T_1 = pp * pre["t"] + t_p2p_pre  # one request alone through all stages
     T_b = pp * pre_b["t"] + (pp - 1.0) * (p["su_lat"] + b_max * isl * s.hidden * p["a_bytes"] / bw_pp)
-    # prefill time the serving pool spends per request at full batching (1 / capacity). (Charging
-    # the pass's fixed prefill_overhead_s to capacity too was tried: holdout MAPE rose on every
-    # system, e.g. GB200 TTFT 51.6% -> 56.0%, 3 seeds; it is latency only.)
-    T_a = T_b / (b_max * dp_p * inst_p)
     # fixed costs scale with the model: a prefill pass runs eagerly (no CUDA graph), so its
     # launch/host cost grows with the kernels it launches (layers × kernels per layer); the
     # disaggregated hand-off registers and sends KV blocks layer by layer. Both knobs are the cost
@@ -728,7 +740,16 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     # scaling, against flat costs: TTFT MAPE GB200 49.8% -> 42.1%, all systems 38.3% -> 34.8%)
     pass_scale = s.layers * s.kernel_factor / OVERHEAD_REF_LAYERS
     handoff_scale = s.layers / OVERHEAD_REF_LAYERS
-    T_p = T_1 + eff["prefill_overhead_s"] * pass_scale
+    t_pass = eff["prefill_overhead_s"] * pass_scale
+    T_p = T_1 + t_pass
+    # prefill time the serving pool spends per request at full batching (1 / capacity). A prefill
+    # worker's pass pays its fixed cost serially (the recipes' TensorRT-LLM context servers run
+    # disable_overlap_scheduler: true, SGLang prefill workers disable-cuda-graph), so it is in the
+    # capacity, shared by the b_max requests of a full pass; in an aggregated engine prefill chunks
+    # ride in decode iterations and the fixed cost is latency only. (In the capacity of both, at
+    # the 8192-token budget: 1-seed holdout GB200 TTFT 45.3% -> 77.0%, gpt-oss-120b 1k/1k prefill
+    # workers put past their knee; at PREFILL_WORKER_TOKENS and disaggregated only: see there.)
+    T_a = (T_b + (t_pass if disagg else 0.0)) / (b_max * dp_p * inst_p)
 
     if disagg:
         # KV transfer prefill -> decode pool: within the domain when both pools fit in it
