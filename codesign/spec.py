@@ -699,6 +699,14 @@ def _param_problem(key: str, p: SearchParam) -> tuple[str, str] | None:
     return param_problem(key, p)
 
 
+#: What a TOML table of each mapping type of the spec holds, for a value that is no table (a
+#: mapping type not listed here is "a table").
+_MAPPINGS = {
+    dict[str, float]: "a table of cost-model knobs to numbers (compute_decode = 0.7)",
+    dict[str, tuple[Any, ...]]: 'a table of deployment keys to lists of choices ("deployment.tp" = [1, 2, 4, 8])',
+}
+
+
 @functools.cache
 def converter():
     """The cattrs converter for specs: strict types, unknown keys refused, quantities in SI.
@@ -730,6 +738,20 @@ def converter():
         return tuple(value)
 
     conv.register_structure_hook_func(lambda t: t == tuple[typing.Any, ...], _choices)
+
+    def _mapping(type_):  # a TOML table ({key = value}); a number, string or array has no .items()
+        from cattrs.gen import make_mapping_structure_fn
+
+        structure = make_mapping_structure_fn(type_, conv)
+        what = _MAPPINGS.get(type_, "a table")
+
+        def hook(value, _type):
+            if not isinstance(value, dict):
+                raise TypeError(f"expected {what} (got {format_value(value)})")
+            return structure(value, _type)
+        return hook
+
+    conv.register_structure_hook_factory(lambda t: typing.get_origin(t) is dict, _mapping)
 
     def _search_params(value, type_):  # [search.params]: each entry structured, then its shape checked
         from cattrs.errors import IterableValidationError, IterableValidationNote
@@ -779,7 +801,13 @@ def converter():
                      for a in attrs.fields(cls) if a.metadata.get("unit")}
         overrides.update({a.name: override(omit=True)
                           for a in attrs.fields(cls) if a.metadata.get("internal")})
-        return make_dict_structure_fn(cls, conv, **overrides)
+        structure = make_dict_structure_fn(cls, conv, **overrides)
+
+        def hook(value, type_):  # a table; a scalar or an array said "expected a list" (an optional table)
+            if not isinstance(value, dict):
+                raise TypeError(f"{_expected_table(cls)} (got {format_value(value)})")
+            return structure(value, type_)
+        return hook
 
     conv.register_structure_hook_factory(attrs.has, factory)
     return conv

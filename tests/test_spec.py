@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from codesign.errors import SpecError
@@ -129,6 +131,39 @@ def test_malformed_spec_one_clear_line(cli, tmp_path, case):
     lines = [l for l in err.strip().splitlines() if l]
     assert len(lines) == 1, err
     assert str(spec.name) in lines[0] and f": {path}: " in lines[0] and words in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("body, path, expected, got", [
+    # a table of the spec given as a number, a string or an array: [efficiency] and
+    # [search.envelope] said "AttributeError: 'int' object has no attribute 'items'", an optional
+    # table ([search], [chip.energy], [workload.slo]) "expected a list"; each says the table it
+    # expects and the value as the TOML wrote it. [efficiency] holds the cost model's knobs by
+    # name, each a number; [search.envelope] deployment keys, each a list of choices (Search)
+    ("efficiency = 5\n", "efficiency", "expected a table of cost-model knobs to numbers", "5"),
+    ('efficiency = "fast"\n', "efficiency", "expected a table of cost-model knobs to numbers", "'fast'"),
+    ("[search]\nenvelope = 5\n", "search.envelope", "expected a table of deployment keys to lists of choices", "5"),
+    ('[search]\nenvelope = ["deployment.tp"]\n', "search.envelope",
+     "expected a table of deployment keys to lists of choices", "['deployment.tp']"),
+    ('[search]\nobjectives = "min_e2e_latency_s"\n', "search.objectives", "expected an array of tables",
+     "'min_e2e_latency_s'"),
+    ("[search]\nconstraints = 700\n", "search.constraints", "expected an array of tables", "700"),
+    ("[search]\nconstraints = [700]\n", "search.constraints.0", "expected a table (keys: metric, max, min)", "700"),
+    ("search = 5\n", "search", "expected a table (keys: trials, sampler, seed,", "5"),
+    ('chip = "gb200"\n', "chip", "expected a table (keys: name, tdp, peak_flops, energy, area)", "'gb200'"),
+    ("memory = [1, 2]\n", "memory", "expected a table (keys: sram, hbm, host)", "[1, 2]"),
+    ("deployment = 8\n", "deployment", "expected a table (keys: cost_model, mode, tp,", "8"),
+    ("workload = []\n", "workload", "expected a table (keys: name, isl, osl, concurrency,", "[]"),
+    ('model = "gpt-oss-120b"\n', "model", "expected a table (keys: name, source, architecture,", "'gpt-oss-120b'"),
+    ("[workload]\nslo = 5\n", "workload.slo", "expected a table (keys: ttft, tpot)", "5"),
+    ('[chip]\nenergy = "low"\n', "chip.energy", "expected a table (keys: static, static_per_area,", "'low'"),
+])
+def test_a_table_given_as_a_value_says_the_table_it_expects(cli, tmp_path, body, path, expected, got):
+    spec = _write(tmp_path, "kind", body)
+    rc, out, err = cli("evaluate", spec)
+    lines = err.strip().splitlines()
+    assert rc == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith(f"error: {spec}: {path}: {expected}") and lines[0].endswith(f"(got {got})"), lines[0]
+    assert not re.search(r"[A-Za-z]Error\b|has no attribute|object is not", lines[0]), lines[0]  # no Python wording
 
 
 def test_deployment_counts_take_a_float_with_a_whole_value(cli, tmp_path):
