@@ -133,7 +133,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         parameters: the keys the cost model can vary (:meth:`CostModel.parameters`).
 
     Raises:
-        SpecError: a problem in ``[search]``, naming ``search.params.<key>`` etc.
+        SpecError: a problem in ``[search]``, at its TOML key path with the dotted key quoted
+            (``search.params."memory.hbm.bandwidth"``, as the spec loader names it).
     """
     s = spec.search
     if s is None:
@@ -141,7 +142,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     problems = []
     params = []
     for key, p in s.params.items():
-        where = f"search.params.{key}"
+        where = toml_key_path("search", "params", key)  # search.params."memory.hbm.bandwidth", as the loader says it
         try:
             kind = quantity_kind(key)
         except KeyError:
@@ -189,7 +190,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
     envelope = []
     for key, choices in s.envelope.items():
-        where = f"search.envelope.{key}"
+        where = toml_key_path("search", "envelope", key)
         if not key.startswith("deployment.") or key not in parameters:
             problems.append((spec.path, where, "the envelope takes deployment keys the cost model can vary"))
             continue

@@ -411,7 +411,7 @@ def test_search_param_shapes_are_named_at_load(cli, tmp_path):
                     '"memory.hbm.bandwith" = { low = "2 TB/s", high = "1 TB/s" }\n')
     load_spec(typo)
     rc, _, err = cli("optimize", typo, "--out", tmp_path / "out")
-    assert rc == 2 and err.strip().splitlines() == [f"error: {typo}: search.params.memory.hbm.bandwith: no such spec key"]
+    assert rc == 2 and err.strip().splitlines() == [f'error: {typo}: search.params."memory.hbm.bandwith": no such spec key']
 
 
 def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):
