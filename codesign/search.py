@@ -158,14 +158,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             problems.append((spec.path, toml_key_path("search", "params", key, *((exc.field,) if exc.field else ())),
                              str(exc)))
             continue
-        # every value the search may try must be one the spec itself accepts (a design file is a
-        # spec `codesign evaluate` takes unchanged): the bounds, or each choice
-        tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
-        bad = next(((v, m) for v in tried if (m := deployment_value_problem(spec, key, v))), None)
-        if bad:
-            what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
-            shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
-            problems.append((spec.path, where, f"{what} {format_value(shown)}: {_without_got(bad[1])}"))
+        if why := searched_value_problem(spec.deployment, key, p):  # nor these (codesign.spec checks them)
+            problems.append((spec.path, where, why))
             continue
         params.append(prm)
     if not s.params:
@@ -194,20 +188,10 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         if not key.startswith("deployment.") or key not in parameters:
             problems.append((spec.path, where, "the envelope takes deployment keys the cost model can vary"))
             continue
-        if key in s.params:
-            problems.append((spec.path, where, "is also a searched parameter; use one or the other"))
+        if why := envelope_problem(spec.deployment, key, choices, s.params):  # nor these (codesign.spec checks them)
+            problems.append((spec.path, where, why))
             continue
-        if not choices:
-            problems.append((spec.path, where, "list at least one choice"))
-            continue
-        bad = next(((c, m) for c in choices if (m := deployment_value_problem(spec, key, c))), None)
-        if bad:
-            problems.append((spec.path, where, f"choice {format_value(bad[0])}: {_without_got(bad[1])}"))
-            continue
-        try:
-            envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
-        except (QuantityError, ValueError, TypeError) as exc:
-            problems.append((spec.path, where, str(exc)))
+        envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
     if problems:
         raise SpecError(problems)
     return SearchSpace(tuple(params), tuple(objectives), tuple(constraints), tuple(envelope))
@@ -251,6 +235,55 @@ def constraint_problem(c) -> tuple[str, str] | None:
         _metric_value(c.metric, raw)
     except (QuantityError, ValueError) as exc:
         return sense, str(exc)
+    return None
+
+
+def searched_value_problem(deployment, key: str, p: SearchParam) -> str | None:
+    """Why a value the ``[search.params]`` entry ``p`` of ``key`` lets the search try (its bounds,
+    or each choice) is one the spec refuses for that ``deployment.*`` key, judged on the spec's
+    ``deployment`` (:func:`codesign.spec.deployment_value_problem`): ``low 0: must be a whole
+    number >= 1``. Every design the search writes is a spec ``codesign evaluate`` takes unchanged.
+    None when each value is fine, for a key outside ``[deployment]``, and for an entry of a bad
+    shape or a key that is no spec key (:func:`param_problem` and :func:`build_space` name those).
+    Needs no cost model, so the spec loader checks it (codesign.spec)."""
+    try:
+        prm = _param(key, quantity_kind(key), p)
+    except (KeyError, QuantityError, ValueError, TypeError):
+        return None
+    tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
+    bad = next(((v, m) for v in tried if (m := deployment_value_problem(deployment, key, v))), None)
+    if bad is None:
+        return None
+    what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
+    shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
+    return f"{what} {format_value(shown)}: {_without_got(bad[1])}"
+
+
+def envelope_problem(deployment, key: str, choices, searched) -> str | None:
+    """Why the ``[search.envelope]`` entry ``key = choices`` is wrong by the spec alone: ``key`` is
+    also a ``[search.params]`` key (``searched``), ``choices`` is empty, or a choice is not of the
+    key's kind or is one the spec's ``deployment`` refuses (``choice 0: must be a whole number >=
+    1``; with ``deployment`` None, only the kind). None when it is fine, and for a key that is no
+    ``deployment.*`` spec key: :func:`build_space` names it, with the keys the cost model can vary.
+    Needs no cost model, so the spec loader checks it (codesign.spec)."""
+    if not key.startswith("deployment."):
+        return None
+    try:
+        kind = quantity_kind(key)
+    except KeyError:
+        return None
+    if key in searched:
+        return "is also a searched parameter; use one or the other"
+    if not choices:
+        return "list at least one choice"
+    if deployment is not None:
+        bad = next(((c, m) for c in choices if (m := deployment_value_problem(deployment, key, c))), None)
+        if bad:
+            return f"choice {format_value(bad[0])}: {_without_got(bad[1])}"
+    try:
+        _param(key, kind, SearchParam(choices=tuple(choices)))
+    except (QuantityError, ValueError, TypeError) as exc:
+        return str(exc)
     return None
 
 

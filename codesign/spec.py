@@ -472,11 +472,15 @@ class Constraint:
 
 @frozen(kw_only=True)
 class Search:
-    """``[search]``; every key is checked when the spec is loaded, except those that need the cost
-    model (``params`` and ``envelope``: the keys it can vary) or another file (``reference``),
-    which the search checks (:func:`codesign.search.build_space`). The shape of each ``params``
-    entry (its bounds, choices and step for the key's kind, ``low`` below ``high``) is checked
-    when the spec is loaded (:func:`codesign.search.param_problem`), the key itself by the search."""
+    """``[search]``; every key is checked when the spec is loaded, except what needs the cost
+    model (the keys of ``params`` and ``envelope``: whether it can vary them, and whether they are
+    spec keys at all) or another file (``reference``), which the search checks
+    (:func:`codesign.search.build_space`). The shape of each ``params`` entry (its bounds, choices
+    and step for the key's kind, ``low`` below ``high``; :func:`codesign.search.param_problem`),
+    the values a search would try that the spec's ``[deployment]`` refuses
+    (:func:`codesign.search.searched_value_problem`), and an ``envelope`` entry's choices (at least
+    one, of the key's kind, each one the deployment takes) and a key both searched and in the
+    envelope (:func:`codesign.search.envelope_problem`) are checked when the spec is loaded."""
 
     trials: PosInt = 200
     sampler: SamplerName = "nsga2"
@@ -958,12 +962,17 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     """
     import cattrs
 
+    problems = []
     try:
         spec = converter().structure(data, cls)
     except cattrs.BaseValidationError as exc:
-        raise SpecError(_cattrs_problems(exc, origins or {}, file)) from None
+        problems = _cattrs_problems(exc, origins or {}, file)
     except (ValueError, TypeError) as exc:  # a top-level __attrs_post_init__ check
         raise SpecError([(file, "", str(exc))]) from None
+    if cls is Spec:  # [search] values the [deployment] refuses: named with the rest, in one run
+        problems += _searched_value_problems(data, origins or {}, file)
+    if problems:
+        raise SpecError(problems)
     if cls is Spec and spec.deployment.host_kv_cache and spec.memory.host is None:
         key = "deployment.host_kv_cache"
         raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
@@ -980,12 +989,13 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     return spec
 
 
-def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
+def deployment_value_problem(spec: Spec | Deployment, key: str, value) -> str | None:
     """Why ``value`` cannot be ``spec``'s ``deployment.*`` ``key`` by the spec's own field checks
     (types, ranges, validators), or None: for a value a search would try (an envelope choice, a
-    searched bound). None too for a key outside ``[deployment]``, a number format, or a pool the
-    spec does not have. A float with a whole value stands for the integer (design files write it
-    as one)."""
+    searched bound). ``spec`` may be the spec's :class:`Deployment` itself (the loader judges the
+    ``[search]`` values before the spec is built). None too for a key outside ``[deployment]``, a
+    number format, or a pool the spec does not have. A float with a whole value stands for the
+    integer (design files write it as one)."""
     import cattrs
 
     section, _, rest = key.partition(".")
@@ -994,7 +1004,7 @@ def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     conv = converter()
-    raw = conv.unstructure(spec.deployment)
+    raw = conv.unstructure(spec if isinstance(spec, Deployment) else spec.deployment)
     d = raw
     *parents, leaf = rest.split(".")
     for p in parents:
@@ -1005,11 +1015,47 @@ def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
     try:
         conv.structure(raw, Deployment)
     except cattrs.BaseValidationError as exc:
-        msgs = [m for _, where, m in _cattrs_problems(exc, {}, spec.path) if where.endswith(leaf)]
+        msgs = [m for _, where, m in _cattrs_problems(exc, {}, "<spec>") if where.endswith(leaf)]
         return msgs[0] if msgs else "not a valid value here"
     except (ValueError, TypeError) as exc:
         return str(exc)
     return None
+
+
+def _searched_value_problems(data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
+    """The problems of the merged spec table ``data``'s ``[search]`` that take its ``[deployment]``
+    but no cost model: a searched bound or choice, or an envelope choice, the deployment refuses;
+    an envelope key also searched, with no choice, or a choice not of its kind
+    (:func:`codesign.search.searched_value_problem`, :func:`codesign.search.envelope_problem`).
+    Found on the raw tables beside the structure problems, so one load names them all; an entry
+    whose own shape is wrong is left to its structure hook, and the values to a ``[deployment]``
+    that does not read (its own problems are named)."""
+    search = data.get("search")
+    if not isinstance(search, dict):
+        return []
+    from .search import envelope_problem, searched_value_problem
+
+    conv = converter()
+    try:
+        deployment = conv.structure(data.get("deployment", {}), Deployment)
+    except Exception:  # noqa: BLE001 - named by the spec's own structure
+        deployment = None
+    params = search.get("params") if isinstance(search.get("params"), dict) else {}
+    envelope = search.get("envelope") if isinstance(search.get("envelope"), dict) else {}
+    problems = []
+    for key, entry in params.items():
+        try:
+            p = conv.structure(entry, SearchParam)
+        except Exception:  # noqa: BLE001 - named by the [search.params] hook
+            continue
+        if deployment is not None and (why := searched_value_problem(deployment, key, p)):
+            path = ("search", "params", key)
+            problems.append((_origin(origins, path, file), toml_key_path(*path), why))
+    for key, choices in envelope.items():
+        if isinstance(choices, list) and (why := envelope_problem(deployment, key, choices, params)):
+            path = ("search", "envelope", key)
+            problems.append((_origin(origins, path, file), toml_key_path(*path), why))
+    return problems
 
 
 #: The tables of a spec file (the fields of :class:`Spec` that are tables): a file with none of them

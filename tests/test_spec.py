@@ -414,6 +414,45 @@ def test_search_param_shapes_are_named_at_load(cli, tmp_path):
     assert rc == 2 and err.strip().splitlines() == [f'error: {typo}: search.params."memory.hbm.bandwith": no such spec key']
 
 
+def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path):
+    """The [search] checks that need the spec's [deployment] but no cost model (a searched bound
+    or choice, or an envelope choice, that the deployment key refuses; an envelope key that is also
+    searched, with no choice, or with a choice not of its kind) were made only once the search had
+    loaded the cost model, so a spec load (codesign evaluate) accepted them and a bad seed was
+    named one run before them. They are checked at load, beside the other [search] problems, each
+    once, at its quoted key path in the file that set it; exit 2, nothing written. Expected
+    messages follow the spec's rules: ep, pp and dp_attention are whole numbers >= 1, the batch
+    limit a whole number in [1, 10000000], a format a number-format name; an envelope lists at
+    least one choice and takes no key the search also varies."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search]\nseed = -1\n[search.params]\n'
+                    '"deployment.max_batch_size" = { low = 0, high = 64 }\n'
+                    '"deployment.dp_attention" = { choices = [1, 2.5] }\n'
+                    '"deployment.ep" = { choices = [1, 2] }\n'
+                    '[search.envelope]\n"deployment.ep" = [1, 2]\n"deployment.pp" = [1, 0]\n'
+                    '"deployment.speculative_tokens" = []\n"deployment.kv_cache_format" = [8]\n')
+    p, e = "search.params.", "search.envelope."
+    want = {"search.seed": "must be a whole number in [0, 2**32) (got -1)",
+            p + '"deployment.max_batch_size"': "low 0: must be a whole number in [1, 10000000]",
+            p + '"deployment.dp_attention"': "choice 2.5: expected a whole number",
+            e + '"deployment.ep"': "is also a searched parameter; use one or the other",
+            e + '"deployment.pp"': "choice 0: must be a whole number >= 1",
+            e + '"deployment.speculative_tokens"': "list at least one choice",
+            e + '"deployment.kv_cache_format"': "expected a number-format name (got 8)"}
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    got = exc.value.problems
+    assert sorted(key for _, key, _ in got) == sorted(want), got
+    for file, key, msg in got:
+        assert file == str(spec) and msg.startswith(want[key]), (file, key, msg)
+    for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "out")):
+        rc, _, err = cli(*argv)
+        lines = err.strip().splitlines()
+        assert rc == 2 and "Traceback" not in err and len(lines) == len(set(lines)) == len(want), (argv, err)
+    assert not (tmp_path / "out").exists()
+
+
 def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):
     """A table of the including spec merges key by key into the included one's ([search.params]
     adds and overrides parameters); an array of tables ([[search.constraints]],
