@@ -1296,23 +1296,27 @@ def _rdb_storage(url: str, attempts: int = 6):
             time.sleep(0.2 + random.random() * 0.5 * (i + 1))
 
 
-def _make_parent(path: Path, what: str) -> None:
+def _make_parent(path: Path, what: str, storage: str | None = None) -> None:
     """Create the missing directory of a study's file (``what`` names the file in the message).
+
+    With ``storage`` (the ``--storage`` value the file comes from) the message starts with
+    ``--storage VALUE:``, its password redacted, as the other storage errors do; without it (the
+    default journal in the output directory) it names ``what``.
 
     Created here, once the spec has been accepted (not by the CLI); :func:`join_study` refuses a
     missing directory before, and :func:`run_search` removes what was created when the run is
     refused before it starts."""
     parent = path.parent
+    lead = (f"--storage {redact(storage)}: cannot create the directory {parent}" if storage
+            else f"cannot create the directory {parent} for {what}")
     if not parent.is_dir():
         blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
         if blocker is not None and not blocker.is_dir():  # mkdir said "File exists" or "Not a directory"
-            raise CodesignError(f"cannot create the directory {parent} for {what}: "
-                                f"{blocker} exists and is not a directory")
+            raise CodesignError(f"{lead}: {blocker} exists and is not a directory")
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CodesignError(f"cannot create the directory {parent} for {what}: "
-                                f"{exc.strerror or exc}") from None
+            raise CodesignError(f"{lead}: {exc.strerror or exc}") from None
 
 
 def _sqlite_path(url: str | None) -> Path | None:
@@ -1383,7 +1387,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         _check_journal(url, path)
         if repair:
             _repair_journal(path)
-        _make_parent(Path(path), f"the journal {path}")
+        _make_parent(Path(path), f"the journal {path}", url)
         backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
         return optuna.storages.JournalStorage(backend), path
     if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
@@ -1400,7 +1404,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     _check_port(url)
     db = _sqlite_path(url)
     if db is not None:  # SQLite creates the file, not its directory ("unable to open database file")
-        _make_parent(db, f"the database {redact(url)}")
+        _make_parent(db, f"the database {redact(url)}", url)
     try:
         import logging
 
