@@ -133,7 +133,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         parameters: the keys the cost model can vary (:meth:`CostModel.parameters`).
 
     Raises:
-        SpecError: a problem in ``[search]``, naming ``search.params.<key>`` etc.
+        SpecError: a problem in ``[search]``, at its TOML key path with the dotted key quoted
+            (``search.params."memory.hbm.bandwidth"``, as the spec loader names it).
     """
     s = spec.search
     if s is None:
@@ -141,7 +142,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     problems = []
     params = []
     for key, p in s.params.items():
-        where = f"search.params.{key}"
+        where = toml_key_path("search", "params", key)  # search.params."memory.hbm.bandwidth", as the loader says it
         try:
             kind = quantity_kind(key)
         except KeyError:
@@ -157,14 +158,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             problems.append((spec.path, toml_key_path("search", "params", key, *((exc.field,) if exc.field else ())),
                              str(exc)))
             continue
-        # every value the search may try must be one the spec itself accepts (a design file is a
-        # spec `codesign evaluate` takes unchanged): the bounds, or each choice
-        tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
-        bad = next(((v, m) for v in tried if (m := deployment_value_problem(spec, key, v))), None)
-        if bad:
-            what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
-            shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
-            problems.append((spec.path, where, f"{what} {format_value(shown)}: {_without_got(bad[1])}"))
+        if why := searched_value_problem(spec.deployment, key, p):  # nor these (codesign.spec checks them)
+            problems.append((spec.path, where, why))
             continue
         params.append(prm)
     if not s.params:
@@ -189,24 +184,14 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
     envelope = []
     for key, choices in s.envelope.items():
-        where = f"search.envelope.{key}"
+        where = toml_key_path("search", "envelope", key)
         if not key.startswith("deployment.") or key not in parameters:
             problems.append((spec.path, where, "the envelope takes deployment keys the cost model can vary"))
             continue
-        if key in s.params:
-            problems.append((spec.path, where, "is also a searched parameter; use one or the other"))
+        if why := envelope_problem(spec.deployment, key, choices, s.params):  # nor these (codesign.spec checks them)
+            problems.append((spec.path, where, why))
             continue
-        if not choices:
-            problems.append((spec.path, where, "list at least one choice"))
-            continue
-        bad = next(((c, m) for c in choices if (m := deployment_value_problem(spec, key, c))), None)
-        if bad:
-            problems.append((spec.path, where, f"choice {format_value(bad[0])}: {_without_got(bad[1])}"))
-            continue
-        try:
-            envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
-        except (QuantityError, ValueError, TypeError) as exc:
-            problems.append((spec.path, where, str(exc)))
+        envelope.append((key, _param(key, quantity_kind(key), SearchParam(choices=tuple(choices))).choices))
     if problems:
         raise SpecError(problems)
     return SearchSpace(tuple(params), tuple(objectives), tuple(constraints), tuple(envelope))
@@ -250,6 +235,55 @@ def constraint_problem(c) -> tuple[str, str] | None:
         _metric_value(c.metric, raw)
     except (QuantityError, ValueError) as exc:
         return sense, str(exc)
+    return None
+
+
+def searched_value_problem(deployment, key: str, p: SearchParam) -> str | None:
+    """Why a value the ``[search.params]`` entry ``p`` of ``key`` lets the search try (its bounds,
+    or each choice) is one the spec refuses for that ``deployment.*`` key, judged on the spec's
+    ``deployment`` (:func:`codesign.spec.deployment_value_problem`): ``low 0: must be a whole
+    number >= 1``. Every design the search writes is a spec ``codesign evaluate`` takes unchanged.
+    None when each value is fine, for a key outside ``[deployment]``, and for an entry of a bad
+    shape or a key that is no spec key (:func:`param_problem` and :func:`build_space` name those).
+    Needs no cost model, so the spec loader checks it (codesign.spec)."""
+    try:
+        prm = _param(key, quantity_kind(key), p)
+    except (KeyError, QuantityError, ValueError, TypeError):
+        return None
+    tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
+    bad = next(((v, m) for v in tried if (m := deployment_value_problem(deployment, key, v))), None)
+    if bad is None:
+        return None
+    what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
+    shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
+    return f"{what} {format_value(shown)}: {_without_got(bad[1])}"
+
+
+def envelope_problem(deployment, key: str, choices, searched) -> str | None:
+    """Why the ``[search.envelope]`` entry ``key = choices`` is wrong by the spec alone: ``key`` is
+    also a ``[search.params]`` key (``searched``), ``choices`` is empty, or a choice is not of the
+    key's kind or is one the spec's ``deployment`` refuses (``choice 0: must be a whole number >=
+    1``; with ``deployment`` None, only the kind). None when it is fine, and for a key that is no
+    ``deployment.*`` spec key: :func:`build_space` names it, with the keys the cost model can vary.
+    Needs no cost model, so the spec loader checks it (codesign.spec)."""
+    if not key.startswith("deployment."):
+        return None
+    try:
+        kind = quantity_kind(key)
+    except KeyError:
+        return None
+    if key in searched:
+        return "is also a searched parameter; use one or the other"
+    if not choices:
+        return "list at least one choice"
+    if deployment is not None:
+        bad = next(((c, m) for c in choices if (m := deployment_value_problem(deployment, key, c))), None)
+        if bad:
+            return f"choice {format_value(bad[0])}: {_without_got(bad[1])}"
+    try:
+        _param(key, kind, SearchParam(choices=tuple(choices)))
+    except (QuantityError, ValueError, TypeError) as exc:
+        return str(exc)
     return None
 
 
@@ -1262,23 +1296,27 @@ def _rdb_storage(url: str, attempts: int = 6):
             time.sleep(0.2 + random.random() * 0.5 * (i + 1))
 
 
-def _make_parent(path: Path, what: str) -> None:
+def _make_parent(path: Path, what: str, storage: str | None = None) -> None:
     """Create the missing directory of a study's file (``what`` names the file in the message).
+
+    With ``storage`` (the ``--storage`` value the file comes from) the message starts with
+    ``--storage VALUE:``, its password redacted, as the other storage errors do; without it (the
+    default journal in the output directory) it names ``what``.
 
     Created here, once the spec has been accepted (not by the CLI); :func:`join_study` refuses a
     missing directory before, and :func:`run_search` removes what was created when the run is
     refused before it starts."""
     parent = path.parent
+    lead = (f"--storage {redact(storage)}: cannot create the directory {parent}" if storage
+            else f"cannot create the directory {parent} for {what}")
     if not parent.is_dir():
         blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
         if blocker is not None and not blocker.is_dir():  # mkdir said "File exists" or "Not a directory"
-            raise CodesignError(f"cannot create the directory {parent} for {what}: "
-                                f"{blocker} exists and is not a directory")
+            raise CodesignError(f"{lead}: {blocker} exists and is not a directory")
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise CodesignError(f"cannot create the directory {parent} for {what}: "
-                                f"{exc.strerror or exc}") from None
+            raise CodesignError(f"{lead}: {exc.strerror or exc}") from None
 
 
 def _sqlite_path(url: str | None) -> Path | None:
@@ -1349,7 +1387,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         _check_journal(url, path)
         if repair:
             _repair_journal(path)
-        _make_parent(Path(path), f"the journal {path}")
+        _make_parent(Path(path), f"the journal {path}", url)
         backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
         return optuna.storages.JournalStorage(backend), path
     if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
@@ -1366,7 +1404,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     _check_port(url)
     db = _sqlite_path(url)
     if db is not None:  # SQLite creates the file, not its directory ("unable to open database file")
-        _make_parent(db, f"the database {redact(url)}")
+        _make_parent(db, f"the database {redact(url)}", url)
     try:
         import logging
 

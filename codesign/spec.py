@@ -472,11 +472,15 @@ class Constraint:
 
 @frozen(kw_only=True)
 class Search:
-    """``[search]``; every key is checked when the spec is loaded, except those that need the cost
-    model (``params`` and ``envelope``: the keys it can vary) or another file (``reference``),
-    which the search checks (:func:`codesign.search.build_space`). The shape of each ``params``
-    entry (its bounds, choices and step for the key's kind, ``low`` below ``high``) is checked
-    when the spec is loaded (:func:`codesign.search.param_problem`), the key itself by the search."""
+    """``[search]``; every key is checked when the spec is loaded, except what needs the cost
+    model (the keys of ``params`` and ``envelope``: whether it can vary them, and whether they are
+    spec keys at all) or another file (``reference``), which the search checks
+    (:func:`codesign.search.build_space`). The shape of each ``params`` entry (its bounds, choices
+    and step for the key's kind, ``low`` below ``high``; :func:`codesign.search.param_problem`),
+    the values a search would try that the spec's ``[deployment]`` refuses
+    (:func:`codesign.search.searched_value_problem`), and an ``envelope`` entry's choices (at least
+    one, of the key's kind, each one the deployment takes) and a key both searched and in the
+    envelope (:func:`codesign.search.envelope_problem`) are checked when the spec is loaded."""
 
     trials: PosInt = 200
     sampler: SamplerName = "nsga2"
@@ -699,6 +703,14 @@ def _param_problem(key: str, p: SearchParam) -> tuple[str, str] | None:
     return param_problem(key, p)
 
 
+#: What a TOML table of each mapping type of the spec holds, for a value that is no table (a
+#: mapping type not listed here is "a table").
+_MAPPINGS = {
+    dict[str, float]: "a table of cost-model knobs to numbers (compute_decode = 0.7)",
+    dict[str, tuple[Any, ...]]: 'a table of deployment keys to lists of choices ("deployment.tp" = [1, 2, 4, 8])',
+}
+
+
 @functools.cache
 def converter():
     """The cattrs converter for specs: strict types, unknown keys refused, quantities in SI.
@@ -730,6 +742,20 @@ def converter():
         return tuple(value)
 
     conv.register_structure_hook_func(lambda t: t == tuple[typing.Any, ...], _choices)
+
+    def _mapping(type_):  # a TOML table ({key = value}); a number, string or array has no .items()
+        from cattrs.gen import make_mapping_structure_fn
+
+        structure = make_mapping_structure_fn(type_, conv)
+        what = _MAPPINGS.get(type_, "a table")
+
+        def hook(value, _type):
+            if not isinstance(value, dict):
+                raise TypeError(f"expected {what} (got {format_value(value)})")
+            return structure(value, _type)
+        return hook
+
+    conv.register_structure_hook_factory(lambda t: typing.get_origin(t) is dict, _mapping)
 
     def _search_params(value, type_):  # [search.params]: each entry structured, then its shape checked
         from cattrs.errors import IterableValidationError, IterableValidationNote
@@ -779,7 +805,13 @@ def converter():
                      for a in attrs.fields(cls) if a.metadata.get("unit")}
         overrides.update({a.name: override(omit=True)
                           for a in attrs.fields(cls) if a.metadata.get("internal")})
-        return make_dict_structure_fn(cls, conv, **overrides)
+        structure = make_dict_structure_fn(cls, conv, **overrides)
+
+        def hook(value, type_):  # a table; a scalar or an array said "expected a list" (an optional table)
+            if not isinstance(value, dict):
+                raise TypeError(f"{_expected_table(cls)} (got {format_value(value)})")
+            return structure(value, type_)
+        return hook
 
     conv.register_structure_hook_factory(attrs.has, factory)
     return conv
@@ -930,12 +962,17 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     """
     import cattrs
 
+    problems = []
     try:
         spec = converter().structure(data, cls)
     except cattrs.BaseValidationError as exc:
-        raise SpecError(_cattrs_problems(exc, origins or {}, file)) from None
+        problems = _cattrs_problems(exc, origins or {}, file)
     except (ValueError, TypeError) as exc:  # a top-level __attrs_post_init__ check
         raise SpecError([(file, "", str(exc))]) from None
+    if cls is Spec:  # [search] values the [deployment] refuses: named with the rest, in one run
+        problems += _searched_value_problems(data, origins or {}, file)
+    if problems:
+        raise SpecError(problems)
     if cls is Spec and spec.deployment.host_kv_cache and spec.memory.host is None:
         key = "deployment.host_kv_cache"
         raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
@@ -952,12 +989,13 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     return spec
 
 
-def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
+def deployment_value_problem(spec: Spec | Deployment, key: str, value) -> str | None:
     """Why ``value`` cannot be ``spec``'s ``deployment.*`` ``key`` by the spec's own field checks
     (types, ranges, validators), or None: for a value a search would try (an envelope choice, a
-    searched bound). None too for a key outside ``[deployment]``, a number format, or a pool the
-    spec does not have. A float with a whole value stands for the integer (design files write it
-    as one)."""
+    searched bound). ``spec`` may be the spec's :class:`Deployment` itself (the loader judges the
+    ``[search]`` values before the spec is built). None too for a key outside ``[deployment]``, a
+    number format, or a pool the spec does not have. A float with a whole value stands for the
+    integer (design files write it as one)."""
     import cattrs
 
     section, _, rest = key.partition(".")
@@ -966,7 +1004,7 @@ def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     conv = converter()
-    raw = conv.unstructure(spec.deployment)
+    raw = conv.unstructure(spec if isinstance(spec, Deployment) else spec.deployment)
     d = raw
     *parents, leaf = rest.split(".")
     for p in parents:
@@ -977,11 +1015,47 @@ def deployment_value_problem(spec: Spec, key: str, value) -> str | None:
     try:
         conv.structure(raw, Deployment)
     except cattrs.BaseValidationError as exc:
-        msgs = [m for _, where, m in _cattrs_problems(exc, {}, spec.path) if where.endswith(leaf)]
+        msgs = [m for _, where, m in _cattrs_problems(exc, {}, "<spec>") if where.endswith(leaf)]
         return msgs[0] if msgs else "not a valid value here"
     except (ValueError, TypeError) as exc:
         return str(exc)
     return None
+
+
+def _searched_value_problems(data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
+    """The problems of the merged spec table ``data``'s ``[search]`` that take its ``[deployment]``
+    but no cost model: a searched bound or choice, or an envelope choice, the deployment refuses;
+    an envelope key also searched, with no choice, or a choice not of its kind
+    (:func:`codesign.search.searched_value_problem`, :func:`codesign.search.envelope_problem`).
+    Found on the raw tables beside the structure problems, so one load names them all; an entry
+    whose own shape is wrong is left to its structure hook, and the values to a ``[deployment]``
+    that does not read (its own problems are named)."""
+    search = data.get("search")
+    if not isinstance(search, dict):
+        return []
+    from .search import envelope_problem, searched_value_problem
+
+    conv = converter()
+    try:
+        deployment = conv.structure(data.get("deployment", {}), Deployment)
+    except Exception:  # noqa: BLE001 - named by the spec's own structure
+        deployment = None
+    params = search.get("params") if isinstance(search.get("params"), dict) else {}
+    envelope = search.get("envelope") if isinstance(search.get("envelope"), dict) else {}
+    problems = []
+    for key, entry in params.items():
+        try:
+            p = conv.structure(entry, SearchParam)
+        except Exception:  # noqa: BLE001 - named by the [search.params] hook
+            continue
+        if deployment is not None and (why := searched_value_problem(deployment, key, p)):
+            path = ("search", "params", key)
+            problems.append((_origin(origins, path, file), toml_key_path(*path), why))
+    for key, choices in envelope.items():
+        if isinstance(choices, list) and (why := envelope_problem(deployment, key, choices, params)):
+            path = ("search", "envelope", key)
+            problems.append((_origin(origins, path, file), toml_key_path(*path), why))
+    return problems
 
 
 #: The tables of a spec file (the fields of :class:`Spec` that are tables): a file with none of them

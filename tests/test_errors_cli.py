@@ -273,7 +273,7 @@ def test_a_refused_spec_leaves_no_output_directory(cli, tmp_path, cmd):
     spec = tmp_path / "typo.toml"
     spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n' + BAD_SEARCH)
     out = tmp_path / "runs" / "new"
-    _refused(cli(cmd, spec, "--out", out), "search.params.memory.hbm.bandwith: no such spec key")
+    _refused(cli(cmd, spec, "--out", out), 'search.params."memory.hbm.bandwith": no such spec key')
     assert not (tmp_path / "runs").exists()
 
 

@@ -140,7 +140,7 @@ def test_envelope_choices_of_chip_counts_are_whole_numbers(cli, tmp_path, choice
     spec = _spec(tmp_path, f'[search.envelope]\n"deployment.ep" = {choices}\n', name="e.toml", base=FLAGSHIP)
     rc, _, err = cli("optimize", spec, "--trials", "3", "--out", tmp_path / "o")
     assert rc == 2 and "Traceback" not in err
-    assert f"search.envelope.deployment.ep: choice {bad}: " in err, err
+    assert f'search.envelope."deployment.ep": choice {bad}: ' in err, err
     assert not (tmp_path / "o" / "study.journal").exists()
 
 
@@ -161,21 +161,21 @@ def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
     # a fresh-clone trial (session 5): these were accepted and wrote design files that
     # `codesign evaluate` then refused, or priced a batch limit of 0 or 2.5
     ('[search.envelope]\n"deployment.max_batch_size" = [1e30]\n',
-     "search.envelope.deployment.max_batch_size: choice 1e+30: must be a whole number in [1, 10000000]"),
+     'search.envelope."deployment.max_batch_size": choice 1e+30: must be a whole number in [1, 10000000]'),
     ('[search.envelope]\n"deployment.max_batch_size" = "64"\n',
      "search.envelope.\"deployment.max_batch_size\": expected a list (got '64')"),
     ('[search.envelope]\n"deployment.max_batch_size" = {low = 16, high = 64}\n',
      'search.envelope."deployment.max_batch_size": expected a list'),
     ('[search.params]\n"deployment.max_batch_size" = {low = 0, high = 64}\n',
-     "search.params.deployment.max_batch_size: low 0: must be a whole number in [1, 10000000]"),
+     'search.params."deployment.max_batch_size": low 0: must be a whole number in [1, 10000000]'),
     ('[search.params]\n"deployment.max_batch_size" = {choices = [2.5, 64]}\n',
-     "search.params.deployment.max_batch_size: choice 2.5: expected a whole number"),
+     'search.params."deployment.max_batch_size": choice 2.5: expected a whole number'),
     ('[search.params]\n"deployment.max_batch_size" = {low = 16, high = 1024, step = 0.5}\n',
      'search.params."deployment.max_batch_size".step: must be a whole number >= 1'),
     ('[search.params]\n"deployment.max_batch_size" = [64, 256]\n',
      'search.params."deployment.max_batch_size": expected a table'),
     ('[search.params]\n"deployment.tp" = {low = 0, high = 8}\n',
-     "search.params.deployment.tp: low 0: must be a whole number >= 1"),
+     'search.params."deployment.tp": low 0: must be a whole number >= 1'),
 ])
 def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, body, msg):
     spec = _spec(tmp_path, body, name="mine.toml", base=FLAGSHIP)
@@ -191,7 +191,7 @@ def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, bod
     # True and dicts showed instead of the TOML the user wrote, and a NaN bound read "low must be
     # below high (got nan and 1024)"
     ('"deployment.max_batch_size" = {low = 0, high = 64}',
-     "search.params.deployment.max_batch_size: low 0: must be a whole number in [1, 10000000]"),
+     'search.params."deployment.max_batch_size": low 0: must be a whole number in [1, 10000000]'),
     ('"deployment.max_batch_size" = {choices = [true, 64]}',
      'search.params."deployment.max_batch_size".choices: expected a number (got true)'),
     ('"deployment.acceptance_rate" = {low = nan, high = 0.9}',

@@ -339,6 +339,35 @@ def test_throughput_at_a_tpot_is_nan_when_no_point_reaches_it():
     assert "mixed_tok_s_per_kw_at_tpot" not in ev.summary()  # only against a reference
 
 
+def test_the_search_names_a_dotted_key_quoted_as_the_loader_does(tmp_path):
+    """A [search.params] or [search.envelope] key holds dots ("memory.hbm.bandwidth" is one TOML
+    key), so its TOML key path quotes it, as the spec loader's messages do
+    (search.params."memory.hbm.bandwidth".low); the search's own checks (a key that is no spec key,
+    one the cost model cannot vary, an envelope key that is no deployment key it can vary) wrote
+    search.params.memory.hbm.bandwidth, which reads as four nested tables."""
+    from codesign.errors import SpecError
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign.search import build_space
+    from codesign.spec import load_spec
+
+    f = tmp_path / "s.toml"
+    f.write_text(BASE + '[search.params]\n"memory.hbm.bandwith" = { low = "1 TB/s", high = "2 TB/s" }\n'
+                 '[search.envelope]\n"chip.tdp" = ["700 W"]\n"deployment.ep" = [1, 2]\n')
+    spec = load_spec(f)
+    # the cost model below varies neither the HBM bandwidth (searched by the flagship) nor EP
+    varied = [k for k in get_plugin_manager().cost_model("analytical").parameters()
+              if k not in ("memory.hbm.bandwidth", "deployment.ep")]
+    with pytest.raises(SpecError) as exc:
+        build_space(spec, varied)
+    got = {key: msg for _, key, msg in exc.value.problems}
+    assert set(got) == {'search.params."memory.hbm.bandwith"', 'search.params."memory.hbm.bandwidth"',
+                        'search.envelope."chip.tdp"', 'search.envelope."deployment.ep"'}, got
+    assert got['search.params."memory.hbm.bandwith"'] == "no such spec key"
+    assert got['search.params."memory.hbm.bandwidth"'].startswith("the cost model 'analytical' cannot vary this key")
+    for key in ('search.envelope."chip.tdp"', 'search.envelope."deployment.ep"'):
+        assert got[key] == "the envelope takes deployment keys the cost model can vary", got
+
+
 def test_a_searched_format_choice_is_blamed_on_the_search_table(tmp_path, cli):
     # found by a fresh-user trial: a weight-only or unknown format among the search choices was
     # reported against the *reference* spec (which the choices are also applied to)

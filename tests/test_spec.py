@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from codesign.errors import SpecError
@@ -129,6 +131,39 @@ def test_malformed_spec_one_clear_line(cli, tmp_path, case):
     lines = [l for l in err.strip().splitlines() if l]
     assert len(lines) == 1, err
     assert str(spec.name) in lines[0] and f": {path}: " in lines[0] and words in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("body, path, expected, got", [
+    # a table of the spec given as a number, a string or an array: [efficiency] and
+    # [search.envelope] said "AttributeError: 'int' object has no attribute 'items'", an optional
+    # table ([search], [chip.energy], [workload.slo]) "expected a list"; each says the table it
+    # expects and the value as the TOML wrote it. [efficiency] holds the cost model's knobs by
+    # name, each a number; [search.envelope] deployment keys, each a list of choices (Search)
+    ("efficiency = 5\n", "efficiency", "expected a table of cost-model knobs to numbers", "5"),
+    ('efficiency = "fast"\n', "efficiency", "expected a table of cost-model knobs to numbers", "'fast'"),
+    ("[search]\nenvelope = 5\n", "search.envelope", "expected a table of deployment keys to lists of choices", "5"),
+    ('[search]\nenvelope = ["deployment.tp"]\n', "search.envelope",
+     "expected a table of deployment keys to lists of choices", "['deployment.tp']"),
+    ('[search]\nobjectives = "min_e2e_latency_s"\n', "search.objectives", "expected an array of tables",
+     "'min_e2e_latency_s'"),
+    ("[search]\nconstraints = 700\n", "search.constraints", "expected an array of tables", "700"),
+    ("[search]\nconstraints = [700]\n", "search.constraints.0", "expected a table (keys: metric, max, min)", "700"),
+    ("search = 5\n", "search", "expected a table (keys: trials, sampler, seed,", "5"),
+    ('chip = "gb200"\n', "chip", "expected a table (keys: name, tdp, peak_flops, energy, area)", "'gb200'"),
+    ("memory = [1, 2]\n", "memory", "expected a table (keys: sram, hbm, host)", "[1, 2]"),
+    ("deployment = 8\n", "deployment", "expected a table (keys: cost_model, mode, tp,", "8"),
+    ("workload = []\n", "workload", "expected a table (keys: name, isl, osl, concurrency,", "[]"),
+    ('model = "gpt-oss-120b"\n', "model", "expected a table (keys: name, source, architecture,", "'gpt-oss-120b'"),
+    ("[workload]\nslo = 5\n", "workload.slo", "expected a table (keys: ttft, tpot)", "5"),
+    ('[chip]\nenergy = "low"\n', "chip.energy", "expected a table (keys: static, static_per_area,", "'low'"),
+])
+def test_a_table_given_as_a_value_says_the_table_it_expects(cli, tmp_path, body, path, expected, got):
+    spec = _write(tmp_path, "kind", body)
+    rc, out, err = cli("evaluate", spec)
+    lines = err.strip().splitlines()
+    assert rc == 2 and out == "" and len(lines) == 1, err
+    assert lines[0].startswith(f"error: {spec}: {path}: {expected}") and lines[0].endswith(f"(got {got})"), lines[0]
+    assert not re.search(r"[A-Za-z]Error\b|has no attribute|object is not", lines[0]), lines[0]  # no Python wording
 
 
 def test_deployment_counts_take_a_float_with_a_whole_value(cli, tmp_path):
@@ -376,7 +411,46 @@ def test_search_param_shapes_are_named_at_load(cli, tmp_path):
                     '"memory.hbm.bandwith" = { low = "2 TB/s", high = "1 TB/s" }\n')
     load_spec(typo)
     rc, _, err = cli("optimize", typo, "--out", tmp_path / "out")
-    assert rc == 2 and err.strip().splitlines() == [f"error: {typo}: search.params.memory.hbm.bandwith: no such spec key"]
+    assert rc == 2 and err.strip().splitlines() == [f'error: {typo}: search.params."memory.hbm.bandwith": no such spec key']
+
+
+def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path):
+    """The [search] checks that need the spec's [deployment] but no cost model (a searched bound
+    or choice, or an envelope choice, that the deployment key refuses; an envelope key that is also
+    searched, with no choice, or with a choice not of its kind) were made only once the search had
+    loaded the cost model, so a spec load (codesign evaluate) accepted them and a bad seed was
+    named one run before them. They are checked at load, beside the other [search] problems, each
+    once, at its quoted key path in the file that set it; exit 2, nothing written. Expected
+    messages follow the spec's rules: ep, pp and dp_attention are whole numbers >= 1, the batch
+    limit a whole number in [1, 10000000], a format a number-format name; an envelope lists at
+    least one choice and takes no key the search also varies."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search]\nseed = -1\n[search.params]\n'
+                    '"deployment.max_batch_size" = { low = 0, high = 64 }\n'
+                    '"deployment.dp_attention" = { choices = [1, 2.5] }\n'
+                    '"deployment.ep" = { choices = [1, 2] }\n'
+                    '[search.envelope]\n"deployment.ep" = [1, 2]\n"deployment.pp" = [1, 0]\n'
+                    '"deployment.speculative_tokens" = []\n"deployment.kv_cache_format" = [8]\n')
+    p, e = "search.params.", "search.envelope."
+    want = {"search.seed": "must be a whole number in [0, 2**32) (got -1)",
+            p + '"deployment.max_batch_size"': "low 0: must be a whole number in [1, 10000000]",
+            p + '"deployment.dp_attention"': "choice 2.5: expected a whole number",
+            e + '"deployment.ep"': "is also a searched parameter; use one or the other",
+            e + '"deployment.pp"': "choice 0: must be a whole number >= 1",
+            e + '"deployment.speculative_tokens"': "list at least one choice",
+            e + '"deployment.kv_cache_format"': "expected a number-format name (got 8)"}
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    got = exc.value.problems
+    assert sorted(key for _, key, _ in got) == sorted(want), got
+    for file, key, msg in got:
+        assert file == str(spec) and msg.startswith(want[key]), (file, key, msg)
+    for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "out")):
+        rc, _, err = cli(*argv)
+        lines = err.strip().splitlines()
+        assert rc == 2 and "Traceback" not in err and len(lines) == len(set(lines)) == len(want), (argv, err)
+    assert not (tmp_path / "out").exists()
 
 
 def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):

@@ -396,8 +396,35 @@ def test_optimize_refuses_a_storage_under_a_file_as_bad_input(cli, tmp_path, mon
                             ("sqlite:///f/study.db", "f"), ("sqlite:///f/a/study.db", "f/a")):
         rc, out, err = cli("optimize", FLAGSHIP, "--storage", storage, "--trials", "1", "--out", tmp_path / "o")
         assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (storage, err)
-        assert err.startswith(f"error: cannot create the directory {parent} for the "), (storage, err)
+        assert err.startswith(f"error: --storage {storage}: cannot create the directory {parent}: "), (storage, err)
         assert err.strip().endswith(": f exists and is not a directory"), (storage, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+def test_a_storage_directory_that_cannot_be_made_is_named_by_its_option(cli, tmp_path, monkeypatch):
+    """The storage errors name the value of --storage first ("--storage VALUE: ...", a password
+    in it as ***); the directory of a journal or SQLite database that cannot be made said
+    "cannot create the directory f for the journal f/study.journal: ..." instead. Each now reads
+    "--storage VALUE: cannot create the directory DIR: WHY" (exit 2, one line, the password still
+    redacted), WHY being the file in the way or what mkdir said."""
+    from pathlib import Path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("")
+    given = "sqlite:///f/a/study.db?password=s3cr3t"
+    rc, out, err = cli("optimize", FLAGSHIP, "--storage", given, "--trials", "1", "--out", tmp_path / "o")
+    assert rc == 2 and out == "" and "s3cr3t" not in err, err
+    assert err.strip() == ("error: --storage sqlite:///f/a/study.db?password=***: cannot create the directory f/a: "
+                           "f exists and is not a directory"), err
+
+    def refuse(self, *args, **kwargs):  # a directory nobody may create (read-only file system, permissions)
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    for storage in ("new/study.journal", "journal:new/x"):
+        rc, out, err = cli("optimize", FLAGSHIP, "--storage", storage, "--trials", "1", "--out", tmp_path / "o")
+        assert rc == 2 and out == "", (storage, err)
+        assert err.strip() == f"error: --storage {storage}: cannot create the directory new: Permission denied", err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
