@@ -1841,7 +1841,8 @@ def _refill(ctx: _Context, step: int, room: int) -> int:
 
 def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) -> int:
     """Ask a batch, evaluate it in one vectorised call, tell; until ``quota`` new trials (or, with
-    ``quota=None``, until the study holds ``total`` complete plus running trials). Between batches
+    ``quota=None``, until the study holds ``total`` complete plus running trials and no enqueued
+    design waits: designs enqueued beyond ``total`` by workers refining at once are run too). Between batches
     :func:`_refill` enqueues refined front designs (one process and every worker alike). Returns
     the number of trials this process told."""
     import optuna
@@ -1853,9 +1854,13 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         if quota is not None:
             want = quota - new
         else:
-            ts = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,
-                                                          optuna.trial.TrialState.RUNNING))
-            want = total - len(ts)
+            S = optuna.trial.TrialState
+            held = Counter(t.state for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.RUNNING, S.WAITING)))
+            # designs still waiting in a full study are run all the same (asks take them first): two
+            # or more workers refining at once can enqueue more than the study has room for (each
+            # sees the same room), and a worker that left them would leave the study with WAITING
+            # trials nobody runs (seen with 3 PostgreSQL workers)
+            want = max(total - held[S.COMPLETE] - held[S.RUNNING], held[S.WAITING])
         if want <= 0:
             break
         batch = min(s.batch_size, want)

@@ -301,6 +301,29 @@ def test_local_workers_share_one_journal(cli, tmp_path):
     assert any(t.user_attrs.get("seed_source") in ("gradient", "refill") for t in done)
 
 
+def test_a_worker_runs_the_designs_still_waiting_in_a_full_study(cli, tmp_path):
+    """Workers that refine the shared front at the same moment each see the same room and can
+    enqueue more designs than the study has room for (3 PostgreSQL workers left one WAITING trial
+    behind). A worker that finds the study full runs what still waits instead of leaving it."""
+    import optuna
+
+    from codesign.search import open_storage
+
+    journal = tmp_path / "full.journal"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "10")
+    assert rc == 0, err
+    store, _ = open_storage(str(journal), None)
+    st = optuna.load_study(study_name="jalapeno-gpt-oss-120b", storage=store)
+    done = [t for t in st.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
+    assert len(done) == 10
+    for t in done[:2]:  # two designs enqueued by "another worker" after the study filled up
+        st.enqueue_trial(dict(t.params), skip_if_exists=False)
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "10")
+    assert rc == 0, err
+    states = [t.state.name for t in _trials(str(journal))]
+    assert states.count("WAITING") == 0 and states.count("COMPLETE") == 12, states
+
+
 def test_worker_says_when_it_starts_the_study(cli, tmp_path):
     # a worker pointed at a storage with no trial of the spec's study starts it, and says so (a typo in
     # --storage would otherwise start a separate search silently); joining a running one says nothing
