@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
 import warnings
 from collections import Counter
@@ -1372,6 +1373,26 @@ def _check_port(url: str) -> None:
         raise CodesignError(f"--storage {shown}: the port must be an integer 1..65535")
 
 
+#: Seconds after which a journal lock that points nowhere is taken as left by a killed run (Optuna
+#: releases a live-looking lock after its grace period, 10 s here; a dangling one it never can).
+DANGLING_LOCK_S = 10.0
+
+
+def _clear_dangling_lock(path: str) -> None:
+    """Remove ``path``'s lock symlink when it points nowhere and is older than
+    :data:`DANGLING_LOCK_S`: one a killed run of an older codesign left with a relative target
+    (see :func:`open_storage`), on which Optuna's lock would wait forever."""
+    import time
+
+    lock = path + ".lock"
+    try:
+        if os.path.islink(lock) and not os.path.exists(lock) \
+                and time.time() - os.lstat(lock).st_mtime > DANGLING_LOCK_S:
+            os.unlink(lock)
+    except OSError:  # gone meanwhile (another process took it away)
+        pass
+
+
 def open_storage(url: str | None, out_dir, *, repair: bool = False):
     """An Optuna storage: a journal file in ``out_dir`` by default (or ``journal:PATH``, ``*.journal``)
     shared between local processes through Optuna's file lock, or an RDB URL
@@ -1388,7 +1409,12 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         if repair:
             _repair_journal(path)
         _make_parent(Path(path), f"the journal {path}", url)
-        backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(path, grace_period=10))
+        _clear_dangling_lock(path)
+        # the lock is a symlink to the journal, its target resolved from the link's directory: a
+        # relative path (runs/x/study.journal) made a link to runs/x/runs/x/study.journal, which
+        # Optuna's stale-lock check cannot stat, so a lock left by a killed run was never released
+        # and every later run spun on it forever
+        backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(os.path.abspath(path), grace_period=10))
         return optuna.storages.JournalStorage(backend), path
     if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "

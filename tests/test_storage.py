@@ -576,3 +576,44 @@ def test_readme_says_it_is_the_worker_that_refuses_a_missing_journal_directory(c
     assert rc == 2 and "does not exist" in err and not (tmp_path / "new").exists(), err
     rc, out, err = cli("optimize", FLAGSHIP, "--storage", journal, "--trials", "1", "--out", tmp_path / "o")
     assert rc in (0, 1) and journal.is_file(), err
+
+
+def test_the_journal_lock_of_a_relative_path_points_at_the_journal(cli, tmp_path, monkeypatch):
+    """Optuna's journal lock is a symlink to the journal; a relative --out made its target relative
+    to the link's own directory (runs/x/runs/x/study.journal), so a lock a killed run left could
+    never be released: every later run on that directory spun on it forever (fresh-user trial)."""
+    made = []
+    real = os.symlink
+
+    def symlink(src, dst, *args, **kwargs):
+        made.append((str(src), str(dst)))
+        return real(src, dst, *args, **kwargs)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(os, "symlink", symlink)
+    rc, out, err = cli("optimize", FLAGSHIP, "--trials", "5", "--out", "runs/x")
+    assert rc == 0, err
+    locks = [(src, dst) for src, dst in made if dst.endswith("study.journal.lock")]
+    assert locks
+    for src, dst in locks:  # a symlink's target is read from the link's directory
+        assert os.path.samefile(os.path.join(os.path.dirname(dst), src), tmp_path / "runs/x/study.journal")
+
+
+def test_a_dangling_journal_lock_left_by_a_killed_run_is_cleared(tmp_path):
+    """A lock an older codesign left with a relative target points nowhere; Optuna cannot age it
+    (its stat fails) and waited forever. One older than the grace period is removed."""
+    out = tmp_path / "runs" / "demo"
+    rc = subprocess.run(CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "5", "--out", "runs/demo"],
+                        cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert rc.returncode == 0, rc.stderr
+    lock = out / "study.journal.lock"
+    os.symlink("runs/demo/study.journal", lock)  # relative: resolved from runs/demo/, it dangles
+    old = time.time() - 60
+    os.utime(lock, (old, old), follow_symlinks=False)
+    try:
+        rc = subprocess.run(CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "10", "--out", "runs/demo"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("optimize waited on the dangling lock")
+    assert rc.returncode == 0, rc.stderr
+    assert len([t for t in _trials(str(out / "study.journal")) if t.state.name == "COMPLETE"]) == 10
