@@ -480,3 +480,21 @@ def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it(cli, monkeypatc
     finally:
         signal.signal(signal.SIGINT, before)
     assert rc == 0, err
+
+
+@pytest.mark.parametrize("name", ["../escaped", "a/b", "..", "a\\\\b"])
+@pytest.mark.parametrize("command", ["optimize", "sweep"])
+def test_a_spec_name_that_is_no_file_name_is_refused_as_the_default_output_directory(cli, tmp_path, monkeypatch, name, command):
+    """The default --out is runs/<spec name>: name = "../escaped" wrote ../escaped/study.journal
+    outside runs/ (fresh-user trial). Such a name is refused (exit 2, the file and key named), and
+    nothing is written; with --out it is only a name."""
+    from conftest import SPECS
+
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\nname = "{name}"\n')
+    extra = ["--trials", "2"] if command == "optimize" else ["--points", "8"]
+    rc, out, err = cli(command, spec, *extra)
+    assert rc == 2, err
+    assert f"{spec}: name: " in err and "one file name" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]

@@ -104,3 +104,21 @@ def seed_type(text: str) -> int:
     if not 0 <= value < 2**32:
         raise argparse.ArgumentTypeError(f"must be in [0, 2**32) (got {value})")
     return value
+
+
+def default_out_dir(spec, spec_path: str) -> Path:
+    """``runs/<spec name>`` (the spec file's stem when it has no ``name``): the default ``--out``.
+
+    Raises:
+        CodesignError: a ``name`` that is no single file name (``../escaped``, ``a/b``, ``..``):
+            it would put the run outside ``runs/`` or in a nested directory.
+    """
+    from ..errors import CodesignError
+
+    name = spec.name or Path(spec_path).stem
+    if spec.name and (name in (".", "..") or "/" in name or "\\" in name or "\0" in name):
+        raise CodesignError(f"{spec.origin('name')}: name: {name!r} is the "
+                            "default output directory runs/<name>, so it must be one file name (no '/', '\\', "
+                            "'.' or '..'); rename it or give --out")
+    return Path("runs") / name
+

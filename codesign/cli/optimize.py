@@ -45,7 +45,7 @@ def run(args) -> int:
     from ..report import print_table, write_outputs
     from ..search import run_search
     from ..spec import load_spec
-    from ._common import ensure_out_dir
+    from ._common import default_out_dir, ensure_out_dir
 
     spec = load_spec(args.spec)
     if args.trials is not None and args.trials < 1:
@@ -54,7 +54,7 @@ def run(args) -> int:
         raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
     # checked now, created by the search once the spec's [search] has been accepted
     out_option = "--out" if args.out else "output directory"
-    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem), out_option, create=False)
+    out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
     prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), console=err, transient=False)

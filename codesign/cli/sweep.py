@@ -41,7 +41,7 @@ def run(args) -> int:
     from ..evaluation import jsonable
     from ..search import SEARCH_METRICS, run_sweep
     from ..spec import load_spec
-    from ._common import ensure_out_dir
+    from ._common import default_out_dir, ensure_out_dir
 
     spec = load_spec(args.spec)
     if args.points < 1 or args.points > 10_000_000:
@@ -50,7 +50,7 @@ def run(args) -> int:
         raise CodesignError(f"--chunk must be >= 1 (got {args.chunk})")
     # checked now, created once the sweep has run (a refused [search] leaves no empty directory)
     out_option = "--out" if args.out else "output directory"
-    out = ensure_out_dir(args.out or Path("runs") / (spec.name or Path(args.spec).stem), out_option, create=False)
+    out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
     prog = Progress(TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                     console=err)
