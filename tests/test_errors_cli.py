@@ -367,8 +367,19 @@ def test_a_bug_is_exit_code_3_without_a_traceback(cli, monkeypatch):
     assert rc == 3 and "Traceback" not in err
     assert err.startswith("internal error: ZeroDivisionError: division by zero (at ") and "--debug" in err
     assert json.loads(out) == {"error": {"message": err.splitlines()[0], "exit_code": 3}}
-    with pytest.raises(ZeroDivisionError):
-        cli("--debug", "plugins", "list")
+    rc, out, err = cli("--debug", "plugins", "list")  # the traceback, and still exit 3
+    assert rc == 3 and "Traceback" in err and "ZeroDivisionError: division by zero" in err
+
+
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(cli, tmp_path):
+    """`codesign --debug` re-raised, so bad input exited 1 (Python's code for an uncaught
+    exception), which `optimize` uses for "no feasible design" (fresh-user trial). It prints the
+    traceback and exits as without --debug: 2 for bad input."""
+    missing = tmp_path / "nonexistent.toml"
+    rc, out, err = cli("evaluate", missing)
+    assert rc == 2 and "Traceback" not in err
+    rc, out, err = cli("--debug", "evaluate", missing)
+    assert rc == 2 and "Traceback" in err and "error: " in err, err
 
 
 def test_interrupt_exits_130_and_names_the_study_only_for_searches(cli, monkeypatch):

@@ -52,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="codesign",
         description="Hardware/software co-design of LLM inference systems.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks for errors (the exit codes stay the same)")
     from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"codesign {__version__}")
@@ -80,15 +81,15 @@ def main(argv: list[str] | None = None) -> int:
             raise KeyboardInterrupt
         return rc
     except BugError as exc:  # a plugin raised or broke the contract, a worker crashed: not the input
-        if args.debug:
-            raise
+        if args.debug:  # the traceback, then the same line and exit code as without --debug
+            _print_traceback()
         print(f"internal error: {exc}\n{exc.hint}; rerun with `codesign --debug {args.command} ...` for "
               "the traceback and report it.", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {exc}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     except CodesignError as exc:
-        if args.debug:
-            raise
+        if args.debug:  # the traceback, then the same line and exit code as without --debug
+            _print_traceback()
         print("\n".join(f"error: {line}" for line in str(exc).splitlines()), file=sys.stderr)
         _json_error(getattr(args, "json", False), str(exc), ExitCode.USAGE_ERROR)
         return ExitCode.USAGE_ERROR
@@ -100,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
         return ExitCode.OK
     except Exception as exc:  # a bug in codesign or a plugin: one line, the traceback behind --debug
-        if args.debug:
-            raise
+        if args.debug:  # the traceback, then the same line and exit code as without --debug
+            _print_traceback()
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
@@ -116,6 +117,13 @@ def main(argv: list[str] | None = None) -> int:
             import signal
 
             signal.signal(signal.SIGINT, previous)
+
+
+def _print_traceback() -> None:
+    """``--debug``: the traceback of the exception being handled, on stderr."""
+    import traceback
+
+    traceback.print_exc(file=sys.stderr)
 
 
 def _catch_sigint(seen: list):
