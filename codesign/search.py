@@ -1173,7 +1173,8 @@ def spec_fingerprint(spec: Spec) -> dict:
     return flat
 
 
-def _check_fingerprint(study, spec: Spec, name: str, where: str, pm=None) -> None:
+def _check_fingerprint(study, spec: Spec, name: str, where: str, pm=None,
+                       elsewhere: str = "another --out (or --storage)") -> None:
     """Refuse to resume a study that was run with a different spec or a different version of its
     cost model (mixed results otherwise: stored trials keep the metrics their model gave)."""
     if not spec.path:
@@ -1196,11 +1197,11 @@ def _check_fingerprint(study, spec: Spec, name: str, where: str, pm=None) -> Non
         if changed == ["(cost model)"]:
             raise CodesignError(
                 f"the study {name!r} in {where} was run with cost model {old.get('(cost model)') or 'of an older codesign'}"
-                f", not {now['(cost model)']}; its trials would mix with the new ones. Use another --out "
-                f"(or --storage) to start a new study, or delete the old one.")
+                f", not {now['(cost model)']}; its trials would mix with the new ones. Use {elsewhere} "
+                f"to start a new study, or delete the old one.")
         raise CodesignError(
             f"the study {name!r} in {where} was run with a different spec (changed: {shown}); its trials "
-            f"would mix with the new ones. Use another --out (or --storage) to start a new study, or "
+            f"would mix with the new ones. Use {elsewhere} to start a new study, or "
             f"restore the spec to resume.")
 
 
@@ -1693,7 +1694,8 @@ class _Context:
 
 
 def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, evaluate=None,
-                rank: int = 0, repair: bool = False, claim: bool = False) -> _Context:
+                rank: int = 0, repair: bool = False, claim: bool = False,
+                elsewhere: str = "another --out (or --storage)") -> _Context:
     """Open (or create) the spec's study. With ``claim``, ``out_dir`` receives this study's report:
     refuse when it already holds another study's (:func:`_check_out_dir`)."""
     import optuna
@@ -1733,7 +1735,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")
-    _check_fingerprint(study, spec, name, where, pm=pm)
+    _check_fingerprint(study, spec, name, where, pm=pm, elsewhere=elsewhere)
     # searched number formats are checked against the user's spec and its [search] table before
     # the reference (priced with the same choices) could be blamed for them
     keys = {f"deployment.{f}" for f in FORMAT_FIELDS}
@@ -2302,7 +2304,8 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
                             "the study kept there; check the path, or create the directory to start a study in it)")
     total = trials if trials is not None else spec.search.trials
     rank = os.getpid() % 9973 + 1
-    ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank)
+    ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank,
+                      elsewhere="another --storage")  # a worker has no --out
     if note and not ctx.study.get_trials(deepcopy=False):
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")

@@ -617,3 +617,16 @@ def test_a_dangling_journal_lock_left_by_a_killed_run_is_cleared(tmp_path):
         pytest.fail("optimize waited on the dangling lock")
     assert rc.returncode == 0, rc.stderr
     assert len([t for t in _trials(str(out / "study.journal")) if t.state.name == "COMPLETE"]) == 10
+
+
+def test_a_worker_refusing_a_changed_spec_points_at_its_own_option(cli, tmp_path):
+    """A worker joining a study run with another spec is refused; the message said "Use another
+    --out (or --storage)", but `codesign worker` has no --out (fresh-user trial)."""
+    journal = tmp_path / "s.journal"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "3")
+    assert rc == 0, err
+    changed = tmp_path / "changed.toml"
+    changed.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[workload]\nisl = 4096\n')
+    rc, out, err = cli("worker", changed, "--storage", journal, "--trials", "3")
+    assert rc == 2 and "was run with a different spec" in err, err
+    assert "Use another --storage to start a new study" in err and "--out" not in err, err
