@@ -367,6 +367,8 @@ def _param(key: str, kind: str | None, p) -> Param:
         raise ParamError("low" if p.low is None else "high", "missing: give low and high, or choices")
     if p.low is None:
         raise ParamError("", "give low and high, or choices")
+    if FORMAT_KEY.match(key):  # a name has no range ("could not convert string to float" otherwise)
+        raise ParamError("low", "a number-format key takes choices (choices = [\"fp8_e4m3\", \"nvfp4\"]), not low/high")
     low, high = float(val(p.low, "low")), float(val(p.high, "high"))
     for name, v in (("low", low), ("high", high)):
         if key in INT_KEYS and not (math.isfinite(v) and v.is_integer()):
@@ -1734,7 +1736,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
                             f"{scrub(redact(str(exc).splitlines()[0]), storage or '')}") from None
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
-        raise CodesignError(f"the study {name!r} in {where} has other objectives; use another --out or --storage")
+        raise CodesignError(f"the study {name!r} in {where} has other objectives; use {elsewhere}")
     _check_fingerprint(study, spec, name, where, pm=pm, elsewhere=elsewhere)
     # searched number formats are checked against the user's spec and its [search] table before
     # the reference (priced with the same choices) could be blamed for them

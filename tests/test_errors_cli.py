@@ -369,6 +369,7 @@ def test_a_bug_is_exit_code_3_without_a_traceback(cli, monkeypatch):
     assert json.loads(out) == {"error": {"message": err.splitlines()[0], "exit_code": 3}}
     rc, out, err = cli("--debug", "plugins", "list")  # the traceback, and still exit 3
     assert rc == 3 and "Traceback" in err and "ZeroDivisionError: division by zero" in err
+    assert "rerun with" not in err  # it was rerun with --debug
 
 
 def test_debug_shows_the_traceback_and_keeps_the_exit_code(cli, tmp_path):
@@ -509,3 +510,17 @@ def test_a_spec_name_that_is_no_file_name_is_refused_as_the_default_output_direc
     assert rc == 2, err
     assert f"{spec}: name: " in err and "one file name" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
+def test_a_number_format_key_searched_as_a_range_names_choices(cli, tmp_path):
+    """A format is a name: low/high on deployment.kv_cache_format said Python's "could not convert
+    string to float: 'fp8_e4m3'"; it names the key and says to give choices (exit 2)."""
+    from conftest import SPECS
+
+    spec = tmp_path / "f.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[search.params."deployment.kv_cache_format"]\nlow = "fp8_e4m3"\nhigh = "nvfp4"\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2, err
+    assert 'search.params."deployment.kv_cache_format".low: a number-format key takes choices' in err, err
+    assert "could not convert" not in err

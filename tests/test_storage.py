@@ -630,3 +630,16 @@ def test_a_worker_refusing_a_changed_spec_points_at_its_own_option(cli, tmp_path
     rc, out, err = cli("worker", changed, "--storage", journal, "--trials", "3")
     assert rc == 2 and "was run with a different spec" in err, err
     assert "Use another --storage to start a new study" in err and "--out" not in err, err
+
+
+def test_a_worker_joining_a_study_of_other_objectives_points_at_its_own_option(cli, tmp_path):
+    """The sibling of the changed-spec refusal: "has other objectives; use another --out or
+    --storage" named an option `codesign worker` does not have."""
+    journal = tmp_path / "o.journal"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "3")
+    assert rc == 0, err
+    other = tmp_path / "other.toml"
+    other.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[[search.objectives]]\nmetric = "min_tpot_s"\n'
+                     'direction = "minimize"\n')
+    rc, out, err = cli("worker", other, "--storage", journal, "--trials", "3")
+    assert rc == 2 and "has other objectives; use another --storage" in err and "--out" not in err, err

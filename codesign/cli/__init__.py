@@ -83,8 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     except BugError as exc:  # a plugin raised or broke the contract, a worker crashed: not the input
         if args.debug:  # the traceback, then the same line and exit code as without --debug
             _print_traceback()
-        print(f"internal error: {exc}\n{exc.hint}; rerun with `codesign --debug {args.command} ...` for "
-              "the traceback and report it.", file=sys.stderr)
+        rerun = "" if args.debug else f"; rerun with `codesign --debug {args.command} ...` for the traceback"
+        print(f"internal error: {exc}\n{exc.hint}{rerun} and report it.", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {exc}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     except CodesignError as exc:
@@ -107,9 +107,9 @@ def main(argv: list[str] | None = None) -> int:
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
         msg = f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})"
+        rerun = "" if args.debug else f"rerun with `codesign --debug {args.command} ...` for the traceback and "
         print(f"internal error: {msg}\nThis is a bug in codesign or a plugin, not in your input; "
-              f"rerun with `codesign --debug {args.command} ...` for the traceback and report it.",
-              file=sys.stderr)
+              f"{rerun}report it.", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     finally:
