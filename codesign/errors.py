@@ -97,5 +97,9 @@ def format_value(value) -> str:
 
 
 def _toml_key(key) -> str:
+    """``key`` as a TOML key: bare when it may be (``low``), else a basic string
+    (``"memory.hbm.bandwidth"``, quotes and backslashes escaped)."""
+    import json
+
     key = str(key)
-    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else '"' + key.replace('"', '\\"') + '"'
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)

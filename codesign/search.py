@@ -1248,7 +1248,6 @@ def redact(url: str) -> str:
 
 def _repair_journal(path: str) -> None:
     """Drop a torn last line (a process killed mid-append) so that appends stay parseable."""
-    import os
 
     try:
         with open(path, "rb+") as fh:
@@ -1744,7 +1743,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     for table, pairs in (("params", [(prm.key, prm.choices) for prm in space.params]), ("envelope", space.envelope)):
         fmts = {k: v for k, v in pairs if k in keys and v}
         if fmts:
-            check_names(spec, pm=pm, overrides=fmts, override_keys={k: f'search.{table}."{k}"' for k in fmts})
+            check_names(spec, pm=pm, overrides=fmts, override_keys={k: toml_key_path("search", table, k) for k in fmts})
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)
@@ -2101,7 +2100,6 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
         CodesignError: one line naming the directory, what it holds and what was expected; also
             when ``out_dir`` exists and is not a directory.
     """
-    import os
 
     out_dir = Path(out_dir)
     shown = f"{option} {os.fspath(out_dir)}"
@@ -2291,7 +2289,6 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
             creates the directory of its own study), as ``numerics quantize`` refuses an output
             file in a missing directory.
     """
-    import os
 
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"

@@ -916,10 +916,9 @@ def _key_homes() -> tuple[dict[str, list[tuple[str, str, type]]], frozenset]:
 def toml_key_path(*parts) -> str:
     """The dotted TOML key path of ``parts``, a key that is no bare TOML key (one with a dot, as
     ``[search.params]`` keys have) quoted: ``search.params."memory.hbm.bandwidth".low``."""
-    import json
+    from .errors import _toml_key
 
-    return ".".join(str(k) if re.fullmatch(r"[A-Za-z0-9_-]+", str(k)) else json.dumps(str(k), ensure_ascii=False)
-                    for k in parts)
+    return ".".join(_toml_key(k) for k in parts)
 
 
 _CATTRS_STEP = re.compile(r"""\.([^.\[]+)|\[('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|-?[0-9]+)\]""")

@@ -44,7 +44,7 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import SPEC_TABLES, PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict
+from .spec import SPEC_TABLES, PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -134,7 +134,7 @@ def load_study(path: str | os.PathLike) -> Study:
         if s.kind == "curves" and not s.specs:
             problems.append((str(path), f"steps.{i}", "a curves step needs specs"))
         for key, values in s.envelope.items():
-            where = f"steps.{i}.envelope.{key}"
+            where = toml_key_path("steps", i, "envelope", key)
             if not key.startswith("deployment."):
                 problems.append((str(path), where, "the envelope takes deployment keys (deployment.tp, …)"))
             elif not values:

@@ -113,12 +113,11 @@ def default_out_dir(spec, spec_path: str) -> Path:
         CodesignError: a ``name`` that is no single file name (``../escaped``, ``a/b``, ``..``):
             it would put the run outside ``runs/`` or in a nested directory.
     """
-    from ..errors import CodesignError
+    from ..errors import SpecError
 
     name = spec.name or Path(spec_path).stem
     if spec.name and (name in (".", "..") or "/" in name or "\\" in name or "\0" in name):
-        raise CodesignError(f"{spec.origin('name')}: name: {name!r} is the "
-                            "default output directory runs/<name>, so it must be one file name (no '/', '\\', "
-                            "'.' or '..'); rename it or give --out")
+        raise SpecError([(spec.origin("name"), "name", f"{name!r} is the default output directory runs/<name>, so it "
+                          "must be one file name (no '/', '\\', '.' or '..'); rename it or give --out")])
     return Path("runs") / name
 
