@@ -494,6 +494,56 @@ def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it(cli, monkeypatc
     assert rc == 0, err
 
 
+def test_sigterm_ends_a_command_as_ctrl_c_does_with_143_and_the_handler_is_put_back(cli, monkeypatch):
+    """SIGTERM (kill, timeout, a batch scheduler) takes Ctrl-C's path: the study line for a search,
+    exit 143 (128 + 15); the handler in place before is restored. (The subprocess test of a real
+    optimize run is test_storage's test_sigterm_mid_run_exits_143_keeps_the_trials_and_resumes.)"""
+    import os
+    import signal
+
+    import codesign.cli.worker as worker
+
+    def run(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 0
+
+    monkeypatch.setattr(worker, "run", run)
+    heard = []
+
+    def before(signum, frame):  # stands for whatever handler the caller had (this one exits nothing)
+        heard.append(signum)
+
+    old = signal.signal(signal.SIGTERM, before)
+    try:
+        rc, out, err = cli("worker", "x.toml", "--storage", "x.journal")
+        assert signal.getsignal(signal.SIGTERM) is before
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert rc == 143 and not heard, (rc, err)
+    assert err.strip() == "interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
+
+
+def test_a_command_started_with_sigterm_ignored_keeps_ignoring_it(cli, monkeypatch):
+    """As for SIGINT: a SIGTERM its starter ignores (SIG_IGN) stays ignored."""
+    import os
+    import signal
+
+    import codesign.cli.evaluate as ev
+
+    def run(args):
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the command finishes normally
+        return 0
+
+    monkeypatch.setattr(ev, "run", run)
+    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        rc, out, err = cli("evaluate", "x.toml")
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert rc == 0, err
+
+
 @pytest.mark.parametrize("name", ["../escaped", "a/b", "..", "a\\\\b"])
 @pytest.mark.parametrize("command", ["optimize", "sweep"])
 def test_a_spec_name_that_is_no_file_name_is_refused_as_the_default_output_directory(cli, tmp_path, monkeypatch, name, command):

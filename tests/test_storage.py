@@ -286,6 +286,41 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
 
 
 @pytest.mark.slow
+def test_sigterm_mid_run_exits_143_keeps_the_trials_and_resumes(tmp_path):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) is handled as Ctrl-C is: the same
+    "interrupted" line, exit 143 (128 + 15, the shell's convention) instead of dying silently, and
+    the completed trials stay in the journal, so the same command resumes from them."""
+    journal = tmp_path / "term.journal"
+    cmd = CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "150", "--out", str(tmp_path / "run"),
+                      "--storage", str(journal), "--json"]
+    with open(tmp_path / "stderr.txt", "w") as err:  # a file: a pipe nobody reads could fill and block
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.time() + 180
+    told = 0
+    while time.time() < deadline and proc.poll() is None:  # wait for completed trials, then SIGTERM
+        time.sleep(0.3)
+        if journal.exists():
+            told = sum(1 for t in _trials(str(journal)) if t.state.name == "COMPLETE")
+            if told >= 1:
+                break
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(timeout=120)
+    assert told >= 1, "the run did not get going"
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert rc == 143, (rc, stderr)
+    assert "interrupted: completed trials, if any, are kept in the study storage; rerun to resume" in stderr, stderr
+    assert "Traceback" not in stderr
+    before = {t.number: (t.params, t.values) for t in _trials(str(journal)) if t.state.name == "COMPLETE"}
+    assert 1 <= len(before) < 150
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # the same command resumes
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["trials"] == 150
+    after = {t.number: (t.params, t.values) for t in _trials(str(journal)) if t.state.name == "COMPLETE"}
+    assert all(after[k] == v for k, v in before.items())  # no completed trial lost or changed
+    assert len(after) == 150
+
+
+@pytest.mark.slow
 def test_local_workers_share_one_journal(cli, tmp_path):
     out = tmp_path / "w"
     rc, stdout, err = cli("optimize", FLAGSHIP, "--trials", "120", "--workers", "2", "--out", out, "--json")
