@@ -1970,7 +1970,7 @@ def _result(ctx: _Context, new: int) -> SearchResult:
 
 def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, storage: str | None,
                progress=None, evaluate=None, workers: int = 1,
-               out_option: str = "output directory") -> SearchResult:
+               out_option: str = "output directory", note=None) -> SearchResult:
     """Run (or resume) the search a spec's ``[search]`` declares.
 
     Args:
@@ -1985,6 +1985,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             the missing directory of a journal or SQLite database is created (and removed again,
             with a new journal or database, when the run is refused before it starts).
         progress: optional ``callback(done, total)``.
+        note: optional ``callback(text)``: hears, before the search starts, that the storage
+            already held completed trials of this study (``resuming: 37 completed trials in
+            runs/x/study.journal``, :func:`_resuming`); nothing for a new study.
         out_option: how an error names ``out_dir`` (``"--out"`` when the user gave it).
         workers: local worker processes (``spawn``), each asking and telling batches on the same
             storage (the journal file through Optuna's file lock); 1 runs in this process.
@@ -1994,8 +1997,6 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             holds unrelated files or another study, or the stored study was run with another spec
             or cost model.
     """
-    import optuna
-
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
     total = trials if trials is not None else spec.search.trials
@@ -2025,7 +2026,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             except OSError:
                 break
         raise
-    done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    done = _resuming(ctx, note)
     todo = max(total - done, 0)
     if progress:
         progress(done, total)
@@ -2035,6 +2036,18 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                          poll=(lambda k: progress(done + k, total)) if progress else None)
     return _result(ctx, new)
+
+
+def _resuming(ctx: _Context, note=None) -> int:
+    """The completed trials already in ``ctx``'s study; when there are any, ``note`` hears
+    ``resuming: N completed trials in WHERE`` (a rerun, or a worker joining a running search, says
+    that it continues a study rather than starting one)."""
+    import optuna
+
+    done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    if note and done:
+        note(f"resuming: {done} completed trial{'' if done == 1 else 's'} in {ctx.storage}")
+    return done
 
 
 #: A URL's scheme (``postgresql://``, ``sqlite:///``): a ``--storage`` with one is a database URL,
@@ -2281,7 +2294,8 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     ``search.trials``) complete or running trials; seeds it first if it is new.
 
     ``note(text)``, if given, hears when the storage held no trial of this spec's study yet (the
-    worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently).
+    worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently),
+    or how many completed trials it holds (:func:`_resuming`).
 
     Raises:
         CodesignError: a journal path or SQLite database (``sqlite:///dir/study.db``) whose
@@ -2308,6 +2322,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if note and not ctx.study.get_trials(deepcopy=False):
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
+    _resuming(ctx, note)
     _prepare(ctx, total, private=False)
     new = _work(ctx, None, total, progress=progress)
     return _result(ctx, new)

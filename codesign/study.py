@@ -277,8 +277,11 @@ def _fmt_axis(axis: Axis, v) -> str:
 
 
 def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = False,
-              progress=None) -> dict:
+              progress=None, note=None) -> dict:
     """Run every step of the study at ``path`` and write its report into ``out``.
+
+    ``progress(step name)`` hears each step as it starts; ``note(text)`` that an optimize step
+    resumes the completed trials of its stored study (:func:`codesign.search.run_search`).
 
     Returns:
         The ``data.json`` document.
@@ -296,8 +299,10 @@ def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = 
     for step in st.steps:
         if progress:
             progress(step.name)
-        runner = {"optimize": _optimize, "grid": _grid, "curves": _curves}[step.kind]
-        section, d = runner(step, base, out, quick)
+        if step.kind == "optimize":
+            section, d = _optimize(step, base, out, quick, note=note)
+        else:
+            section, d = {"grid": _grid, "curves": _curves}[step.kind](step, base, out, quick)
         md += section + [""]
         data["steps"][step.name] = d
     (out / "data.json").write_text(json.dumps(jsonable(data), indent=2), encoding="utf-8")
@@ -336,14 +341,14 @@ TABLE = [("peak_mixed_tok_s_per_kw", "peak mixed tok/s per kW", 1.0, "max"),
          ("mixed_tok_s_per_kw_at_tpot", "tok/s per kW at the baseline's min TPOT", 1.0, "max")]
 
 
-def _optimize(step: Step, base: Path, out: Path, quick: bool):
+def _optimize(step: Step, base: Path, out: Path, quick: bool, note=None):
     from .report import write_outputs
     from .search import run_search
 
     spec = load_spec(base / step.spec)
     sdir = out / step.name  # created by the search once the spec's [search] has been accepted
     trials = step.quick_trials if quick else step.trials
-    result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None)
+    result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None, note=note)
     doc = write_outputs(spec, result, sdir)
     ref = (doc.get("reference") or {}).get("metrics", {})
     # the design the report explains: the Pareto design with the best first objective

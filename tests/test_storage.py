@@ -361,12 +361,28 @@ def test_a_worker_runs_the_designs_still_waiting_in_a_full_study(cli, tmp_path):
 
 def test_worker_says_when_it_starts_the_study(cli, tmp_path):
     # a worker pointed at a storage with no trial of the spec's study starts it, and says so (a typo in
-    # --storage would otherwise start a separate search silently); joining a running one says nothing
+    # --storage would otherwise start a separate search silently); joining a running one says how
+    # many completed trials it resumes from, on stderr (stdout stays the summary)
     journal = tmp_path / "typo.journal"
     rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "10")
     assert rc == 0 and "worker: note: no trial of study 'jalapeno-gpt-oss-120b'" in err and "check --storage" in err
-    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "20")
-    assert rc == 0 and "note:" not in err and "now holds 20 complete" in out
+    assert "resuming" not in err
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "20", "--json")
+    assert rc == 0 and "no trial of study" not in err and json.loads(out)["trials"] == 20
+    assert f"resuming: 10 completed trials in {journal}" in err and "resuming" not in out, err
+
+
+def test_a_resumed_optimize_says_so_on_stderr(cli, tmp_path):
+    """A rerun that continues a stored study says so before the search starts (one line on stderr:
+    stdout stays one JSON document with --json); a new study says nothing of the kind."""
+    out_dir = tmp_path / "run"
+    rc, out, err = cli("optimize", FLAGSHIP, "--trials", "2", "--out", out_dir, "--json")
+    assert rc in (0, 1) and json.loads(out)["trials"] == 2, err
+    assert "resuming" not in err, err
+    rc, out, err = cli("optimize", FLAGSHIP, "--trials", "3", "--out", out_dir, "--json")
+    assert rc in (0, 1) and json.loads(out)["trials"] == 3, err
+    lines = [line for line in err.splitlines() if "resuming" in line]
+    assert lines == [f"resuming: 2 completed trials in {out_dir / 'study.journal'}"], err
 
 
 def test_worker_refuses_a_journal_in_a_missing_directory(cli, tmp_path):

@@ -69,7 +69,8 @@ def run(args) -> int:
     try:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
                             storage=args.storage, progress=progress, workers=args.workers,
-                            out_option=out_option)  # refuses a directory of unrelated files
+                            out_option=out_option,  # refuses a directory of unrelated files
+                            note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
     finally:
         if prog.live.is_started:
             prog.stop()
