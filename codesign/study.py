@@ -44,7 +44,8 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import SPEC_TABLES, PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path
+from .spec import (SPEC_TABLES, PosInt, is_file_name, load_raw, load_spec, quantity_allows_zero, quantity_kind,
+                   spec_from_dict, toml_key_path)
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -123,6 +124,9 @@ def load_study(path: str | os.PathLike) -> Study:
     base = Path(path).parent
     problems = []
     for i, s in enumerate(st.steps):
+        if not is_file_name(s.name):  # "../x" wrote outside the study's output directory
+            problems.append((str(path), f"steps.{i}.name", f"{s.name!r} names the step's output subdirectory "
+                             "and figure, so it must be one file name (not empty, no '/', '\\', '.' or '..')"))
         for j, f in enumerate([s.spec] if s.spec else []):  # curves skip missing specs with a note
             if not (base / f).is_file():
                 problems.append((str(path), f"steps.{i}.spec" + (f"s.{j}" if s.specs else ""),

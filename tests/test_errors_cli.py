@@ -298,6 +298,28 @@ def test_a_spec_the_cost_model_refuses_leaves_no_output_directory(cli, tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("kind", ["optimize", "grid"])
+@pytest.mark.parametrize("name", ["../x", "a/b", "", ".."])
+def test_a_study_step_name_that_is_no_file_name_is_refused_at_load(cli, tmp_path, kind, name):
+    """A step's name is its output subdirectory (an optimize step's study and report, a grid's
+    figure): name = "../x" wrote outside the study's output directory and "a/b" a nested one. A name
+    with a path separator, "..", or an empty one is refused when the study is loaded, at steps.N.name
+    (exit 2, one line, nothing written)."""
+    from codesign.errors import SpecError
+    from codesign.study import load_study
+
+    spec = SEARCH_SPEC if kind == "optimize" else GRID_SPEC
+    st = tmp_path / "s.toml"
+    st.write_text(f'name = "s"\n[[steps]]\nkind = "grid"\nname = "ok"\nspec = "{GRID_SPEC.as_posix()}"\n{GOOD_AXES}'
+                  f'[[steps]]\nkind = "{kind}"\nname = "{name}"\nspec = "{spec.as_posix()}"\n'
+                  + (GOOD_AXES if kind == "grid" else ""))
+    with pytest.raises(SpecError) as exc:
+        load_study(st)
+    assert [p[:2] for p in exc.value.problems] == [(str(st), "steps.1.name")]
+    _refused(cli("study", "run", st, "--out", tmp_path / "o", "--quick"), f"{st}: steps.1.name: {name!r}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
 def test_a_study_with_a_refused_step_spec_leaves_no_output_directory(cli, tmp_path):
     spec = tmp_path / "typo.toml"
     spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[memory.hbm]\nbandwidht = "8 TB/s"\n')
