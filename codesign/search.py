@@ -1313,13 +1313,20 @@ def _make_parent(path: Path, what: str, storage: str | None = None) -> None:
     lead = (f"--storage {redact(storage)}: cannot create the directory {parent}" if storage
             else f"cannot create the directory {parent} for {what}")
     if not parent.is_dir():
-        blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
-        if blocker is not None and not blocker.is_dir():  # mkdir said "File exists" or "Not a directory"
+        blocker = _file_in_the_way(parent)
+        if blocker is not None:  # mkdir said "File exists" or "Not a directory"
             raise CodesignError(f"{lead}: {blocker} exists and is not a directory")
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CodesignError(f"{lead}: {exc.strerror or exc}") from None
+
+
+def _file_in_the_way(directory: Path) -> Path | None:
+    """The file (no directory) that ``directory`` is, or is under, so that it cannot exist: the
+    nearest existing one of ``directory`` and its parents, when that is no directory; else None."""
+    nearest = next((p for p in (directory, *directory.parents) if p.exists()), None)
+    return nearest if nearest is not None and not nearest.is_dir() else None
 
 
 def _sqlite_path(url: str | None) -> Path | None:
@@ -2299,7 +2306,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
 
     Raises:
         CodesignError: a journal path or SQLite database (``sqlite:///dir/study.db``) whose
-            directory does not exist (a worker joins a study where it is kept; ``optimize``
+            directory is, or is under, a file, or does not exist (a worker joins a study where it is kept; ``optimize``
             creates the directory of its own study), as ``numerics quantize`` refuses an output
             file in a missing directory.
     """
@@ -2310,8 +2317,12 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if journal is not None:
         _check_journal(storage, storage[len("journal:"):] if storage.startswith("journal:") else storage)
     file = journal if journal is not None else _sqlite_path(storage)  # a journal or SQLite database
-    if file is not None and file.parent.exists() and not file.parent.is_dir():
-        raise CodesignError(f"--storage {redact(storage)}: {file.parent} exists and is not a directory")
+    blocker = _file_in_the_way(file.parent) if file is not None else None
+    if blocker is not None:  # f/x.journal, or f/a/x.journal under a file f: "does not exist" hid why
+        raise CodesignError(f"--storage {redact(storage)}: {file.parent} exists and is not a directory"
+                            if blocker == file.parent else
+                            f"--storage {redact(storage)}: {file.parent} is under {blocker}, which is a file, "
+                            "not a directory")
     if file is not None and not file.parent.is_dir():
         raise CodesignError(f"--storage {redact(storage)}: directory {file.parent} does not exist (a worker joins "
                             "the study kept there; check the path, or create the directory to start a study in it)")

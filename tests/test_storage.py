@@ -459,6 +459,19 @@ def test_worker_refuses_a_sqlite_database_in_a_missing_directory(cli, tmp_path, 
     assert rc == 2 and "error: --storage sqlite:///f/study.db: f exists and is not a directory" in err, err
 
 
+def test_a_worker_storage_under_a_file_names_the_file(cli, tmp_path, monkeypatch):
+    """A worker's journal or SQLite database whose directory lies under a regular file (f/a with f a
+    file) cannot exist: the worker said the directory "does not exist", as if a mkdir would do;
+    it names the file in the way, as optimize does (exit 2, one line, nothing written)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("")
+    for storage, parent in (("sqlite:///f/a/x.db", "f/a"), ("f/a/b/x.journal", "f/a/b"), ("journal:f/a/x", "f/a")):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", storage, "--trials", "1")
+        assert rc == 2 and out == "", (storage, err)
+        assert err.strip() == f"error: --storage {storage}: {parent} is under f, which is a file, not a directory", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
 def test_optimize_refuses_a_storage_under_a_file_as_bad_input(cli, tmp_path, monkeypatch):
     """A journal or SQLite database whose directory (or an ancestor of it) is a file cannot be
     made: optimize reported an internal error (exit 3: NotADirectoryError from the journal repair,
