@@ -1412,6 +1412,9 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     import optuna
     from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
+    if url is not None and not url.strip():  # read as the path "" (the current directory): "is a directory"
+        raise CodesignError(f"--storage {url!r}: empty; give a journal file path, sqlite:///PATH or "
+                            "postgresql://user:password@host/db")
     if _is_journal(url):
         path = url[len("journal:"):] if url and url.startswith("journal:") else (url or str(out_dir / "study.journal"))
         _check_journal(url, path)

@@ -203,6 +203,20 @@ def test_a_password_read_as_the_port_is_not_echoed(cli):
     assert "user:password@host" in err and "s3cr3t" not in out + err
 
 
+def test_an_empty_storage_says_it_is_empty(cli, tmp_path, monkeypatch):
+    """--storage '' (an unset variable in a script: --storage "$URL") was read as the current
+    directory and refused as "is a directory"; it is refused as empty, saying what to give (exit 2,
+    one line, nothing written), by optimize and worker alike."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (("optimize", FLAGSHIP, "--storage", "", "--trials", "1", "--out", tmp_path / "o"),
+                 ("worker", FLAGSHIP, "--storage", "", "--trials", "1")):
+        rc, out, err = cli(*argv)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+        assert err.startswith("error: --storage '': empty; give a journal file path, sqlite:///PATH or postgresql://"), err
+        assert "is a directory" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_storage_that_is_no_journal_path_nor_url_says_what_it_takes(cli, tmp_path):
     """A path not ending in .journal (study.log, study.db, none), a directory or a URL without its
     scheme was answered "Could not parse SQLAlchemy URL from given URL string": the refusal names
