@@ -1448,6 +1448,13 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
 
         logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
         return _rdb_storage(_driver_url(url)), redact(url)
+    except ImportError as exc:  # the scheme's DB driver is not installed (Optuna: "Failed to import DB access module")
+        missing = getattr(exc.__cause__ or exc, "name", None)
+        raise CodesignError(
+            f"--storage {redact(url)}: the database driver for {url.split('://', 1)[0]}:// is not installed"
+            + (f" (no module {missing!r})" if missing else "")
+            + "; codesign supports and tests a journal file (PATH.journal or journal:PATH), sqlite:///PATH and "
+            'postgresql://user:password@host/db with psycopg2 (pip install -e ".[postgres]" installs it)') from None
     except Exception as exc:  # noqa: BLE001 - sqlalchemy/driver errors carry the URL
         msg = scrub(redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), url)
         netloc = url.split("://", 1)[-1].split("/", 1)[0]

@@ -592,6 +592,29 @@ def test_postgres_workers_share_one_study(tmp_path):
     assert rc.returncode == 0 and json.loads(rc.stdout)["new_trials"] == 0
 
 
+def test_a_url_whose_driver_is_not_installed_says_what_is_supported(cli, tmp_path, monkeypatch):
+    """--storage mysql://... passed SQLAlchemy's "Failed to import DB access module ... Please install
+    appropriate one" through. It names the scheme whose driver is missing and the storages codesign
+    supports and tests (journal file, sqlite:///, postgresql:// with psycopg2); exit 2, one line, the
+    password redacted, nothing written."""
+    import importlib.util
+
+    if importlib.util.find_spec("MySQLdb") is not None:
+        pytest.skip("a MySQL driver (MySQLdb) is installed here")
+    monkeypatch.chdir(tmp_path)
+    url = "mysql://u:s3cr3t@localhost/db"
+    for argv in (("optimize", FLAGSHIP, "--storage", url, "--trials", "1", "--out", tmp_path / "o"),
+                 ("worker", FLAGSHIP, "--storage", url, "--trials", "1")):
+        rc, out, err = cli(*argv)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+        assert err.startswith("error: --storage mysql://u:***@localhost/db: the database driver for mysql:// "
+                              "is not installed"), err
+        for supported in ("journal", "sqlite:///", "postgresql://", "psycopg2"):
+            assert supported in err, (supported, err)
+        assert "Failed to import DB access module" not in err and "s3cr3t" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_missing_postgres_driver_names_the_extra(monkeypatch, tmp_path):
     # a fresh `pip install -e .` has no PostgreSQL driver: the error says which extra installs one
     import codesign.search as search
