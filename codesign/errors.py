@@ -22,6 +22,9 @@ class ExitCode(enum.IntEnum):
     USAGE_ERROR = 2
     #: Interrupted by the user (Ctrl-C); the search storage keeps every completed trial.
     INTERRUPTED = 130
+    #: Terminated by SIGTERM (``kill``, ``timeout``, a batch scheduler): 128 + 15, as a shell reports
+    #: a process SIGTERM ended; handled as Ctrl-C is (the search storage keeps every completed trial).
+    TERMINATED = 143
     #: A bug in codesign or a plugin.
     INTERNAL_ERROR = 3
 

@@ -1313,13 +1313,20 @@ def _make_parent(path: Path, what: str, storage: str | None = None) -> None:
     lead = (f"--storage {redact(storage)}: cannot create the directory {parent}" if storage
             else f"cannot create the directory {parent} for {what}")
     if not parent.is_dir():
-        blocker = next((p for p in (parent, *parent.parents) if p.exists()), None)
-        if blocker is not None and not blocker.is_dir():  # mkdir said "File exists" or "Not a directory"
+        blocker = _file_in_the_way(parent)
+        if blocker is not None:  # mkdir said "File exists" or "Not a directory"
             raise CodesignError(f"{lead}: {blocker} exists and is not a directory")
         try:
             parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CodesignError(f"{lead}: {exc.strerror or exc}") from None
+
+
+def _file_in_the_way(directory: Path) -> Path | None:
+    """The file (no directory) that ``directory`` is, or is under, so that it cannot exist: the
+    nearest existing one of ``directory`` and its parents, when that is no directory; else None."""
+    nearest = next((p for p in (directory, *directory.parents) if p.exists()), None)
+    return nearest if nearest is not None and not nearest.is_dir() else None
 
 
 def _sqlite_path(url: str | None) -> Path | None:
@@ -1405,6 +1412,9 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     import optuna
     from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
 
+    if url is not None and not url.strip():  # read as the path "" (the current directory): "is a directory"
+        raise CodesignError(f"--storage {url!r}: empty; give a journal file path, sqlite:///PATH or "
+                            "postgresql://user:password@host/db")
     if _is_journal(url):
         path = url[len("journal:"):] if url and url.startswith("journal:") else (url or str(out_dir / "study.journal"))
         _check_journal(url, path)
@@ -1438,6 +1448,13 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
 
         logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
         return _rdb_storage(_driver_url(url)), redact(url)
+    except ImportError as exc:  # the scheme's DB driver is not installed (Optuna: "Failed to import DB access module")
+        missing = getattr(exc.__cause__ or exc, "name", None)
+        raise CodesignError(
+            f"--storage {redact(url)}: the database driver for {url.split('://', 1)[0]}:// is not installed"
+            + (f" (no module {missing!r})" if missing else "")
+            + "; codesign supports and tests a journal file (PATH.journal or journal:PATH), sqlite:///PATH and "
+            'postgresql://user:password@host/db with psycopg2 (pip install -e ".[postgres]" installs it)') from None
     except Exception as exc:  # noqa: BLE001 - sqlalchemy/driver errors carry the URL
         msg = scrub(redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__), url)
         netloc = url.split("://", 1)[-1].split("/", 1)[0]
@@ -1979,7 +1996,7 @@ def _result(ctx: _Context, new: int) -> SearchResult:
 
 def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, storage: str | None,
                progress=None, evaluate=None, workers: int = 1,
-               out_option: str = "output directory") -> SearchResult:
+               out_option: str = "output directory", note=None) -> SearchResult:
     """Run (or resume) the search a spec's ``[search]`` declares.
 
     Args:
@@ -1994,6 +2011,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             the missing directory of a journal or SQLite database is created (and removed again,
             with a new journal or database, when the run is refused before it starts).
         progress: optional ``callback(done, total)``.
+        note: optional ``callback(text)``: hears, before the search starts, that the storage
+            already held completed trials of this study (``resuming: 37 completed trials in
+            runs/x/study.journal``, :func:`_resuming`); nothing for a new study.
         out_option: how an error names ``out_dir`` (``"--out"`` when the user gave it).
         workers: local worker processes (``spawn``), each asking and telling batches on the same
             storage (the journal file through Optuna's file lock); 1 runs in this process.
@@ -2003,8 +2023,6 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             holds unrelated files or another study, or the stored study was run with another spec
             or cost model.
     """
-    import optuna
-
     if spec.search is None:
         build_space(spec, [])  # raises "search: missing"
     total = trials if trials is not None else spec.search.trials
@@ -2034,7 +2052,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             except OSError:
                 break
         raise
-    done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    done = _resuming(ctx, note)
     todo = max(total - done, 0)
     if progress:
         progress(done, total)
@@ -2044,6 +2062,18 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                          poll=(lambda k: progress(done + k, total)) if progress else None)
     return _result(ctx, new)
+
+
+def _resuming(ctx: _Context, note=None) -> int:
+    """The completed trials already in ``ctx``'s study; when there are any, ``note`` hears
+    ``resuming: N completed trials in WHERE`` (a rerun, or a worker joining a running search, says
+    that it continues a study rather than starting one)."""
+    import optuna
+
+    done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    if note and done:
+        note(f"resuming: {done} completed trial{'' if done == 1 else 's'} in {ctx.storage}")
+    return done
 
 
 #: A URL's scheme (``postgresql://``, ``sqlite:///``): a ``--storage`` with one is a database URL,
@@ -2290,11 +2320,12 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     ``search.trials``) complete or running trials; seeds it first if it is new.
 
     ``note(text)``, if given, hears when the storage held no trial of this spec's study yet (the
-    worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently).
+    worker starts it: a mistyped ``--storage`` path would otherwise start a separate study silently),
+    or how many completed trials it holds (:func:`_resuming`).
 
     Raises:
         CodesignError: a journal path or SQLite database (``sqlite:///dir/study.db``) whose
-            directory does not exist (a worker joins a study where it is kept; ``optimize``
+            directory is, or is under, a file, or does not exist (a worker joins a study where it is kept; ``optimize``
             creates the directory of its own study), as ``numerics quantize`` refuses an output
             file in a missing directory.
     """
@@ -2305,8 +2336,12 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if journal is not None:
         _check_journal(storage, storage[len("journal:"):] if storage.startswith("journal:") else storage)
     file = journal if journal is not None else _sqlite_path(storage)  # a journal or SQLite database
-    if file is not None and file.parent.exists() and not file.parent.is_dir():
-        raise CodesignError(f"--storage {redact(storage)}: {file.parent} exists and is not a directory")
+    blocker = _file_in_the_way(file.parent) if file is not None else None
+    if blocker is not None:  # f/x.journal, or f/a/x.journal under a file f: "does not exist" hid why
+        raise CodesignError(f"--storage {redact(storage)}: {file.parent} exists and is not a directory"
+                            if blocker == file.parent else
+                            f"--storage {redact(storage)}: {file.parent} is under {blocker}, which is a file, "
+                            "not a directory")
     if file is not None and not file.parent.is_dir():
         raise CodesignError(f"--storage {redact(storage)}: directory {file.parent} does not exist (a worker joins "
                             "the study kept there; check the path, or create the directory to start a study in it)")
@@ -2317,6 +2352,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if note and not ctx.study.get_trials(deepcopy=False):
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
+    _resuming(ctx, note)
     _prepare(ctx, total, private=False)
     new = _work(ctx, None, total, progress=progress)
     return _result(ctx, new)

@@ -913,6 +913,13 @@ def _key_homes() -> tuple[dict[str, list[tuple[str, str, type]]], frozenset]:
     return homes, frozenset(seen)
 
 
+def is_file_name(name: str) -> bool:
+    """``name`` is one file name, safe to join to a directory: not empty, not ``.`` or ``..``, and
+    without a path separator (``/`` or ``\\``) or NUL. A spec's ``name`` (the default output
+    directory ``runs/<name>``) and a study step's ``name`` (its output subdirectory) must be one."""
+    return name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+
+
 def toml_key_path(*parts) -> str:
     """The dotted TOML key path of ``parts``, a key that is no bare TOML key (one with a dot, as
     ``[search.params]`` keys have) quoted: ``search.params."memory.hbm.bandwidth".low``."""

@@ -44,7 +44,8 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import SPEC_TABLES, PosInt, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path
+from .spec import (SPEC_TABLES, PosInt, is_file_name, load_raw, load_spec, quantity_allows_zero, quantity_kind,
+                   spec_from_dict, toml_key_path)
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -123,6 +124,9 @@ def load_study(path: str | os.PathLike) -> Study:
     base = Path(path).parent
     problems = []
     for i, s in enumerate(st.steps):
+        if not is_file_name(s.name):  # "../x" wrote outside the study's output directory
+            problems.append((str(path), f"steps.{i}.name", f"{s.name!r} names the step's output subdirectory "
+                             "and figure, so it must be one file name (not empty, no '/', '\\', '.' or '..')"))
         for j, f in enumerate([s.spec] if s.spec else []):  # curves skip missing specs with a note
             if not (base / f).is_file():
                 problems.append((str(path), f"steps.{i}.spec" + (f"s.{j}" if s.specs else ""),
@@ -277,8 +281,11 @@ def _fmt_axis(axis: Axis, v) -> str:
 
 
 def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = False,
-              progress=None) -> dict:
+              progress=None, note=None) -> dict:
     """Run every step of the study at ``path`` and write its report into ``out``.
+
+    ``progress(step name)`` hears each step as it starts; ``note(text)`` that an optimize step
+    resumes the completed trials of its stored study (:func:`codesign.search.run_search`).
 
     Returns:
         The ``data.json`` document.
@@ -296,8 +303,10 @@ def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = 
     for step in st.steps:
         if progress:
             progress(step.name)
-        runner = {"optimize": _optimize, "grid": _grid, "curves": _curves}[step.kind]
-        section, d = runner(step, base, out, quick)
+        if step.kind == "optimize":
+            section, d = _optimize(step, base, out, quick, note=note)
+        else:
+            section, d = {"grid": _grid, "curves": _curves}[step.kind](step, base, out, quick)
         md += section + [""]
         data["steps"][step.name] = d
     (out / "data.json").write_text(json.dumps(jsonable(data), indent=2), encoding="utf-8")
@@ -336,14 +345,14 @@ TABLE = [("peak_mixed_tok_s_per_kw", "peak mixed tok/s per kW", 1.0, "max"),
          ("mixed_tok_s_per_kw_at_tpot", "tok/s per kW at the baseline's min TPOT", 1.0, "max")]
 
 
-def _optimize(step: Step, base: Path, out: Path, quick: bool):
+def _optimize(step: Step, base: Path, out: Path, quick: bool, note=None):
     from .report import write_outputs
     from .search import run_search
 
     spec = load_spec(base / step.spec)
     sdir = out / step.name  # created by the search once the spec's [search] has been accepted
     trials = step.quick_trials if quick else step.trials
-    result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None)
+    result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None, note=note)
     doc = write_outputs(spec, result, sdir)
     ref = (doc.get("reference") or {}).get("metrics", {})
     # the design the report explains: the Pareto design with the best first objective

@@ -298,6 +298,28 @@ def test_a_spec_the_cost_model_refuses_leaves_no_output_directory(cli, tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("kind", ["optimize", "grid"])
+@pytest.mark.parametrize("name", ["../x", "a/b", "", ".."])
+def test_a_study_step_name_that_is_no_file_name_is_refused_at_load(cli, tmp_path, kind, name):
+    """A step's name is its output subdirectory (an optimize step's study and report, a grid's
+    figure): name = "../x" wrote outside the study's output directory and "a/b" a nested one. A name
+    with a path separator, "..", or an empty one is refused when the study is loaded, at steps.N.name
+    (exit 2, one line, nothing written)."""
+    from codesign.errors import SpecError
+    from codesign.study import load_study
+
+    spec = SEARCH_SPEC if kind == "optimize" else GRID_SPEC
+    st = tmp_path / "s.toml"
+    st.write_text(f'name = "s"\n[[steps]]\nkind = "grid"\nname = "ok"\nspec = "{GRID_SPEC.as_posix()}"\n{GOOD_AXES}'
+                  f'[[steps]]\nkind = "{kind}"\nname = "{name}"\nspec = "{spec.as_posix()}"\n'
+                  + (GOOD_AXES if kind == "grid" else ""))
+    with pytest.raises(SpecError) as exc:
+        load_study(st)
+    assert [p[:2] for p in exc.value.problems] == [(str(st), "steps.1.name")]
+    _refused(cli("study", "run", st, "--out", tmp_path / "o", "--quick"), f"{st}: steps.1.name: {name!r}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
 def test_a_study_with_a_refused_step_spec_leaves_no_output_directory(cli, tmp_path):
     spec = tmp_path / "typo.toml"
     spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[memory.hbm]\nbandwidht = "8 TB/s"\n')
@@ -491,6 +513,56 @@ def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it(cli, monkeypatc
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+    assert rc == 0, err
+
+
+def test_sigterm_ends_a_command_as_ctrl_c_does_with_143_and_the_handler_is_put_back(cli, monkeypatch):
+    """SIGTERM (kill, timeout, a batch scheduler) takes Ctrl-C's path: the study line for a search,
+    exit 143 (128 + 15); the handler in place before is restored. (The subprocess test of a real
+    optimize run is test_storage's test_sigterm_mid_run_exits_143_keeps_the_trials_and_resumes.)"""
+    import os
+    import signal
+
+    import codesign.cli.worker as worker
+
+    def run(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 0
+
+    monkeypatch.setattr(worker, "run", run)
+    heard = []
+
+    def before(signum, frame):  # stands for whatever handler the caller had (this one exits nothing)
+        heard.append(signum)
+
+    old = signal.signal(signal.SIGTERM, before)
+    try:
+        rc, out, err = cli("worker", "x.toml", "--storage", "x.journal")
+        assert signal.getsignal(signal.SIGTERM) is before
+    finally:
+        signal.signal(signal.SIGTERM, old)
+    assert rc == 143 and not heard, (rc, err)
+    assert err.strip() == "interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
+
+
+def test_a_command_started_with_sigterm_ignored_keeps_ignoring_it(cli, monkeypatch):
+    """As for SIGINT: a SIGTERM its starter ignores (SIG_IGN) stays ignored."""
+    import os
+    import signal
+
+    import codesign.cli.evaluate as ev
+
+    def run(args):
+        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the command finishes normally
+        return 0
+
+    monkeypatch.setattr(ev, "run", run)
+    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        rc, out, err = cli("evaluate", "x.toml")
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGTERM, old)
     assert rc == 0, err
 
 

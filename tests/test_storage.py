@@ -203,6 +203,20 @@ def test_a_password_read_as_the_port_is_not_echoed(cli):
     assert "user:password@host" in err and "s3cr3t" not in out + err
 
 
+def test_an_empty_storage_says_it_is_empty(cli, tmp_path, monkeypatch):
+    """--storage '' (an unset variable in a script: --storage "$URL") was read as the current
+    directory and refused as "is a directory"; it is refused as empty, saying what to give (exit 2,
+    one line, nothing written), by optimize and worker alike."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (("optimize", FLAGSHIP, "--storage", "", "--trials", "1", "--out", tmp_path / "o"),
+                 ("worker", FLAGSHIP, "--storage", "", "--trials", "1")):
+        rc, out, err = cli(*argv)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+        assert err.startswith("error: --storage '': empty; give a journal file path, sqlite:///PATH or postgresql://"), err
+        assert "is a directory" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_storage_that_is_no_journal_path_nor_url_says_what_it_takes(cli, tmp_path):
     """A path not ending in .journal (study.log, study.db, none), a directory or a URL without its
     scheme was answered "Could not parse SQLAlchemy URL from given URL string": the refusal names
@@ -286,6 +300,41 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
 
 
 @pytest.mark.slow
+def test_sigterm_mid_run_exits_143_keeps_the_trials_and_resumes(tmp_path):
+    """SIGTERM (``kill``, ``timeout``, a batch scheduler) is handled as Ctrl-C is: the same
+    "interrupted" line, exit 143 (128 + 15, the shell's convention) instead of dying silently, and
+    the completed trials stay in the journal, so the same command resumes from them."""
+    journal = tmp_path / "term.journal"
+    cmd = CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "150", "--out", str(tmp_path / "run"),
+                      "--storage", str(journal), "--json"]
+    with open(tmp_path / "stderr.txt", "w") as err:  # a file: a pipe nobody reads could fill and block
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.time() + 180
+    told = 0
+    while time.time() < deadline and proc.poll() is None:  # wait for completed trials, then SIGTERM
+        time.sleep(0.3)
+        if journal.exists():
+            told = sum(1 for t in _trials(str(journal)) if t.state.name == "COMPLETE")
+            if told >= 1:
+                break
+    proc.send_signal(signal.SIGTERM)
+    rc = proc.wait(timeout=120)
+    assert told >= 1, "the run did not get going"
+    stderr = (tmp_path / "stderr.txt").read_text()
+    assert rc == 143, (rc, stderr)
+    assert "interrupted: completed trials, if any, are kept in the study storage; rerun to resume" in stderr, stderr
+    assert "Traceback" not in stderr
+    before = {t.number: (t.params, t.values) for t in _trials(str(journal)) if t.state.name == "COMPLETE"}
+    assert 1 <= len(before) < 150
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)  # the same command resumes
+    assert p.returncode == 0, p.stderr
+    assert json.loads(p.stdout)["trials"] == 150
+    after = {t.number: (t.params, t.values) for t in _trials(str(journal)) if t.state.name == "COMPLETE"}
+    assert all(after[k] == v for k, v in before.items())  # no completed trial lost or changed
+    assert len(after) == 150
+
+
+@pytest.mark.slow
 def test_local_workers_share_one_journal(cli, tmp_path):
     out = tmp_path / "w"
     rc, stdout, err = cli("optimize", FLAGSHIP, "--trials", "120", "--workers", "2", "--out", out, "--json")
@@ -326,12 +375,28 @@ def test_a_worker_runs_the_designs_still_waiting_in_a_full_study(cli, tmp_path):
 
 def test_worker_says_when_it_starts_the_study(cli, tmp_path):
     # a worker pointed at a storage with no trial of the spec's study starts it, and says so (a typo in
-    # --storage would otherwise start a separate search silently); joining a running one says nothing
+    # --storage would otherwise start a separate search silently); joining a running one says how
+    # many completed trials it resumes from, on stderr (stdout stays the summary)
     journal = tmp_path / "typo.journal"
     rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "10")
     assert rc == 0 and "worker: note: no trial of study 'jalapeno-gpt-oss-120b'" in err and "check --storage" in err
-    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "20")
-    assert rc == 0 and "note:" not in err and "now holds 20 complete" in out
+    assert "resuming" not in err
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "20", "--json")
+    assert rc == 0 and "no trial of study" not in err and json.loads(out)["trials"] == 20
+    assert f"resuming: 10 completed trials in {journal}" in err and "resuming" not in out, err
+
+
+def test_a_resumed_optimize_says_so_on_stderr(cli, tmp_path):
+    """A rerun that continues a stored study says so before the search starts (one line on stderr:
+    stdout stays one JSON document with --json); a new study says nothing of the kind."""
+    out_dir = tmp_path / "run"
+    rc, out, err = cli("optimize", FLAGSHIP, "--trials", "2", "--out", out_dir, "--json")
+    assert rc in (0, 1) and json.loads(out)["trials"] == 2, err
+    assert "resuming" not in err, err
+    rc, out, err = cli("optimize", FLAGSHIP, "--trials", "3", "--out", out_dir, "--json")
+    assert rc in (0, 1) and json.loads(out)["trials"] == 3, err
+    lines = [line for line in err.splitlines() if "resuming" in line]
+    assert lines == [f"resuming: 2 completed trials in {out_dir / 'study.journal'}"], err
 
 
 def test_worker_refuses_a_journal_in_a_missing_directory(cli, tmp_path):
@@ -406,6 +471,19 @@ def test_worker_refuses_a_sqlite_database_in_a_missing_directory(cli, tmp_path, 
     (tmp_path / "f").write_text("")
     rc, out, err = cli("worker", FLAGSHIP, "--storage", "sqlite:///f/study.db", "--trials", "5")
     assert rc == 2 and "error: --storage sqlite:///f/study.db: f exists and is not a directory" in err, err
+
+
+def test_a_worker_storage_under_a_file_names_the_file(cli, tmp_path, monkeypatch):
+    """A worker's journal or SQLite database whose directory lies under a regular file (f/a with f a
+    file) cannot exist: the worker said the directory "does not exist", as if a mkdir would do;
+    it names the file in the way, as optimize does (exit 2, one line, nothing written)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "f").write_text("")
+    for storage, parent in (("sqlite:///f/a/x.db", "f/a"), ("f/a/b/x.journal", "f/a/b"), ("journal:f/a/x", "f/a")):
+        rc, out, err = cli("worker", FLAGSHIP, "--storage", storage, "--trials", "1")
+        assert rc == 2 and out == "", (storage, err)
+        assert err.strip() == f"error: --storage {storage}: {parent} is under f, which is a file, not a directory", err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
 
 
 def test_optimize_refuses_a_storage_under_a_file_as_bad_input(cli, tmp_path, monkeypatch):
@@ -512,6 +590,29 @@ def test_postgres_workers_share_one_study(tmp_path):
     rc = subprocess.run(CODESIGN + ["optimize", str(spec), "--storage", url, "--trials", str(len(done)),
                                     "--out", str(tmp_path / "rep"), "--json"], capture_output=True, text=True, timeout=300)
     assert rc.returncode == 0 and json.loads(rc.stdout)["new_trials"] == 0
+
+
+def test_a_url_whose_driver_is_not_installed_says_what_is_supported(cli, tmp_path, monkeypatch):
+    """--storage mysql://... passed SQLAlchemy's "Failed to import DB access module ... Please install
+    appropriate one" through. It names the scheme whose driver is missing and the storages codesign
+    supports and tests (journal file, sqlite:///, postgresql:// with psycopg2); exit 2, one line, the
+    password redacted, nothing written."""
+    import importlib.util
+
+    if importlib.util.find_spec("MySQLdb") is not None:
+        pytest.skip("a MySQL driver (MySQLdb) is installed here")
+    monkeypatch.chdir(tmp_path)
+    url = "mysql://u:s3cr3t@localhost/db"
+    for argv in (("optimize", FLAGSHIP, "--storage", url, "--trials", "1", "--out", tmp_path / "o"),
+                 ("worker", FLAGSHIP, "--storage", url, "--trials", "1")):
+        rc, out, err = cli(*argv)
+        assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (argv, err)
+        assert err.startswith("error: --storage mysql://u:***@localhost/db: the database driver for mysql:// "
+                              "is not installed"), err
+        for supported in ("journal", "sqlite:///", "postgresql://", "psycopg2"):
+            assert supported in err, (supported, err)
+        assert "Failed to import DB access module" not in err and "s3cr3t" not in err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_missing_postgres_driver_names_the_extra(monkeypatch, tmp_path):

@@ -88,3 +88,19 @@ def test_report_links_the_spec_from_where_the_report_is(cli, tmp_path):
     assert targets == ["../../specs/grid.toml", "../../specs/search.toml"], report
     for t in targets:
         assert (out / t).resolve() == (tmp_path / "specs" / Path(t).name).resolve()
+
+
+def test_a_resumed_optimize_step_says_so_on_stderr(cli, tmp_path):
+    """Rerunning a study resumes its optimize steps from their journals and says so on stderr
+    (``--json`` keeps stdout one document); the first run, a new study, says nothing of the kind."""
+    spec = tmp_path / "search.toml"
+    spec.write_text(f'include = ["{(REPO / "specs" / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n')
+    study = tmp_path / "mini.toml"
+    study.write_text('name = "mini"\n[[steps]]\nkind = "optimize"\nname = "o"\nspec = "search.toml"\nquick_trials = 2\n')
+    out = tmp_path / "out"
+    rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
+    assert rc == 0 and json.loads(stdout)["study"]["steps"]["o"]["trials"] == 2, err
+    assert "resuming" not in err, err
+    rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
+    assert rc == 0 and json.loads(stdout)["study"]["steps"]["o"]["trials"] == 2, err
+    assert f"resuming: 2 completed trials in {out / 'o' / 'study.journal'}" in err, err

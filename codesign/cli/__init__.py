@@ -73,11 +73,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return ExitCode.USAGE_ERROR
-    interrupted: list[bool] = []
-    previous = _catch_sigint(interrupted)
+    interrupted: list[int] = []  # the signals (SIGINT, SIGTERM) that interrupted the command
+    previous = _catch_interrupts(interrupted)
     try:
         rc = int(args.func(args) or 0)
-        if interrupted:  # a Ctrl-C that a callback swallowed (JAX's gc hook prints "Exception ignored")
+        if interrupted:  # a Ctrl-C (or SIGTERM) that a callback swallowed (JAX's gc hook prints "Exception ignored")
             raise KeyboardInterrupt
         return rc
     except BugError as exc:  # a plugin raised or broke the contract, a worker crashed: not the input
@@ -97,7 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
         print("interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
               if args.command in searches else "interrupted", file=sys.stderr)
-        return ExitCode.INTERRUPTED
+        # 130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal number)
+        import signal
+
+        return ExitCode.TERMINATED if interrupted[:1] == [signal.SIGTERM] else ExitCode.INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
         return ExitCode.OK
     except Exception as exc:  # a bug in codesign or a plugin: one line, the traceback behind --debug
@@ -113,10 +116,12 @@ def main(argv: list[str] | None = None) -> int:
         _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     finally:
-        if previous is not None:
+        if previous:
             import signal
 
-            signal.signal(signal.SIGINT, previous)
+            for signum, handler in previous.items():
+                if handler is not None:  # None: a handler not set from Python, which cannot be put back
+                    signal.signal(signum, handler)
 
 
 def _print_traceback() -> None:
@@ -126,28 +131,35 @@ def _print_traceback() -> None:
     traceback.print_exc(file=sys.stderr)
 
 
-def _catch_sigint(seen: list):
-    """Ctrl-C raises KeyboardInterrupt as usual and is also noted in ``seen``: one raised inside a
-    callback (a gc hook, a weakref finaliser) is swallowed by Python ("Exception ignored in ..."),
-    and the command would then run on and exit 0. Returns the previous handler (None when this is
-    not the main thread, where no handler can be set, or when SIGINT is ignored: a command started
-    under ``nohup`` or with ``&`` from a script inherits SIG_IGN and must not become interruptible)."""
+def _catch_interrupts(seen: list) -> dict:
+    """Ctrl-C (SIGINT) and SIGTERM (``kill``, ``timeout``, a batch scheduler) raise
+    KeyboardInterrupt, so both take the same path (every ``except KeyboardInterrupt`` clean-up, the
+    "interrupted" line), and each is also noted in ``seen`` (its signal number): one raised inside
+    a callback (a gc hook, a weakref finaliser) is swallowed by Python ("Exception ignored in ..."),
+    and the command would then run on and exit 0. Returns ``{signal: previous handler}`` for the
+    handlers it set: none when this is not the main thread, where no handler can be set, and none
+    for a signal that is ignored (a command started under ``nohup`` or with ``&`` from a script
+    inherits SIGINT as SIG_IGN and must not become interruptible; likewise a SIGTERM ignored by
+    whoever started it)."""
     import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
-        return None
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        return None
+        return {}
 
-    def on_sigint(signum, frame):
-        seen.append(True)
+    def on_signal(signum, frame):
+        seen.append(signum)
         raise KeyboardInterrupt
 
-    try:
-        return signal.signal(signal.SIGINT, on_sigint)
-    except (ValueError, OSError):  # pragma: no cover - no signals here
-        return None
+    previous = {}
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        if signal.getsignal(signum) is signal.SIG_IGN:
+            continue
+        try:
+            previous[signum] = signal.signal(signum, on_signal)
+        except (ValueError, OSError):  # pragma: no cover - no signals here
+            pass
+    return previous
 
 
 def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
@@ -161,8 +173,8 @@ def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
 
 def entry() -> None:  # pragma: no cover - console script
     code = main()
-    if code == ExitCode.INTERRUPTED:
-        # Ctrl-C in the middle of a JAX computation: the interpreter's shutdown can crash in XLA's
+    if code in (ExitCode.INTERRUPTED, ExitCode.TERMINATED):
+        # Ctrl-C (or SIGTERM) in the middle of a JAX computation: the interpreter's shutdown can crash in XLA's
         # worker threads (SIGSEGV, exit -11, seen on validate and optimize). Everything a run keeps
         # is on disk by now (study storage commits each trial), so leave without finalisation
         sys.stdout.flush()

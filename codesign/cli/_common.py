@@ -114,9 +114,10 @@ def default_out_dir(spec, spec_path: str) -> Path:
             it would put the run outside ``runs/`` or in a nested directory.
     """
     from ..errors import SpecError
+    from ..spec import is_file_name
 
     name = spec.name or Path(spec_path).stem
-    if spec.name and (name in (".", "..") or "/" in name or "\\" in name or "\0" in name):
+    if spec.name and not is_file_name(name):
         raise SpecError([(spec.origin("name"), "name", f"{name!r} is the default output directory runs/<name>, so it "
                           "must be one file name (no '/', '\\', '.' or '..'); rename it or give --out")])
     return Path("runs") / name

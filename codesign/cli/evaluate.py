@@ -8,7 +8,7 @@ def register(sub) -> None:
                        description="Evaluate the design a spec describes at every concurrency of "
                                    "its workload and print the metrics (DESIGN.md names).",
                        epilog="Exit codes: 0 at least one feasible point; 1 no feasible point (the "
-                              "table or document still says why); 2 bad input; 130 interrupted")
+                              "table or document still says why); 2 bad input; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
     p.add_argument("spec", help="spec TOML file")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="use this registered cost model instead of deployment.cost_model")

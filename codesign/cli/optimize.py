@@ -20,7 +20,7 @@ def register(sub) -> None:
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (every trial "
                "infeasible: the output files are still written, and the table names the most common "
                "reasons); 2 bad input (spec, option or output directory; one line on stderr); "
-               "130 interrupted (completed trials are kept: rerun to resume).")
+               "130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are kept, rerun to resume.")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
@@ -69,7 +69,8 @@ def run(args) -> int:
     try:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
                             storage=args.storage, progress=progress, workers=args.workers,
-                            out_option=out_option)  # refuses a directory of unrelated files
+                            out_option=out_option,  # refuses a directory of unrelated files
+                            note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
     finally:
         if prog.live.is_started:
             prog.stop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -42,7 +43,8 @@ def run(args) -> int:
                             f"runs/{st.name}-quick)")
     err = Console(stderr=True)
     data = run_study(args.study, out, quick=args.quick,
-                     progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"))
+                     progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"),
+                     note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
     if args.json:
         print_json({"schema_version": 1, "report": str(out / "report.md"), "data": str(out / "data.json"),
                     "figures": sorted(str(p) for p in out.rglob("*.png")), "study": data})
