@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections import defaultdict
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 

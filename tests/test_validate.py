@@ -104,7 +104,6 @@ def test_cli_validate(shared_data, tmp_path, capsys):
 def test_cli_validate_with_a_calibration_file(shared_data, tmp_path, capsys):
     """--calibration FILE prices with that file's knobs: the shipped file passed explicitly gives the
     default predictions; a calibration with every GB200 overhead raised gives slower ones."""
-    import json
     import re
 
     from codesign.cli import main

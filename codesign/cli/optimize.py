@@ -6,7 +6,6 @@ from ._common import STORAGE_HELP, seed_type, whole_type
 
 import json
 import sys
-from pathlib import Path
 
 
 def register(sub) -> None:

@@ -8,7 +8,6 @@ from ._common import seed_type, whole_type
 import csv
 import json
 import sys
-from pathlib import Path
 
 
 def register(sub) -> None:
