@@ -1895,17 +1895,13 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
 
     study, space, s = ctx.study, ctx.space, ctx.spec.search
     tpot_ref = ctx.reference["metrics"].get("min_tpot_s") if ctx.reference else None
-    S = optuna.trial.TrialState
-
-    def holds() -> Counter:  # one read of the storage: the study's complete, running and waiting trials
-        return Counter(t.state for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.RUNNING, S.WAITING)))
-
     new = 0
     while True:
         if quota is not None:
             want = quota - new
         else:
-            held = holds()
+            S = optuna.trial.TrialState
+            held = Counter(t.state for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.RUNNING, S.WAITING)))
             # designs still waiting in a full study are run all the same (asks take them first): two
             # or more workers refining at once can enqueue more than the study has room for (each
             # sees the same room), and a worker that left them would leave the study with WAITING
@@ -1913,7 +1909,7 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
             want = max(total - held[S.COMPLETE] - held[S.RUNNING], held[S.WAITING])
         if want <= 0:
             break
-        batch, before = min(s.batch_size, want), new
+        batch = min(s.batch_size, want)
         asked = [study.ask() for _ in range(batch)]
         values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
         rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
@@ -1935,15 +1931,10 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         # trials still wanted: this process's quota, or the study's total less its complete and
         # running trials (a `codesign worker` sharing a storage), less the designs already enqueued
         # (by any worker): asks take those first, so every enqueued design is run before the study
-        # is full and none is left waiting. One read of the storage per batch: with a quota, here;
-        # towards a total, the read at the top of this batch, less what the batch ran (its asks took
-        # the waiting designs first), stands in for a second one (the next batch reads afresh
-        # before it asks, so a worker's progress meanwhile only shifts this refill's size)
-        if quota is not None:
-            left = quota - new - holds()[S.WAITING]
-        else:
-            left = (total - held[S.COMPLETE] - held[S.RUNNING] - (new - before)
-                    - max(0, held[S.WAITING] - batch))
+        # is full and none is left waiting. One read of the storage per batch
+        S = optuna.trial.TrialState
+        held = Counter(t.state for t in study.get_trials(deepcopy=False, states=(S.COMPLETE, S.RUNNING, S.WAITING)))
+        left = (quota - new if quota is not None else total - held[S.COMPLETE] - held[S.RUNNING]) - held[S.WAITING]
         if left > 0:
             _refill(ctx, new // max(1, s.batch_size), min(left, s.batch_size) // 2)
     return new

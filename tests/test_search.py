@@ -438,29 +438,3 @@ def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
         assert rc == 2, err
         assert 'search.params."memory.hbm.bandwidth".low: must be below high' in err, err
         assert "search.reference: 'no-such-file.toml'" in err and len(err.strip().splitlines()) == 2, err
-
-
-def test_a_worker_reads_the_study_once_per_batch(cli, tmp_path, monkeypatch):
-    """Towards a total (`codesign worker --trials N`), each batch reads the study's complete, running
-    and waiting trials once, before it asks; a second read after telling (session 15's review) doubled
-    the storage round trips, which cost most on a PostgreSQL server. Expected: one such read per
-    batch plus the final one that finds the study full, batches = ceil(N / search.batch_size)."""
-    import math
-
-    import optuna
-
-    from codesign.spec import load_spec
-
-    reads = []
-    get_trials = optuna.study.Study.get_trials
-
-    def counting(self, deepcopy=True, states=None):
-        if states is not None and optuna.trial.TrialState.WAITING in states:
-            reads.append(1)
-        return get_trials(self, deepcopy=deepcopy, states=states)
-
-    monkeypatch.setattr(optuna.study.Study, "get_trials", counting)
-    trials, batch = 100, load_spec(FLAGSHIP).search.batch_size
-    rc, out, err = cli("worker", FLAGSHIP, "--storage", tmp_path / "w.journal", "--trials", trials)
-    assert rc == 0, err
-    assert len(reads) == math.ceil(trials / batch) + 1, (len(reads), batch)
