@@ -1448,10 +1448,16 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
 
         logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
         return _rdb_storage(_driver_url(url)), redact(url)
-    except ImportError as exc:  # the scheme's DB driver is not installed (Optuna: "Failed to import DB access module")
-        missing = getattr(exc.__cause__ or exc, "name", None)
+    except ImportError as exc:  # Optuna: "Failed to import DB access module", from SQLAlchemy's driver import
+        cause = exc if isinstance(exc, ModuleNotFoundError) else (exc.__cause__ or exc)
+        scheme = url.split("://", 1)[0]
+        if not isinstance(cause, ModuleNotFoundError):  # there, but it fails to load (libpq.so missing, versions)
+            why = scrub(redact(str(cause).splitlines()[0] if str(cause) else type(cause).__name__), url)
+            raise CodesignError(f"--storage {redact(url)}: the database driver for {scheme}:// is installed "
+                                f"but fails to load: {why}") from None
+        missing = cause.name  # the scheme's DB driver is not installed
         raise CodesignError(
-            f"--storage {redact(url)}: the database driver for {url.split('://', 1)[0]}:// is not installed"
+            f"--storage {redact(url)}: the database driver for {scheme}:// is not installed"
             + (f" (no module {missing!r})" if missing else "")
             + "; codesign supports and tests a journal file (PATH.journal or journal:PATH), sqlite:///PATH and "
             'postgresql://user:password@host/db with psycopg2 (pip install -e ".[postgres]" installs it)') from None
@@ -1460,8 +1466,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         netloc = url.split("://", 1)[-1].split("/", 1)[0]
         if netloc.count("@") > 1:
             msg += " (an '@' inside the password must be written %40)"
-        if re.match(r"^postgres(ql)?(\+\w+)?://", url) and (
-                "Can't load plugin" in msg or "No module named" in msg or "appropriate" in msg):
+        if re.match(r"^postgres(ql)?(\+\w+)?://", url) and "Can't load plugin" in msg:
             msg += ' (no PostgreSQL driver installed: pip install -e ".[postgres]" installs psycopg2-binary)'
         raise CodesignError(f"cannot open storage {redact(url)}: {msg}") from None
 
@@ -1799,7 +1804,7 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
         if stale:
             import sys
 
-            print(f"resume: {len(stale)} trial(s) interrupted mid-batch were marked failed and will be "
+            print(f"resuming: {len(stale)} trial(s) interrupted mid-batch were marked failed and will be "
                   f"replaced ({len(requeued)} enqueued seed design(s) enqueued again); every completed "
                   f"trial is kept", file=sys.stderr)
     trials = study.get_trials(deepcopy=False)
@@ -2043,7 +2048,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
             except OSError:
                 break
         raise
-    done = _resuming(ctx, note)
+    done = _resuming(ctx, total, note)
     todo = max(total - done, 0)
     if progress:
         progress(done, total)
@@ -2055,14 +2060,15 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     return _result(ctx, new)
 
 
-def _resuming(ctx: _Context, note=None) -> int:
-    """The completed trials already in ``ctx``'s study; when there are any, ``note`` hears
-    ``resuming: N completed trials in WHERE`` (a rerun, or a worker joining a running search, says
-    that it continues a study rather than starting one)."""
+def _resuming(ctx: _Context, total: int, note=None) -> int:
+    """The completed trials already in ``ctx``'s study; when there are some, and fewer than
+    ``total`` (there is a search to continue), ``note`` hears ``resuming: N completed trials in
+    WHERE`` (a rerun, or a worker joining a running search, says that it continues a study rather
+    than starting one; a rerun with nothing left to run says only that)."""
     import optuna
 
     done = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
-    if note and done:
+    if note and 0 < done < total:
         note(f"resuming: {done} completed trial{'' if done == 1 else 's'} in {ctx.storage}")
     return done
 
@@ -2227,16 +2233,17 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
     errors = cx.SimpleQueue()  # each failed worker's one line, reported once by this process
     procs = [cx.Process(target=_worker_process, args=(spec.path, storage, str(out_dir), q, seed, i + 1),
                         kwargs={"errors": errors}, daemon=False) for i, q in enumerate(quotas) if q > 0]
-    for p in procs:
-        p.start()
     try:
+        for p in procs:
+            p.start()
         while any(p.is_alive() for p in procs):
             time.sleep(0.5)
             if poll:
                 poll(len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))) - n0)
     except KeyboardInterrupt:
         for p in procs:
-            p.terminate()
+            if p.pid is not None:  # started
+                p.terminate()
         raise
     for p in procs:
         p.join()
@@ -2343,7 +2350,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if note and not ctx.study.get_trials(deepcopy=False):
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
-    _resuming(ctx, note)
+    _resuming(ctx, total, note)
     _prepare(ctx, total, private=False)
     new = _work(ctx, None, total, progress=progress)
     return _result(ctx, new)

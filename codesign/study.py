@@ -123,10 +123,15 @@ def load_study(path: str | os.PathLike) -> Study:
     st = attrs.evolve(st, path=str(path))
     base = Path(path).parent
     problems = []
+    first: dict[str, int] = {}  # step name -> index of the first step of that name
     for i, s in enumerate(st.steps):
         if not is_file_name(s.name):  # "../x" wrote outside the study's output directory
             problems.append((str(path), f"steps.{i}.name", f"{s.name!r} names the step's output subdirectory "
                              "and figure, so it must be one file name (not empty, no '/', '\\', '.' or '..')"))
+        elif s.name in first:  # two steps of one name overwrote each other's outputs and data.json entry
+            problems.append((str(path), f"steps.{i}.name", f"{s.name!r} is also the name of steps.{first[s.name]}: "
+                             "each step needs its own name (it names the step's outputs and data.json entry)"))
+        first.setdefault(s.name, i)
         for j, f in enumerate([s.spec] if s.spec else []):  # curves skip missing specs with a note
             if not (base / f).is_file():
                 problems.append((str(path), f"steps.{i}.spec" + (f"s.{j}" if s.specs else ""),

@@ -82,7 +82,6 @@ def test_roofline_tpot_at_concurrency_one_by_hand():
     weights = _gpt_oss_active_bytes() + (2 * h * L + h) * 2
     kv = (18 * 2 * 8 * 64 * 7833.6 + 18 * 2 * 8 * 64 * 128) * 1.0 / 8
     step = (weights / 8 + kv) / 8e12
-    osl = 1024 * 0.9
     # E2E = TTFT + (OSL̄ − 1)·step at concurrency 1, so TPOT equals the step time
     assert ev.points["tpot_s"][0, 0] == pytest.approx(step, rel=1e-3)
 

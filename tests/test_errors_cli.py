@@ -320,6 +320,18 @@ def test_a_study_step_name_that_is_no_file_name_is_refused_at_load(cli, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
 
+def test_two_study_steps_of_one_name_are_refused_at_load(cli, tmp_path):
+    """Review of session 16: two steps named alike wrote the same output subdirectory and the same
+    data.json entry, the second silently replacing the first. Refused at load, at the second's
+    steps.N.name (exit 2, nothing written)."""
+    st = tmp_path / "s.toml"
+    step = f'[[steps]]\nkind = "grid"\nname = "same"\nspec = "{GRID_SPEC.as_posix()}"\n{GOOD_AXES}'
+    st.write_text('name = "s"\n' + step + step)
+    _refused(cli("study", "run", st, "--out", tmp_path / "o", "--quick"),
+             f"{st}: steps.1.name: 'same' is also the name of steps.0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
 def test_a_study_with_a_refused_step_spec_leaves_no_output_directory(cli, tmp_path):
     spec = tmp_path / "typo.toml"
     spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[memory.hbm]\nbandwidht = "8 TB/s"\n')
@@ -543,6 +555,32 @@ def test_sigterm_ends_a_command_as_ctrl_c_does_with_143_and_the_handler_is_put_b
         signal.signal(signal.SIGTERM, old)
     assert rc == 143 and not heard, (rc, err)
     assert err.strip() == "interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
+
+
+def test_a_second_signal_does_not_break_the_clean_up_of_the_first(cli, monkeypatch):
+    """Review of session 16: a second SIGTERM (a double kill) or Ctrl-C during the clean-up the first
+    one started (stopping --workers children) raised again and cut that clean-up short. Only the
+    first signal raises; the command still ends as interrupted by it (exit 143)."""
+    import os
+    import signal
+
+    import codesign.cli.worker as worker
+
+    cleaned = []
+
+    def run(args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+        except KeyboardInterrupt:
+            os.kill(os.getpid(), signal.SIGINT)  # arrives while this clean-up runs
+            cleaned.append(True)
+            raise
+        return 0
+
+    monkeypatch.setattr(worker, "run", run)
+    rc, out, err = cli("worker", "x.toml", "--storage", "x.journal")
+    assert cleaned == [True] and rc == 143, (cleaned, rc, err)
+    assert "Traceback" not in err
 
 
 def test_a_command_started_with_sigterm_ignored_keeps_ignoring_it(cli, monkeypatch):

@@ -744,3 +744,23 @@ def test_a_worker_joining_a_study_of_other_objectives_points_at_its_own_option(c
                      'direction = "minimize"\n')
     rc, out, err = cli("worker", other, "--storage", journal, "--trials", "3")
     assert rc == 2 and "has other objectives; use another --storage" in err and "--out" not in err, err
+
+
+def test_a_driver_that_fails_to_load_is_not_called_missing(monkeypatch, tmp_path):
+    """A driver that is installed but cannot load (psycopg2 without libpq.so.5) is no missing driver
+    (review of session 16): the message keeps the loader's reason instead of 'not installed'."""
+    import codesign.search as search
+    from codesign.errors import CodesignError
+
+    def broken(url):
+        try:
+            raise ImportError("libpq.so.5: cannot open shared object file: No such file or directory")
+        except ImportError as e:  # how Optuna's RDBStorage wraps SQLAlchemy's failed driver import
+            raise ImportError("Failed to import DB access module for the specified storage URL. "
+                              "Please install appropriate one.") from e
+
+    monkeypatch.setattr(search, "_rdb_storage", broken)
+    with pytest.raises(CodesignError) as exc:
+        search.open_storage("postgresql://u:secret@127.0.0.1/db", tmp_path)
+    msg = str(exc.value)
+    assert "libpq.so.5" in msg and "fails to load" in msg and "not installed" not in msg and "secret" not in msg

@@ -101,6 +101,11 @@ def test_a_resumed_optimize_step_says_so_on_stderr(cli, tmp_path):
     rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
     assert rc == 0 and json.loads(stdout)["study"]["steps"]["o"]["trials"] == 2, err
     assert "resuming" not in err, err
+    # a rerun with nothing left to run says only that; one with more trials to run resumes
     rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
     assert rc == 0 and json.loads(stdout)["study"]["steps"]["o"]["trials"] == 2, err
+    assert "resuming" not in err, err
+    study.write_text(study.read_text().replace("quick_trials = 2", "quick_trials = 3"))
+    rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
+    assert rc == 0 and json.loads(stdout)["study"]["steps"]["o"]["trials"] == 3, err
     assert f"resuming: 2 completed trials in {out / 'o' / 'study.journal'}" in err, err

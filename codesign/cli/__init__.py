@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 
 from ..errors import BugError, CodesignError, ExitCode
@@ -98,8 +99,6 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
               if args.command in searches else "interrupted", file=sys.stderr)
         # 130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal number)
-        import signal
-
         return ExitCode.TERMINATED if interrupted[:1] == [signal.SIGTERM] else ExitCode.INTERRUPTED
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
         return ExitCode.OK
@@ -116,9 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     finally:
+        interrupted.append(0)  # disarm: a signal from here on (the command is done) raises nothing
         if previous:
-            import signal
-
             for signum, handler in previous.items():
                 if handler is not None:  # None: a handler not set from Python, which cannot be put back
                     signal.signal(signum, handler)
@@ -141,7 +139,6 @@ def _catch_interrupts(seen: list) -> dict:
     for a signal that is ignored (a command started under ``nohup`` or with ``&`` from a script
     inherits SIGINT as SIG_IGN and must not become interruptible; likewise a SIGTERM ignored by
     whoever started it)."""
-    import signal
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -149,7 +146,8 @@ def _catch_interrupts(seen: list) -> dict:
 
     def on_signal(signum, frame):
         seen.append(signum)
-        raise KeyboardInterrupt
+        if len(seen) == 1:  # the first only: a second signal (a double kill, Ctrl-C twice) must not
+            raise KeyboardInterrupt  # break the clean-up the first one started (stopping --workers)
 
     previous = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
