@@ -1755,6 +1755,15 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     except Exception as exc:  # noqa: BLE001 - driver errors may carry the URL
         raise CodesignError(f"cannot open study {name!r} in {where}: "
                             f"{scrub(redact(str(exc).splitlines()[0]), storage or '')}") from None
+    held = len(study.get_trials(deepcopy=False))
+    if held:
+        # a resumed or continued study: a sampler restarted from the same seed proposes what it
+        # proposed the first time (NSGA-II's stream over the same stored population: a run continued
+        # from 40 to 50 trials re-ran trials 10-19, fresh-user trial of session 16). Its stream goes
+        # on from the trials the study holds instead, still reproducible from the seed and history
+        sampler = make_sampler(s.sampler, (seed + rank + 7919 * held) % 2**32, population=max(8, min(50, s.batch_size)),
+                               space=space, grid_points=s.grid_points, pm=pm)
+        study.sampler = sampler
     if list(study.directions) != [optuna.study.StudyDirection.MAXIMIZE if d == "maximize"
                                   else optuna.study.StudyDirection.MINIMIZE for d in directions]:
         raise CodesignError(f"the study {name!r} in {where} has other objectives; use {elsewhere}")
@@ -1779,6 +1788,23 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     return _Context(spec, study, space, ref, where, evaluate, seed)
 
 
+def _give_back(study, trials) -> int:
+    """Fail the unfinished ``trials`` (frozen) and enqueue again those that were enqueued (a seed of
+    the sweep, a gradient seed, a refill): the seeds are made once, before the first trial, so a
+    run interrupted while they ran lost its best starting designs (the resumed front had 2 designs,
+    not 25). Returns the number enqueued again."""
+    import optuna
+
+    for t in trials:
+        study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
+    requeued = [t for t in trials if "fixed_params" in t.system_attrs]
+    for t in requeued:
+        study.enqueue_trial(dict(t.system_attrs["fixed_params"]),
+                            user_attrs={"seed_source": t.user_attrs["seed_source"]}
+                            if "seed_source" in t.user_attrs else None)
+    return len(requeued)
+
+
 def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None:
     """Study attributes, clean-up of a killed private run, and the seeds (sweep, then gradient)."""
     import optuna
@@ -1791,21 +1817,12 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
     # A killed run leaves RUNNING trials in a private journal: fail them so counts stay right.
     if private:
         stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
-        for t in stale:
-            study.tell(t.number, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
-        # an interrupted trial that was enqueued (a seed of the sweep, a gradient seed, a refill)
-        # is enqueued again: the seeds are made once, before the first trial, so a run interrupted
-        # while they ran lost its best starting designs (the resumed front had 2 designs, not 25)
-        requeued = [t for t in stale if "fixed_params" in t.system_attrs]
-        for t in requeued:
-            study.enqueue_trial(dict(t.system_attrs["fixed_params"]),
-                                user_attrs={"seed_source": t.user_attrs["seed_source"]}
-                                if "seed_source" in t.user_attrs else None)
+        requeued = _give_back(study, stale)
         if stale:
             import sys
 
             print(f"resuming: {len(stale)} trial(s) interrupted mid-batch were marked failed and will be "
-                  f"replaced ({len(requeued)} enqueued seed design(s) enqueued again); every completed "
+                  f"replaced ({requeued} enqueued seed design(s) enqueued again); every completed "
                   f"trial is kept", file=sys.stderr)
     trials = study.get_trials(deepcopy=False)
     done = sum(1 for t in trials if t.state == optuna.trial.TrialState.COMPLETE)
@@ -1915,22 +1932,33 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         if want <= 0:
             break
         batch = min(s.batch_size, want)
-        asked = [study.ask() for _ in range(batch)]
-        values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
-        rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
-        for t, m, cfg, reason in zip(asked, rows, configs, reasons):
-            try:
-                _record(t, m, cfg, reason, space, tpot_ref)
-                study.tell(t, objective_values(m, space)[0])
-            except (optuna.exceptions.UpdateFinishedTrialError, ValueError):
-                if not _finished(study, t):
-                    raise
-                # another worker took the same enqueued trial and told it first: SQLite has no row
-                # locks, so Optuna's RDB storage can hand one WAITING trial to two processes
-                # (PostgreSQL's SELECT ... FOR UPDATE and the journal's file lock do not). The same
-                # design gave the same values; the copy told first stands, this one is dropped
-                continue
-            new += 1
+        asked: list = []
+        try:
+            for _ in range(batch):
+                asked.append(study.ask())
+            values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
+            rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
+            for t, m, cfg, reason in zip(asked, rows, configs, reasons):
+                try:
+                    _record(t, m, cfg, reason, space, tpot_ref)
+                    study.tell(t, objective_values(m, space)[0])
+                except (optuna.exceptions.UpdateFinishedTrialError, ValueError):
+                    if not _finished(study, t):
+                        raise
+                    # another worker took the same enqueued trial and told it first: SQLite has no
+                    # row locks, so Optuna's RDB storage can hand one WAITING trial to two processes
+                    # (PostgreSQL's SELECT ... FOR UPDATE and the journal's file lock do not). The
+                    # same design gave the same values; the copy told first stands, this one is dropped
+                    continue
+                new += 1
+        except KeyboardInterrupt:
+            # Ctrl-C or SIGTERM mid-batch: this batch's untold trials are failed (and enqueued
+            # designs enqueued again) now, not left RUNNING for good in a shared storage, where no
+            # later run can tell them from another worker's (fresh-user trial of session 16)
+            mine = {t.number for t in asked}
+            _give_back(study, [u for u in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+                               if u.number in mine])
+            raise
         if progress:
             progress(new)
         # trials still wanted: this process's quota, or the study's total less its complete and

@@ -79,6 +79,15 @@ def test_calibrate_out_is_a_directory(cli, tmp_path):
              f"--out {tmp_path}: is a directory")
 
 
+def test_calibrate_out_that_is_its_measured_input_is_refused(cli, tmp_path):
+    """Fresh-user trial of session 16: `calibrate m.csv --out m.csv` replaced the measured data with
+    the calibration TOML (exit 0). Refused before the fit, the CSV untouched."""
+    m = _csv(tmp_path / "m.csv", [IMX_ROW])
+    before = m.read_bytes()
+    _refused(cli("calibrate", m, "--out", m), f"--out {m}: is the input file {m}")
+    assert m.read_bytes() == before
+
+
 # ------------------------------------------------------------------ 2. measured CSV columns, conc
 def test_validate_calibration_that_is_another_toml(cli, tmp_path):
     """A TOML that is no calibration (a project file given by mistake) is one line, and the advice
@@ -320,6 +329,19 @@ def test_a_study_step_name_that_is_no_file_name_is_refused_at_load(cli, tmp_path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
 
+@pytest.mark.parametrize("name", ["../zz", ""])
+def test_a_study_name_that_is_no_file_name_is_refused_as_the_default_output(cli, tmp_path, name):
+    """Fresh-user trial of session 16: a study's name is its default output directory beside the
+    study file; name = "../zz" wrote outside it and "" into the studies directory itself (a spec's
+    and a step's name were already checked). Refused without --out (exit 2, nothing written);
+    with --out the name is only a title."""
+    st = tmp_path / "studies" / "s.toml"
+    st.parent.mkdir()
+    st.write_text(f'name = "{name}"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{GRID_SPEC.as_posix()}"\n{GOOD_AXES}')
+    _refused(cli("study", "run", st, "--quick"), f"{st}: name: {name!r} is the default output directory")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["s.toml", "studies"]
+
+
 def test_two_study_steps_of_one_name_are_refused_at_load(cli, tmp_path):
     """Review of session 16: two steps named alike wrote the same output subdirectory and the same
     data.json entry, the second silently replacing the first. Refused at load, at the second's
@@ -555,6 +577,26 @@ def test_sigterm_ends_a_command_as_ctrl_c_does_with_143_and_the_handler_is_put_b
         signal.signal(signal.SIGTERM, old)
     assert rc == 143 and not heard, (rc, err)
     assert err.strip() == "interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
+
+
+def test_an_interrupted_command_with_json_still_prints_one_document(cli, monkeypatch):
+    """Fresh-user trial of session 16: `--json` printed nothing on stdout when SIGTERM or Ctrl-C ended
+    the command, where bad input gets {"error": {"message", "exit_code"}}: a script parsing stdout
+    got an empty string. It gets the same document, with exit_code 143 (or 130)."""
+    import os
+    import signal
+
+    import codesign.cli.worker as worker
+
+    def run(args):
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 0
+
+    monkeypatch.setattr(worker, "run", run)
+    rc, out, err = cli("worker", "x.toml", "--storage", "x.journal", "--json")
+    assert rc == 143, err
+    doc = json.loads(out)
+    assert doc["error"]["exit_code"] == 143 and doc["error"]["message"].startswith("interrupted"), doc
 
 
 def test_a_second_signal_does_not_break_the_clean_up_of_the_first(cli, monkeypatch):

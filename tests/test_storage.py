@@ -764,3 +764,45 @@ def test_a_driver_that_fails_to_load_is_not_called_missing(monkeypatch, tmp_path
         search.open_storage("postgresql://u:secret@127.0.0.1/db", tmp_path)
     msg = str(exc.value)
     assert "libpq.so.5" in msg and "fails to load" in msg and "not installed" not in msg and "secret" not in msg
+
+
+def test_a_continued_study_draws_new_designs_not_the_first_run_again(cli, tmp_path):
+    """Fresh-user trial of session 16: `optimize --trials 50` on a finished 40-trial study re-ran
+    trials 10-19 one for one (the sampler restarted from its seed over the same stored population),
+    so a continued or resumed search bought repeats. The README promises that raising --trials
+    continues the search: the new trials must be new designs (a few repeats of a choice-valued
+    design could happen by chance; ten of ten cannot)."""
+    out = tmp_path / "cont"
+    rc, _, err = cli("optimize", FLAGSHIP, "--trials", "40", "--out", out)
+    assert rc in (0, 1), err
+    rc, _, err = cli("optimize", FLAGSHIP, "--trials", "50", "--out", out)
+    assert rc in (0, 1), err
+    done = sorted((t for t in _trials(str(out / "study.journal")) if t.state.name == "COMPLETE"),
+                  key=lambda t: t.number)
+    assert len(done) == 50
+    earlier = [t.params for t in done[:40]]
+    repeats = sum(t.params in earlier for t in done[40:])
+    assert repeats <= 2, repeats
+
+
+def test_an_interrupted_worker_leaves_no_running_trial_behind(cli, tmp_path, monkeypatch):
+    """Fresh-user trial of session 16: a worker stopped by Ctrl-C mid-batch on a shared storage left
+    its batch RUNNING for good (24 of 200 on SQLite): no later run can tell them from another
+    worker's, so nothing ever cleans them. The interrupted batch is failed as it stops (exit 130),
+    and its enqueued designs are enqueued again."""
+    import codesign.search as search
+
+    real, calls = search._record, []
+
+    def interrupted_mid_batch(*a, **k):  # Ctrl-C while the worker tells its second batch
+        calls.append(1)
+        if len(calls) == 70:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(search, "_record", interrupted_mid_batch)
+    db = tmp_path / "w.db"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", f"sqlite:///{db}", "--trials", "200")
+    assert rc == 130, err
+    states = [t.state.name for t in _trials(f"sqlite:///{db}")]
+    assert "RUNNING" not in states and states.count("COMPLETE") >= 1, states

@@ -96,10 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
-        print("interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
-              if args.command in searches else "interrupted", file=sys.stderr)
+        line = ("interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
+                if args.command in searches else "interrupted")
+        print(line, file=sys.stderr)
         # 130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal number)
-        return ExitCode.TERMINATED if interrupted[:1] == [signal.SIGTERM] else ExitCode.INTERRUPTED
+        code = ExitCode.TERMINATED if interrupted[:1] == [signal.SIGTERM] else ExitCode.INTERRUPTED
+        _json_error(getattr(args, "json", False), line, code)  # a script reading stdout gets a document
+        return code
     except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
         return ExitCode.OK
     except Exception as exc:  # a bug in codesign or a plugin: one line, the traceback behind --debug

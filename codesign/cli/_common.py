@@ -45,13 +45,18 @@ def ensure_out_dir(path: str | os.PathLike, option: str = "--out", *, create: bo
     return p
 
 
-def check_out_file(path: str | os.PathLike, option: str = "--out") -> None:
+def check_out_file(path: str | os.PathLike, option: str = "--out", inputs=()) -> None:
     """Refuse an output *file* path that cannot be written (a directory, or a parent that is a
-    file), before a long run rather than after it. Raises :class:`CodesignError`."""
+    file) or that is one of the command's ``inputs`` (writing it would replace them), before a long
+    run rather than after it. Raises :class:`CodesignError`."""
     p, shown = Path(path), os.fspath(path)
     if p.is_dir():
         raise CodesignError(f"{option} {shown}: is a directory; expected a file path")
     _check_parents(p, option, shown)
+    for f in inputs:
+        if p.exists() and Path(f).exists() and os.path.samefile(p, f):
+            raise CodesignError(f"{option} {shown}: is the input file {os.fspath(f)}; writing it would replace "
+                                "that input (give another output path)")
 
 
 def _check_parents(p: Path, option: str, shown: str) -> None:

@@ -60,7 +60,7 @@ def run(args) -> int:
         raise CodesignError(f"--steps must be at least 1 (got {args.steps})")
     if args.max_rows is not None and args.max_rows < 1:
         raise CodesignError(f"--max-rows must be at least 1 (got {args.max_rows})")
-    check_out_file(args.out)
+    check_out_file(args.out, inputs=args.measured)
     from ..validate import MODELS, SYSTEMS, shared_data_warning
 
     known = sorted(set(SYSTEMS.values()))

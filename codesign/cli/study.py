@@ -29,11 +29,16 @@ def register(sub) -> None:
 def run(args) -> int:
     from rich.console import Console
 
-    from ..errors import CodesignError
+    from ..errors import CodesignError, SpecError
+    from ..spec import is_file_name
     from ..study import load_study, run_study
     from ._common import ensure_out_dir, print_json
 
     st = load_study(args.study)
+    if not args.out and not is_file_name(st.name):  # "../x" wrote beside the studies directory, "" into it
+        raise SpecError([(str(args.study), "name", f"{st.name!r} is the default output directory <study's "
+                          "directory>/<name>, so it must be one file name (not empty, no '/', '\\', '.' or "
+                          "'..'); rename it or give --out")])
     # checked now; run_study creates it once the study (and each step's spec) has been accepted
     out = ensure_out_dir(Path(args.out) if args.out else Path(args.study).parent / st.name,
                          "--out" if args.out else "output directory", create=False)
