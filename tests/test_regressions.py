@@ -57,6 +57,17 @@ def test_tp_must_divide_heads_ep_need_not_divide_experts(cli, tmp_path):
     assert "experts" not in doc["infeasible_reason"]
 
 
+@pytest.mark.parametrize("pp", [37, 1000])
+def test_pp_above_the_layers_is_infeasible_not_priced(cli, tmp_path, pp):
+    # gpt-oss-120b has 36 layers (config.json num_hidden_layers); a pipeline stage holds at least one,
+    # so pp 37 or 1000 is no deployment (fresh-user trial of session 16: pp = 1000 was priced, with
+    # 0 GB of weights per chip on 8000 chips)
+    rc, out, err = cli("evaluate", _spec(tmp_path, f"[deployment]\npp = {pp}\n"), "--json")
+    doc = json.loads(out)
+    assert rc == 1 and not any(p["feasible"] for p in doc["points"]), err
+    assert f"pp {pp} is above the model's 36 layers" in doc["infeasible_reason"]
+
+
 @pytest.mark.slow
 def test_resume_refuses_a_changed_spec(cli, tmp_path):
     out = tmp_path / "run"

@@ -958,7 +958,10 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
                        # TP shards whole attention heads (a fractional head per chip is not a
                        # deployment a serving framework can run); an EP that does not divide the
                        # experts holds redundant copies in the spare slots (see `_resident`)
-                       & (jnp.mod(s.heads, tp_d) == 0) & (jnp.mod(s.heads, tp_p) == 0))
+                       & (jnp.mod(s.heads, tp_d) == 0) & (jnp.mod(s.heads, tp_p) == 0)
+                       # a pipeline stage holds at least one layer (pp = 1000 on 36 layers was priced
+                       # with 0 GB of weights per chip: fresh-user trial of session 16)
+                       & (pp <= s.layers))
     feasible = feasible_design & jnp.ones_like(C, dtype=bool)
     nan = jnp.nan
 
@@ -1249,7 +1252,7 @@ class AnalyticalModel:
 
         s = self.static(spec)
         arrs, n = self.arrays(spec, formats, overrides)  # knobs travel in arrs as eff_* (traced)
-        fmt_names = arrs.pop("_formats")
+        arrs.pop("_formats")
         fn = _compiled(s)
         with jax.default_device(jax.devices("cpu")[0]):
             res = fn({k: jnp.asarray(v, dtype=jnp.float32) for k, v in arrs.items()})
@@ -1304,6 +1307,9 @@ class AnalyticalModel:
                        f"({cap / 1e9:.1f} GB)")
         elif design["max_concurrency"][i] < 1:
             why.append("the KV cache of one request at the longest context does not fit beside the weights")
+        if a["pp"][i] > s.layers:
+            why.append(f"pp {int(a['pp'][i])} is above the model's {s.layers} layers (a pipeline stage holds at "
+                       "least one layer)")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
             why.append(f"HBM needs {design['hbm_stacks'][i]:.1f} stacks, the package holds {int(a['max_stacks'][i])}")
         return "; ".join(why) or "infeasible deployment (EP larger than the chips of a stage)"
