@@ -731,8 +731,10 @@ def _from_unit(p: Param, u: np.ndarray):
     if p.type == "int":
         return np.clip(np.round(x), p.low, p.high).astype(np.float64)
     if p.step:
-        x = np.clip(p.low + np.round((x - p.low) / p.step) * p.step, p.low, p.high)
-    return x
+        x = p.low + np.round((x - p.low) / p.step) * p.step
+    # within the bounds whatever the rounding: exp(log(low)) can land an ulp below low, and Optuna
+    # then warns that the enqueued value is out of range (fresh-user trial of session 16)
+    return np.clip(x, p.low, p.high)
 
 
 def _levels(p: Param, k: int) -> list:

@@ -438,3 +438,15 @@ def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
         assert rc == 2, err
         assert 'search.params."memory.hbm.bandwidth".low: must be below high' in err, err
         assert "search.reference: 'no-such-file.toml'" in err and len(err.strip().splitlines()) == 2, err
+
+
+def test_a_log_range_maps_its_ends_inside_the_bounds():
+    """Fresh-user trial of session 16: u = 0 on a log range gave exp(log(1e12)) = 999999999999.999,
+    an ulp below low, and Optuna warned 'Fixed parameter memory.hbm.bandwidth ... is out of range'
+    for the enqueued design. Every mapped value lies in [low, high]."""
+    from codesign.search import Param, _from_unit
+
+    for low, high in ((1e12, 16e12), (1e15, 2e16), (3.0, 7.0)):
+        p = Param(key="k", kind=None, type="float", low=low, high=high, log=True)
+        x = _from_unit(p, np.linspace(0.0, 1.0 - 1e-12, 1001))
+        assert x.min() >= low and x.max() <= high, (low, x.min(), x.max())
