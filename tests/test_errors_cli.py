@@ -79,6 +79,17 @@ def test_calibrate_out_is_a_directory(cli, tmp_path):
              f"--out {tmp_path}: is a directory")
 
 
+@pytest.mark.parametrize("command", ["optimize", "sweep", "validate", "calibrate", "study run"])
+def test_an_empty_out_is_refused_not_read_as_the_default(cli, tmp_path, monkeypatch, command):
+    """Fresh-user trial of session 16: `optimize --out ''` (an unset variable, --out "$DIR") quietly
+    meant the default runs/<name> and resumed that study, while `--storage ''` is refused. Every
+    --out refuses an empty path at parse time (exit 2, nothing written)."""
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = cli(*command.split(), "x.toml", "--out", "")
+    assert rc == 2 and "argument --out: '': empty; give a path" in err, err
+    assert not list(tmp_path.iterdir())
+
+
 def test_calibrate_out_that_is_its_measured_input_is_refused(cli, tmp_path):
     """Fresh-user trial of session 16: `calibrate m.csv --out m.csv` replaced the measured data with
     the calibration TOML (exit 0). Refused before the fit, the CSV untouched."""

@@ -78,6 +78,16 @@ def print_json(doc) -> None:
     print()
 
 
+def path_type(text: str) -> str:
+    """argparse type for an output path (``--out``): refuses an empty or blank one (an unset shell
+    variable, ``--out "$DIR"``), which read as "" meant the default or the current directory."""
+    import argparse
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: empty; give a path")
+    return text
+
+
 def whole_type(text: str) -> int:
     """argparse type for a count (``--trials``, ``--points``, ``--steps`` …): a whole number, also
     written as a float with a whole value (``20.0``, as a spec may write it; ``1e30`` is refused)."""

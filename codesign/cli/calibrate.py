@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ._common import check_out_file, seed_type, whole_type
+from ._common import check_out_file, path_type, seed_type, whole_type
 
 def register(sub) -> None:
     p = sub.add_parser("calibrate", help="fit the analytical model's efficiency knobs to measured data",
@@ -18,7 +18,7 @@ def register(sub) -> None:
                                    "jax.grad of the absolute percentage error, soft-capped at 100% (or "
                                    "--loss ape / log), holding out configurations for an honest error.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
-    p.add_argument("--out", default="calibration.toml", help="output TOML (default: calibration.toml)")
+    p.add_argument("--out", type=path_type, default="calibration.toml", help="output TOML (default: calibration.toml)")
     p.add_argument("--systems", default=None,
                    help="comma-separated systems that get their own knobs (default: gb200,gb300, less "
                         "any --exclude-systems)")

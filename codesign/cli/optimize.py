@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import STORAGE_HELP, seed_type, whole_type
+from ._common import STORAGE_HELP, path_type, seed_type, whole_type
 
 import json
 import sys
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
-    p.add_argument("--out", default=None, help="output directory: new, empty, or a previous run's to resume it "
+    p.add_argument("--out", type=path_type, default=None, help="output directory: new, empty, or a previous run's to resume it "
                                                 "(default: runs/<spec name>)")
     p.add_argument("--storage", help=f"where the study is stored (default: DIR/study.journal): {STORAGE_HELP}. "
                                      "The password in a URL is never printed. "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ._common import path_type
+
 
 def register(sub) -> None:
     p = sub.add_parser("study", help="run declarative design-space studies")
@@ -13,7 +15,7 @@ def register(sub) -> None:
                         description="Run every step of STUDY (optimisations resume from their journals) "
                                     "and write a Markdown report with PNG figures and data.json into DIR.")
     r.add_argument("study", help="study TOML (e.g. studies/jalapeno.toml)")
-    r.add_argument("--out", help="output directory (default: studies/<name>/ beside the study file)")
+    r.add_argument("--out", type=path_type, help="output directory (default: studies/<name>/ beside the study file)")
     r.add_argument("--quick", action="store_true", help="small budgets (tests, CI)")
     r.add_argument("--json", action="store_true",
                    help="print one JSON document on stdout: the paths written and data.json's content")

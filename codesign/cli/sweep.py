@@ -3,7 +3,7 @@ its feasible Pareto front."""
 
 from __future__ import annotations
 
-from ._common import seed_type, whole_type
+from ._common import path_type, seed_type, whole_type
 
 import csv
 import json
@@ -26,7 +26,7 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("random", "sobol", "grid"), default="sobol", help="sampling (default sobol)")
     p.add_argument("--seed", type=seed_type, help="sampling seed (default: search.seed)")
     p.add_argument("--chunk", type=whole_type, default=50_000, help="designs per vectorised call (default 50000)")
-    p.add_argument("--out", default=None, help="output directory (default: runs/<spec name>)")
+    p.add_argument("--out", type=path_type, default=None, help="output directory (default: runs/<spec name>)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of a summary")
     p.set_defaults(func=run)
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CodesignError
+from ._common import path_type
 
 
 def register(sub) -> None:
@@ -21,7 +22,7 @@ def register(sub) -> None:
                        description="Predict every row of a measured CSV (aiconfigurator or InferenceMAX "
                                    "schema) and report the errors.")
     p.add_argument("measured", help="measured CSV (aiconfigurator_silicon_public.csv or inferencemax_public.csv schema)")
-    p.add_argument("--out", help="directory for predictions.csv")
+    p.add_argument("--out", type=path_type, help="directory for predictions.csv")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="registered cost model to use (default: analytical)")
     p.add_argument("--statistic", choices=("median", "mean"), default="median",
