@@ -331,6 +331,10 @@ def _min_osl(value):
 def _nonempty(inst, att, value):
     if not value:
         raise ValueError("concurrency: must list at least one concurrency")
+    twice = sorted({c for c in value if list(value).count(c) > 1})
+    if twice:  # the point was priced and printed twice (fresh-user trial of session 16)
+        raise ValueError(f"concurrency: lists {', '.join(str(c) for c in twice)} more than once; give each "
+                         "concurrency once")
 
 
 @frozen(kw_only=True)
@@ -914,10 +918,10 @@ def _key_homes() -> tuple[dict[str, list[tuple[str, str, type]]], frozenset]:
 
 
 def is_file_name(name: str) -> bool:
-    """``name`` is one file name, safe to join to a directory: not empty, not ``.`` or ``..``, and
+    """``name`` is one file name, safe to join to a directory: not empty or blank, not ``.`` or ``..``, and
     without a path separator (``/`` or ``\\``) or NUL. A spec's ``name`` (the default output
     directory ``runs/<name>``) and a study step's ``name`` (its output subdirectory) must be one."""
-    return name not in ("", ".", "..") and not any(c in name for c in "/\\\0")
+    return name.strip() not in ("", ".", "..") and not any(c in name for c in "/\\\0")
 
 
 def toml_key_path(*parts) -> str:

@@ -123,6 +123,8 @@ def load_study(path: str | os.PathLike) -> Study:
     st = attrs.evolve(st, path=str(path))
     base = Path(path).parent
     problems = []
+    if not st.steps:  # `steps = []` wrote an empty report (fresh-user trial of session 16)
+        problems.append((str(path), "steps", "a study needs at least one [[steps]] entry"))
     first: dict[str, int] = {}  # step name -> index of the first step of that name
     for i, s in enumerate(st.steps):
         if not is_file_name(s.name):  # "../x" wrote outside the study's output directory

@@ -284,6 +284,41 @@ def test_numerics_text_file_is_not_npy(cli, tmp_path):
     assert f"{src} is not a NumPy .npy array file" in err and "pickled" not in err
 
 
+def test_numerics_output_under_a_file_names_the_file(cli, tmp_path):
+    """Fresh-user trial of session 16: an output path under a regular file said 'directory ... does
+    not exist', as if creating it would help; it names the file in the way."""
+    import numpy as np
+
+    src = tmp_path / "IN.npy"
+    np.save(src, np.ones(64, np.float32))
+    f = tmp_path / "regfile"
+    f.write_text("")
+    _refused(cli("numerics", "quantize", "--format", "mxfp4", src, f / "x.npy"), f"{f} exists and is not a directory")
+
+
+def test_a_concurrency_listed_twice_is_refused(cli, tmp_path):
+    """Fresh-user trial of session 16: concurrency = [4, 4, 2] priced and printed the point at 4 twice."""
+    spec = tmp_path / "c.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[workload]\nconcurrency = [4, 4, 2]\n')
+    _refused(cli("evaluate", spec), "workload.concurrency", "lists 4 more than once")
+
+
+def test_validate_names_its_option_for_an_unknown_cost_model(cli, tmp_path):
+    """Fresh-user trial of session 16: `validate --cost-model nope` said 'error: <spec>: --cost-model: ...',
+    though the user gave no spec; the option is named alone."""
+    err = _refused(cli("validate", _csv(tmp_path / "m.csv", [IMX_ROW]), "--cost-model", "nope", "--out", tmp_path / "o"),
+                   "--cost-model 'nope': no cost model of that name is registered")
+    assert "<spec>" not in err
+
+
+def test_a_study_without_steps_is_refused(cli, tmp_path):
+    """Fresh-user trial of session 16: `steps = []` ran, wrote an empty report and exited 0."""
+    st = tmp_path / "s.toml"
+    st.write_text('name = "s"\nsteps = []\n')
+    _refused(cli("study", "run", st, "--out", tmp_path / "o"), f"{st}: steps: a study needs at least one")
+    assert not (tmp_path / "o").exists()
+
+
 # ------------------------------------------------------------------ 4. refused input leaves no --out behind
 BAD_SEARCH = '[search.params]\n"memory.hbm.bandwith" = { low = "1 TB/s", high = "2 TB/s" }\n'
 
@@ -319,7 +354,7 @@ def test_a_spec_the_cost_model_refuses_leaves_no_output_directory(cli, tmp_path)
 
 
 @pytest.mark.parametrize("kind", ["optimize", "grid"])
-@pytest.mark.parametrize("name", ["../x", "a/b", "", ".."])
+@pytest.mark.parametrize("name", ["../x", "a/b", "", "..", " "])
 def test_a_study_step_name_that_is_no_file_name_is_refused_at_load(cli, tmp_path, kind, name):
     """A step's name is its output subdirectory (an optimize step's study and report, a grid's
     figure): name = "../x" wrote outside the study's output directory and "a/b" a nested one. A name
@@ -538,26 +573,30 @@ def test_a_ctrl_c_that_a_callback_swallowed_still_ends_the_command_with_130(cli,
         signal.signal(signal.SIGINT, before)
 
 
-def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it(cli, monkeypatch):
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_command_started_with_a_signal_ignored_keeps_ignoring_it(cli, monkeypatch, signame):
     """A process started under ``nohup`` or with ``&`` from a non-interactive shell inherits SIGINT
     ignored (POSIX: the shell sets SIG_IGN for background jobs without job control); the CLI must not
-    replace that with its own handler, which made such a run interruptible by a stray SIGINT."""
+    replace that with its own handler, which made such a run interruptible by a stray SIGINT. A
+    SIGTERM its starter ignores stays ignored likewise."""
     import os
     import signal
 
     import codesign.cli.evaluate as ev
 
+    signum = getattr(signal, signame)
+
     def run(args):
-        os.kill(os.getpid(), signal.SIGINT)  # ignored: the command finishes normally
+        os.kill(os.getpid(), signum)  # ignored: the command finishes normally
         return 0
 
     monkeypatch.setattr(ev, "run", run)
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    before = signal.signal(signum, signal.SIG_IGN)
     try:
         rc, out, err = cli("evaluate", "x.toml")
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        assert signal.getsignal(signum) is signal.SIG_IGN
     finally:
-        signal.signal(signal.SIGINT, before)
+        signal.signal(signum, before)
     assert rc == 0, err
 
 
@@ -634,27 +673,6 @@ def test_a_second_signal_does_not_break_the_clean_up_of_the_first(cli, monkeypat
     rc, out, err = cli("worker", "x.toml", "--storage", "x.journal")
     assert cleaned == [True] and rc == 143, (cleaned, rc, err)
     assert "Traceback" not in err
-
-
-def test_a_command_started_with_sigterm_ignored_keeps_ignoring_it(cli, monkeypatch):
-    """As for SIGINT: a SIGTERM its starter ignores (SIG_IGN) stays ignored."""
-    import os
-    import signal
-
-    import codesign.cli.evaluate as ev
-
-    def run(args):
-        os.kill(os.getpid(), signal.SIGTERM)  # ignored: the command finishes normally
-        return 0
-
-    monkeypatch.setattr(ev, "run", run)
-    old = signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    try:
-        rc, out, err = cli("evaluate", "x.toml")
-        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGTERM, old)
-    assert rc == 0, err
 
 
 @pytest.mark.parametrize("name", ["../escaped", "a/b", "..", "a\\\\b"])

@@ -197,6 +197,9 @@ def run_quantize(args) -> int:
     if out.is_dir():
         raise CodesignError(f"{args.output}: is a directory; expected the output .npy file's path")
     if not out.parent.is_dir():
+        from ._common import _check_parents
+
+        _check_parents(out, "output", args.output)  # a file in the way: "does not exist" hid it
         raise CodesignError(f"{args.output}: directory {out.parent} does not exist")
     y = np.asarray(_quantize(fmt, x, args), dtype=np.float32)
     with open(out, "wb") as fh:  # np.save on a path would append ".npy"

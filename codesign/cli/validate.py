@@ -65,6 +65,13 @@ def run(args) -> int:
                             write_predictions)
     from ._common import ensure_out_dir, print_json
 
+    if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
+        from ..pluginmanager import get_plugin_manager
+
+        have = get_plugin_manager().cost_models
+        if args.cost_model not in have:
+            raise CodesignError(f"--cost-model {args.cost_model!r}: no cost model of that name is registered; "
+                                f"available: {', '.join(sorted(have)) or 'none'} (or 'auto')")
     schema, points = read_measured(args.measured, args.statistic)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
