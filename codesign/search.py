@@ -1716,6 +1716,8 @@ class _Context:
     storage: str
     evaluate: Any
     seed: int
+    #: trials (any state) the study held when it was opened: 0 for a new study
+    held: int = 0
 
 
 def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, evaluate=None,
@@ -1787,7 +1789,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
             again = reference_envelope(ref_spec, space, evaluate, tpot_reference_s=tp)
             if "mixed_tok_s_per_kw_at_tpot" in again["metrics"]:
                 ref["metrics"]["mixed_tok_s_per_kw_at_tpot"] = again["metrics"]["mixed_tok_s_per_kw_at_tpot"]
-    return _Context(spec, study, space, ref, where, evaluate, seed)
+    return _Context(spec, study, space, ref, where, evaluate, seed, held)
 
 
 def _give_back(study, trials) -> int:
@@ -2377,7 +2379,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     rank = os.getpid() % 9973 + 1
     ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank,
                       elsewhere="another --storage")  # a worker has no --out
-    if note and not ctx.study.get_trials(deepcopy=False):
+    if note and not ctx.held:  # counted when the study was opened: no second read of the storage
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
     _resuming(ctx, total, note)

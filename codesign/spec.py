@@ -15,6 +15,7 @@ whose lines name the file that set the key, the dotted key path and what was exp
 
 from __future__ import annotations
 
+import collections
 import copy
 import difflib
 import functools
@@ -331,7 +332,7 @@ def _min_osl(value):
 def _nonempty(inst, att, value):
     if not value:
         raise ValueError("concurrency: must list at least one concurrency")
-    twice = sorted({c for c in value if list(value).count(c) > 1})
+    twice = sorted(c for c, k in collections.Counter(value).items() if k > 1)
     if twice:  # the point was priced and printed twice (fresh-user trial of session 16)
         raise ValueError(f"concurrency: lists {', '.join(str(c) for c in twice)} more than once; give each "
                          "concurrency once")
