@@ -705,3 +705,17 @@ def test_a_number_format_key_searched_as_a_range_names_choices(cli, tmp_path):
     assert rc == 2, err
     assert 'search.params."deployment.kv_cache_format".low: a number-format key takes choices' in err, err
     assert "could not convert" not in err
+
+
+def test_numerics_quantize_refuses_to_overwrite_its_input_or_an_empty_output(cli, tmp_path):
+    """Fresh-user trial of session 16: `numerics quantize a.npy a.npy` replaced the input array with
+    its quantised values (exit 0), and an empty OUT said ': is a directory'. Both are refused, the
+    input untouched, as `calibrate X.csv --out X.csv` and every `--out ''` are."""
+    import numpy as np
+
+    a = tmp_path / "a.npy"
+    np.save(a, np.linspace(-3, 3, 64, dtype=np.float32))
+    before = a.read_bytes()
+    _refused(cli("numerics", "quantize", "--format", "mxfp4", a, a), f"output {a}: is the input file {a}")
+    assert a.read_bytes() == before
+    _refused(cli("numerics", "quantize", "--format", "mxfp4", a, ""), "argument OUT: '': empty; give a path")

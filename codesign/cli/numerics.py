@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CodesignError
-from ._common import seed_type, whole_type
+from ._common import _check_parents, check_out_file, path_type, seed_type, whole_type
 
 SCHEMA_VERSION = 1
 
@@ -49,7 +49,7 @@ def register(sub) -> None:
     q.add_argument("--format", required=True, help="format name (see `numerics formats`)")
     _options(q)
     q.add_argument("input", metavar="IN", help="input .npy (float32, blocks along the last axis)")
-    q.add_argument("output", metavar="OUT", help="output .npy (float32, dequantised values)")
+    q.add_argument("output", metavar="OUT", type=path_type, help="output .npy (float32, dequantised values)")
     q.set_defaults(func=run_quantize)
 
     e = psub.add_parser("error", help="quantisation error statistics (MSE, SQNR, scales)")
@@ -197,10 +197,9 @@ def run_quantize(args) -> int:
     if out.is_dir():
         raise CodesignError(f"{args.output}: is a directory; expected the output .npy file's path")
     if not out.parent.is_dir():
-        from ._common import _check_parents
-
         _check_parents(out, "output", args.output)  # a file in the way: "does not exist" hid it
         raise CodesignError(f"{args.output}: directory {out.parent} does not exist")
+    check_out_file(out, "output", inputs=[args.input])  # `quantize a.npy a.npy` replaced its input
     y = np.asarray(_quantize(fmt, x, args), dtype=np.float32)
     with open(out, "wb") as fh:  # np.save on a path would append ".npy"
         np.save(fh, y)
