@@ -1404,6 +1404,40 @@ def _clear_dangling_lock(path: str) -> None:
         pass
 
 
+def _journal_lock(path: str):
+    """Optuna's symlink lock on the journal ``path`` (absolute), with Ctrl-C and SIGTERM held off
+    from acquiring it until it is released (:mod:`codesign.interrupts`): one raised inside it broke
+    the lock's own clean-up (an internal FileNotFoundError, exit 3 instead of 143, and a lock left
+    behind). A stale lock is forcibly released after 10 s."""
+    from optuna.storages.journal import JournalFileSymlinkLock
+
+    from codesign import interrupts
+
+    class _Lock(JournalFileSymlinkLock):
+        _acquiring = False
+
+        def acquire(self) -> bool:
+            interrupts.hold()
+            self._acquiring = True
+            try:
+                return super().acquire()
+            except BaseException:
+                interrupts.resume()
+                raise
+            finally:
+                self._acquiring = False
+
+        def release(self) -> None:
+            if self._acquiring:  # a stale lock forcibly released while acquiring: still held off
+                return super().release()
+            try:
+                super().release()
+            finally:
+                interrupts.resume()  # a signal kept meanwhile is raised here, the lock released
+
+    return _Lock(path, grace_period=10)
+
+
 def open_storage(url: str | None, out_dir, *, repair: bool = False):
     """An Optuna storage: a journal file in ``out_dir`` by default (or ``journal:PATH``, ``*.journal``)
     shared between local processes through Optuna's file lock, or an RDB URL
@@ -1412,7 +1446,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     Returns ``(storage, printable location)``; the location never holds a password.
     """
     import optuna
-    from optuna.storages.journal import JournalFileBackend, JournalFileSymlinkLock
+    from optuna.storages.journal import JournalFileBackend
 
     if url is not None and not url.strip():  # read as the path "" (the current directory): "is a directory"
         raise CodesignError(f"--storage {url!r}: empty; give a journal file path, sqlite:///PATH or "
@@ -1428,7 +1462,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         # relative path (runs/x/study.journal) made a link to runs/x/runs/x/study.journal, which
         # Optuna's stale-lock check cannot stat, so a lock left by a killed run was never released
         # and every later run spun on it forever
-        backend = JournalFileBackend(path, lock_obj=JournalFileSymlinkLock(os.path.abspath(path), grace_period=10))
+        backend = JournalFileBackend(path, lock_obj=_journal_lock(os.path.abspath(path)))
         return optuna.storages.JournalStorage(backend), path
     if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "

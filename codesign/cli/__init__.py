@@ -147,7 +147,11 @@ def _catch_interrupts(seen: list) -> dict:
     if threading.current_thread() is not threading.main_thread():
         return {}
 
+    from codesign import interrupts
+
     def on_signal(signum, frame):
+        if interrupts.defer(signum):  # inside a study storage write: raised again once it is done
+            return
         seen.append(signum)
         if len(seen) == 1:  # the first only: a second signal (a double kill, Ctrl-C twice) must not
             raise KeyboardInterrupt  # break the clean-up the first one started (stopping --workers)
