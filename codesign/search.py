@@ -38,10 +38,25 @@ import attrs
 import numpy as np
 from attrs import frozen
 
+from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
+from .errors import (
+    BugError,
+    CodesignError,
+    ExitCode,
+    PluginBugError,
+    SpecError,
+    format_value,
+)
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
-from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
+from .spec import (
+    SearchParam,
+    Spec,
+    deployment_value_problem,
+    quantity_allows_zero,
+    quantity_kind,
+    toml_key_path,
+)
 from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
@@ -1411,8 +1426,6 @@ def _journal_lock(path: str):
     behind). A stale lock is forcibly released after 10 s."""
     from optuna.storages.journal import JournalFileSymlinkLock
 
-    from codesign import interrupts
-
     class _Lock(JournalFileSymlinkLock):
         _acquiring = False
 
@@ -1973,7 +1986,13 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
         asked: list = []
         try:
             for _ in range(batch):
-                asked.append(study.ask())
+                # a signal while the trial is created is raised once it is in `asked`, so the
+                # clean-up below gives it back (one left RUNNING otherwise: fresh-user stress test)
+                interrupts.hold()
+                try:
+                    asked.append(study.ask())
+                finally:
+                    interrupts.resume()
             values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
             rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
             for t, m, cfg, reason in zip(asked, rows, configs, reasons):
@@ -2287,6 +2306,11 @@ def _check_out_dir(out_dir: Path, name: str, journal_store=None) -> None:
                         f"--out for {name!r}, or {resume}.")
 
 
+#: Seconds an interrupted ``--workers`` run waits for its workers to give back their batches and
+#: exit before it kills them.
+WORKER_STOP_S = 20.0
+
+
 def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) -> int:
     import multiprocessing as mp
     import time
@@ -2307,9 +2331,18 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
             if poll:
                 poll(len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))) - n0)
     except KeyboardInterrupt:
+        # SIGTERM each worker (its handler raises KeyboardInterrupt, so it gives back its batch
+        # between storage writes and exits 130), then wait for them: a worker killed where it
+        # stood left its batch RUNNING and, inside the journal lock, the lock (stress test)
         for p in procs:
-            if p.pid is not None:  # started
+            if p.pid is not None and p.is_alive():  # started, still running
                 p.terminate()
+        deadline = time.monotonic() + WORKER_STOP_S
+        for p in procs:
+            if p.pid is not None:
+                p.join(max(deadline - time.monotonic(), 0.0))
+                if p.is_alive():  # pragma: no cover - a worker stuck past WORKER_STOP_S
+                    p.kill()
         raise
     for p in procs:
         p.join()
@@ -2346,6 +2379,7 @@ def _worker_process(spec_path: str, storage: str | None, out_dir: str, quota: in
             print(f"{head}{line}", file=sys.stderr)
         sys.exit(int(code))
 
+    interrupts.catch([])  # Ctrl-C or the parent's SIGTERM: KeyboardInterrupt, held off in storage writes
     try:
         worker_main(spec_path, storage, out_dir, quota, seed, rank)
     except KeyboardInterrupt:

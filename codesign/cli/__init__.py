@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 
+from .. import interrupts
 from ..errors import BugError, CodesignError, ExitCode
 
 #: Sub-command modules, in the order ``--help`` lists them.
@@ -75,10 +76,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return ExitCode.USAGE_ERROR
     interrupted: list[int] = []  # the signals (SIGINT, SIGTERM) that interrupted the command
-    previous = _catch_interrupts(interrupted)
+    previous = interrupts.catch(interrupted)
     try:
         rc = int(args.func(args) or 0)
-        if interrupted:  # a Ctrl-C (or SIGTERM) that a callback swallowed (JAX's gc hook prints "Exception ignored")
+        if interrupted:  # a Ctrl-C (or SIGTERM) that a callback swallowed (a finaliser; a gc callback gets it again)
             raise KeyboardInterrupt
         return rc
     except BugError as exc:  # a plugin raised or broke the contract, a worker crashed: not the input
@@ -130,41 +131,6 @@ def _print_traceback() -> None:
     import traceback
 
     traceback.print_exc(file=sys.stderr)
-
-
-def _catch_interrupts(seen: list) -> dict:
-    """Ctrl-C (SIGINT) and SIGTERM (``kill``, ``timeout``, a batch scheduler) raise
-    KeyboardInterrupt, so both take the same path (every ``except KeyboardInterrupt`` clean-up, the
-    "interrupted" line), and each is also noted in ``seen`` (its signal number): one raised inside
-    a callback (a gc hook, a weakref finaliser) is swallowed by Python ("Exception ignored in ..."),
-    and the command would then run on and exit 0. Returns ``{signal: previous handler}`` for the
-    handlers it set: none when this is not the main thread, where no handler can be set, and none
-    for a signal that is ignored (a command started under ``nohup`` or with ``&`` from a script
-    inherits SIGINT as SIG_IGN and must not become interruptible; likewise a SIGTERM ignored by
-    whoever started it)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        return {}
-
-    from codesign import interrupts
-
-    def on_signal(signum, frame):
-        if interrupts.defer(signum):  # inside a study storage write: raised again once it is done
-            return
-        seen.append(signum)
-        if len(seen) == 1:  # the first only: a second signal (a double kill, Ctrl-C twice) must not
-            raise KeyboardInterrupt  # break the clean-up the first one started (stopping --workers)
-
-    previous = {}
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        if signal.getsignal(signum) is signal.SIG_IGN:
-            continue
-        try:
-            previous[signum] = signal.signal(signum, on_signal)
-        except (ValueError, OSError):  # pragma: no cover - no signals here
-            pass
-    return previous
 
 
 def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
