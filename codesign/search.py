@@ -1419,36 +1419,59 @@ def _clear_dangling_lock(path: str) -> None:
         pass
 
 
-def _journal_lock(path: str):
-    """Optuna's symlink lock on the journal ``path`` (absolute), with Ctrl-C and SIGTERM held off
-    from acquiring it until it is released (:mod:`codesign.interrupts`): one raised inside it broke
-    the lock's own clean-up (an internal FileNotFoundError, exit 3 instead of 143, and a lock left
-    behind). A stale lock is forcibly released after 10 s."""
-    from optuna.storages.journal import JournalFileSymlinkLock
+#: Seconds after which a journal lock nobody releases is taken as stale and forcibly released
+#: (Optuna's ``grace_period``; it counts from the journal's last change, as Optuna stats the
+#: lock's target).
+LOCK_GRACE_S = 10
 
-    class _Lock(JournalFileSymlinkLock):
-        _acquiring = False
 
-        def acquire(self) -> bool:
-            interrupts.hold()
-            self._acquiring = True
+class _JournalLock:
+    """Optuna's symlink lock on a journal (``JournalFileSymlinkLock``, absolute ``path``), with
+    Ctrl-C and SIGTERM held off from acquiring it until it is released (:mod:`codesign.interrupts`):
+    a KeyboardInterrupt raised inside Optuna's ``release`` before its rename made the lock's own
+    clean-up unlink a missing file (an internal FileNotFoundError, exit 3 instead of 143, and the
+    lock left behind). A signal kept meanwhile is raised as the lock is released: after the write,
+    before the storage call returns, so a clean-up reads the storage again rather than trusting
+    what the interrupted call returned. Signals are also held off while this process waits for
+    another's lock: at most until a stale lock is forcibly released, :data:`LOCK_GRACE_S` after the
+    journal last changed (Optuna's own wait would otherwise, on KeyboardInterrupt, release the
+    other process's live lock). ``release`` leaves a stray rename file rather than raising when it
+    is interrupted between its rename and unlink (library use, without the CLI's handler).
+
+    A plain class (duck-typed for ``JournalFileBackend``'s ``lock_obj``) at module level, so the
+    storage still pickles; Optuna is imported only when one is made.
+    """
+
+    def __init__(self, path: str, grace_period: int = LOCK_GRACE_S) -> None:
+        from optuna.storages.journal import JournalFileSymlinkLock
+
+        self._inner = JournalFileSymlinkLock(path, grace_period=grace_period)
+        self._lock_file = path + ".lock"  # Optuna's LOCK_FILE_SUFFIX
+
+    def acquire(self) -> bool:
+        interrupts.hold()
+        try:
+            return self._inner.acquire()
+        except BaseException:
+            interrupts.resume()
+            raise
+
+    def release(self) -> None:
+        import uuid
+
+        lock = self._lock_file
+        moved = lock + str(uuid.uuid4()) + ".rename"  # Optuna's RENAME_FILE_SUFFIX
+        try:
             try:
-                return super().acquire()
-            except BaseException:
-                interrupts.resume()
-                raise
-            finally:
-                self._acquiring = False
-
-        def release(self) -> None:
-            if self._acquiring:  # a stale lock forcibly released while acquiring: still held off
-                return super().release()
+                os.rename(lock, moved)
+            except OSError:
+                raise RuntimeError("Error: did not possess lock") from None  # Optuna's own message
             try:
-                super().release()
-            finally:
-                interrupts.resume()  # a signal kept meanwhile is raised here, the lock released
-
-    return _Lock(path, grace_period=10)
+                os.unlink(moved)
+            except FileNotFoundError:  # pragma: no cover - removed by someone else
+                pass
+        finally:
+            interrupts.resume()  # a signal kept meanwhile is raised here, the lock released
 
 
 def open_storage(url: str | None, out_dir, *, repair: bool = False):
@@ -1475,7 +1498,7 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
         # relative path (runs/x/study.journal) made a link to runs/x/runs/x/study.journal, which
         # Optuna's stale-lock check cannot stat, so a lock left by a killed run was never released
         # and every later run spun on it forever
-        backend = JournalFileBackend(path, lock_obj=_journal_lock(os.path.abspath(path)))
+        backend = JournalFileBackend(path, lock_obj=_JournalLock(os.path.abspath(path)))
         return optuna.storages.JournalStorage(backend), path
     if ":memory:" in url or re.match(r"(?i)^sqlite(\+\w+)?:///?\s*$", url.split("?", 1)[0]):
         raise CodesignError(f"--storage {redact(url)}: an in-memory database keeps nothing (the trials vanish "
@@ -1988,11 +2011,8 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
             for _ in range(batch):
                 # a signal while the trial is created is raised once it is in `asked`, so the
                 # clean-up below gives it back (one left RUNNING otherwise: fresh-user stress test)
-                interrupts.hold()
-                try:
+                with interrupts.held():
                     asked.append(study.ask())
-                finally:
-                    interrupts.resume()
             values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
             rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
             for t, m, cfg, reason in zip(asked, rows, configs, reasons):
@@ -2307,8 +2327,8 @@ def _check_out_dir(out_dir: Path, name: str, journal_store=None) -> None:
 
 
 #: Seconds an interrupted ``--workers`` run waits for its workers to give back their batches and
-#: exit before it kills them.
-WORKER_STOP_S = 20.0
+#: exit before it kills them (a worker inside a JAX compile reacts only once it returns).
+WORKER_STOP_S = 30.0
 
 
 def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) -> int:
@@ -2338,11 +2358,17 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
             if p.pid is not None and p.is_alive():  # started, still running
                 p.terminate()
         deadline = time.monotonic() + WORKER_STOP_S
-        for p in procs:
+        for i, p in enumerate(procs):
             if p.pid is not None:
                 p.join(max(deadline - time.monotonic(), 0.0))
                 if p.is_alive():  # pragma: no cover - a worker stuck past WORKER_STOP_S
+                    import sys
+
                     p.kill()
+                    p.join()
+                    print(f"worker {i + 1} did not stop within {WORKER_STOP_S:g} s and was killed: its "
+                          "trials in flight stay RUNNING (a rerun fails them when the storage is this run's own)",
+                          file=sys.stderr)
         raise
     for p in procs:
         p.join()
@@ -2379,9 +2405,12 @@ def _worker_process(spec_path: str, storage: str | None, out_dir: str, quota: in
             print(f"{head}{line}", file=sys.stderr)
         sys.exit(int(code))
 
-    interrupts.catch([])  # Ctrl-C or the parent's SIGTERM: KeyboardInterrupt, held off in storage writes
+    seen: list[int] = []
+    interrupts.catch(seen)  # Ctrl-C or the parent's SIGTERM: KeyboardInterrupt, held off in storage writes
     try:
         worker_main(spec_path, storage, out_dir, quota, seed, rank)
+        if seen:  # an interrupt a finaliser swallowed: still an interrupted worker
+            raise KeyboardInterrupt
     except KeyboardInterrupt:
         sys.exit(int(ExitCode.INTERRUPTED))
     except BugError as exc:
@@ -2392,6 +2421,8 @@ def _worker_process(spec_path: str, storage: str | None, out_dir: str, quota: in
         where = traceback.extract_tb(exc.__traceback__)[-1]
         fail(ExitCode.INTERNAL_ERROR, "internal error: ",
              f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})")
+    finally:
+        seen.append(0)  # disarm: a signal once the work is done must not raise in multiprocessing's exit
 
 
 def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | None, seed: int | None,
