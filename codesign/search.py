@@ -2229,7 +2229,8 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
     A codesign study directory is one a previous ``codesign optimize`` (:func:`run_search`) wrote,
     which a rerun resumes: it holds the study's journal (``study.journal``, or the journal file of
     ``storage`` when that lies inside the directory), as a run stopped before its report leaves
-    it, or the report ``pareto.json`` (the only marker when the study is stored elsewhere). Which
+    it, or the report ``pareto.json`` (the only marker when the study is stored elsewhere); or the
+    ``sqlite:///`` database file of ``storage`` inside the directory (an interrupted run). Which
     study it holds is checked once the spec is known (:func:`_check_out_dir`). Any other
     non-empty directory would have its ``pareto.csv``, ``pareto.png`` and ``designs/trial-*.toml``
     overwritten and a study's files mixed into its own.
@@ -2254,13 +2255,13 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
         raise CodesignError(f"{shown}: cannot list the directory: {exc.strerror or exc}") from None
     if not entries or (out_dir / "study.journal").is_file() or _is_report(out_dir / "pareto.json"):
         return
-    journal = _journal_path(storage, out_dir)
-    if journal is not None and journal.is_file() and out_dir.resolve() in journal.resolve().parents:
-        return
+    own = _journal_path(storage, out_dir) or _sqlite_path(storage)
+    if own is not None and own.is_file() and out_dir.resolve() in own.resolve().parents:
+        return  # the run's own storage file, left there by an interrupted run: it resumes
     held = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
     raise CodesignError(f"{shown}: not empty (it holds {held}) and not a codesign study directory; expected "
                         f"a new or empty directory, or the output directory of a previous `codesign optimize` "
-                        f"(with its study.journal or pareto.json) to resume. Nothing was written; use another --out.")
+                        f"(with its study.journal, its --storage file or pareto.json) to resume. Nothing was written; use another --out.")
 
 
 def _missing_dirs(path: Path) -> list[Path]:

@@ -369,6 +369,26 @@ def test_an_out_directory_of_unrelated_files_is_refused_and_left_untouched(cli, 
     assert _tree(out) == before                                   # nothing written, nothing deleted
 
 
+def test_a_run_interrupted_with_its_sqlite_database_inside_out_resumes_there(cli, tmp_path):
+    """`--out D --storage sqlite:///D/s.db` stopped before its report (Ctrl-C, SIGTERM) leaves D
+    holding only s.db, and the same command was refused: "not empty (it holds s.db) and not a
+    codesign study directory" (fresh-user stress test of session 17; a journal inside D resumed).
+    The run's own database file marks D as its study directory, as its journal does."""
+    import shutil
+
+    spec, out = _named(tmp_path, "alpha"), tmp_path / "run"
+    url = f"sqlite:///{out / 's.db'}"
+    rc, _, err = cli("optimize", spec, "--trials", "4", "--out", out, "--storage", url)
+    assert rc in (0, 1), err  # 1: nothing feasible in so few trials
+    for p in out.iterdir():  # what an interrupted run leaves: the database, no report yet
+        if p.name != "s.db":
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    rc, stdout, err = cli("optimize", spec, "--trials", "6", "--out", out, "--storage", url, "--json")
+    assert rc in (0, 1), err
+    assert json.loads(stdout)["trials"] == 6 and json.loads(stdout)["new_trials"] == 2
+    assert (out / "pareto.json").is_file()
+
+
 def test_the_default_output_directory_is_checked_the_same_way(cli, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     before = _unrelated(tmp_path / "runs" / "alpha")
