@@ -15,9 +15,8 @@ storage call returns, so a clean-up reads the storage again instead of trusting 
 interrupted call would have returned. A signal that arrives while a garbage-collection callback
 runs (JAX's ``_xla_gc_callback``) or a weakref callback, where Python prints "Exception ignored"
 and drops the KeyboardInterrupt, is sent to the main thread again :data:`REDELIVER_S` later
-instead (:func:`_unraisable`). Python runs
-signal handlers on the main thread only; sections are counted process-wide (the search writes its
-storage from the main thread).
+instead (:func:`_unraisable`). Python runs signal handlers on the main thread only; sections are
+counted process-wide (the search writes its storage from the main thread).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ import threading
 
 _depth = 0
 _pending: int | None = None
-_armed = None  # the state of the latest catch(), for _unraisable
+_armed = None  # the latest catch()'s "re-deliver a swallowed interrupt" function, for _unraisable
 _previous_hook = sys.unraisablehook
 
 #: Seconds after which an interrupt that Python swallowed (see :func:`_unraisable`) is raised again.
@@ -96,8 +95,8 @@ def _unraisable(unraisable) -> None:
     a ``__del__``: "Exception ignored in ...") is sent to the main thread again
     :data:`REDELIVER_S` later, so the command stops instead of running on to its end. Anything
     else goes to the hook that was there before."""
-    armed = _armed
-    if armed is not None and isinstance(unraisable.exc_value, KeyboardInterrupt) and armed.owe():
+    owe = _armed
+    if owe is not None and isinstance(unraisable.exc_value, KeyboardInterrupt) and owe():
         return
     _previous_hook(unraisable)
 
@@ -118,20 +117,18 @@ def catch(seen: list) -> dict:
     _depth, _pending = 0, None  # a section an earlier command in this process left open (a test)
     raised: list[int] = []
 
-    class Armed:
-        @staticmethod
-        def owe() -> bool:
-            """The raised interrupt was swallowed: raise it again soon (True), unless disarmed."""
-            if not raised or 0 in seen:
-                return False
-            signum = raised.pop()
+    def owe() -> bool:
+        """The raised interrupt was swallowed: raise it again soon (True), unless disarmed."""
+        if not raised or 0 in seen:
+            return False
+        signum = raised.pop()
 
-            def again():
-                if signal.getsignal(signum) is on_signal and 0 not in seen:  # not once the command is done
-                    _send_to_main(signum)
+        def again():
+            if signal.getsignal(signum) is on_signal and 0 not in seen:  # not once the command is done
+                _send_to_main(signum)
 
-            threading.Timer(REDELIVER_S, again).start()
-            return True
+        threading.Timer(REDELIVER_S, again).start()
+        return True
 
     def on_signal(signum, frame):
         if defer(signum):  # inside a study storage write: raised again once it is done
@@ -144,7 +141,7 @@ def catch(seen: list) -> dict:
         raised.append(signum)
         raise KeyboardInterrupt
 
-    _armed = Armed()
+    _armed = owe
     if sys.unraisablehook is not _unraisable:
         _previous_hook, sys.unraisablehook = sys.unraisablehook, _unraisable
 

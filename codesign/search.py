@@ -40,23 +40,9 @@ from attrs import frozen
 
 from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import (
-    BugError,
-    CodesignError,
-    ExitCode,
-    PluginBugError,
-    SpecError,
-    format_value,
-)
+from .errors import BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
-from .spec import (
-    SearchParam,
-    Spec,
-    deployment_value_problem,
-    quantity_allows_zero,
-    quantity_kind,
-    toml_key_path,
-)
+from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
 from .units import QuantityError, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
