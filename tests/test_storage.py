@@ -27,6 +27,23 @@ def _trials(storage_path_or_url, name="jalapeno-gpt-oss-120b"):
     return st.get_trials(deepcopy=False)
 
 
+def _completed_so_far(journal, name="jalapeno-gpt-oss-120b"):
+    """COMPLETE trials in a run's journal while the run is going: 0 before the journal exists or before
+    the run has written its study's record (the file is created first; a poll between the two
+    found no study and failed with Optuna's KeyError in CI, session 17)."""
+    import optuna
+
+    from codesign.search import open_storage
+
+    if not journal.exists():
+        return 0
+    store, _ = open_storage(str(journal), None)
+    if name not in {s.study_name for s in store.get_all_studies()}:
+        return 0
+    st = optuna.load_study(study_name=name, storage=store)
+    return sum(1 for t in st.get_trials(deepcopy=False) if t.state.name == "COMPLETE")
+
+
 def test_redacts_password_of_unreachable_server(tmp_path):
     url = "postgresql://alice:s3cr3t-pw@127.0.0.1:1/nodb"
     p = subprocess.run(CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "5", "--out", str(tmp_path),
@@ -281,10 +298,9 @@ def test_sigkill_mid_run_then_resume_loses_nothing(tmp_path):
     told = 0
     while time.time() < deadline:  # wait until some trials are complete, then kill -9 mid-run
         time.sleep(0.3)
-        if journal.exists():
-            told = sum(1 for t in _trials(str(journal)) if t.state.name == "COMPLETE")
-            if told >= 40:
-                break
+        told = _completed_so_far(journal)
+        if told >= 40:
+            break
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert told >= 40, "the run did not get going"
@@ -313,10 +329,9 @@ def test_sigterm_mid_run_exits_143_keeps_the_trials_and_resumes(tmp_path):
     told = 0
     while time.time() < deadline and proc.poll() is None:  # wait for completed trials, then SIGTERM
         time.sleep(0.3)
-        if journal.exists():
-            told = sum(1 for t in _trials(str(journal)) if t.state.name == "COMPLETE")
-            if told >= 1:
-                break
+        told = _completed_so_far(journal)
+        if told >= 1:
+            break
     proc.send_signal(signal.SIGTERM)
     rc = proc.wait(timeout=120)
     assert told >= 1, "the run did not get going"
@@ -892,10 +907,9 @@ def test_an_interrupted_workers_run_leaves_no_trial_running_and_no_lock(tmp_path
     told = 0
     while time.time() < deadline and proc.poll() is None:  # the workers are telling trials
         time.sleep(0.3)
-        if journal.exists():
-            told = sum(1 for t in _trials(str(journal)) if t.state.name == "COMPLETE")
-            if told >= 30:
-                break
+        told = _completed_so_far(journal)
+        if told >= 30:
+            break
     if signum == signal.SIGINT:
         os.killpg(proc.pid, signum)  # Ctrl-C: the terminal signals the whole group
     else:
