@@ -29,6 +29,7 @@ import itertools
 import math
 import os
 import re
+import sys
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -1879,8 +1880,6 @@ def _prepare(ctx: _Context, total: int, *, private: bool, progress=None) -> None
         stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
         requeued = _give_back(study, stale)
         if stale:
-            import sys
-
             print(f"resuming: {len(stale)} trial(s) interrupted mid-batch were marked failed and will be "
                   f"replaced ({requeued} enqueued seed design(s) enqueued again); every completed "
                   f"trial is kept", file=sys.stderr)
@@ -2349,8 +2348,6 @@ def _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed, poll=None) 
             if p.pid is not None:
                 p.join(max(deadline - time.monotonic(), 0.0))
                 if p.is_alive():  # pragma: no cover - a worker stuck past WORKER_STOP_S
-                    import sys
-
                     p.kill()
                     p.join()
                     print(f"worker {i + 1} did not stop within {WORKER_STOP_S:g} s and was killed: its "
@@ -2381,7 +2378,6 @@ def _worker_process(spec_path: str, storage: str | None, out_dir: str, quota: in
     bad input, 3 on a bug, 130 when interrupted) instead of multiprocessing's traceback and exit 1.
     Its one-line message ("worker N: ...") goes to the ``errors`` queue, for the parent to report
     once, or to stderr (``error:``/``internal error:``) without one."""
-    import sys
     import traceback
 
     def fail(code, head, msg):

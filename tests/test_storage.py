@@ -17,31 +17,26 @@ FLAGSHIP = SPECS / "jalapeno-gpt-oss-120b.toml"
 CODESIGN = [sys.executable, "-c", "import sys; from codesign.cli import entry; sys.argv[0] = 'codesign'; entry()"]
 
 
-def _trials(storage_path_or_url, name="jalapeno-gpt-oss-120b"):
+def _trials(storage_path_or_url, name="jalapeno-gpt-oss-120b", missing_ok=False):
+    """The study's trials; with ``missing_ok``, none while the study has no record yet."""
     import optuna
 
     from codesign.search import open_storage
 
     store, _ = open_storage(storage_path_or_url, None)
+    if missing_ok and name not in {s.study_name for s in store.get_all_studies()}:
+        return []
     st = optuna.load_study(study_name=name, storage=store)
     return st.get_trials(deepcopy=False)
 
 
-def _completed_so_far(journal, name="jalapeno-gpt-oss-120b"):
+def _completed_so_far(journal):
     """COMPLETE trials in a run's journal while the run is going: 0 before the journal exists or before
     the run has written its study's record (the file is created first; a poll between the two
     found no study and failed with Optuna's KeyError in CI, session 17)."""
-    import optuna
-
-    from codesign.search import open_storage
-
     if not journal.exists():
         return 0
-    store, _ = open_storage(str(journal), None)
-    if name not in {s.study_name for s in store.get_all_studies()}:
-        return 0
-    st = optuna.load_study(study_name=name, storage=store)
-    return sum(1 for t in st.get_trials(deepcopy=False) if t.state.name == "COMPLETE")
+    return sum(1 for t in _trials(str(journal), missing_ok=True) if t.state.name == "COMPLETE")
 
 
 def test_redacts_password_of_unreachable_server(tmp_path):
