@@ -22,6 +22,15 @@ attention-DP rank when the decode worker runs attention DP (``dep``/``dp`` in th
 ``dp-attn: true`` with ``DECODE_MAX_BATCH_SIZE``) and per worker otherwise (``tep``/``tp``).
 ``decode_batch_per_instance`` is the limit of one decode worker (batch × ranks), the unit of
 ``deployment.max_batch_size`` (:mod:`codesign.spec`).
+
+The prefill workers' pass. ``prefill_max_tokens`` and ``prefill_max_batch`` are the most tokens and
+requests one prefill pass of one prefill replica (an attention-DP rank; the worker without attention
+DP) holds: the TensorRT-LLM context servers' ``max_num_tokens`` and ``max_batch_size``
+(``PREFILL_MAX_NUM_TOKENS=4608``, ``PREFILL_MAX_BATCH_SIZE=4`` in the settings-style items; the
+recipe file's ``trtllm_config.prefill`` otherwise), SGLang's ``chunked-prefill-size`` per DP rank
+(:func:`prefill_pass`). The recipe files' values are in :data:`PREFILL_CSV`. They are recorded, not
+priced: ``codesign validate`` does not apply them (pricing them lost on the 3-seed holdout,
+docs/baselines.md, session 19).
 """
 
 from __future__ import annotations
@@ -45,7 +54,16 @@ COLUMNS = ("source", "config", "model_prefix", "hardware", "framework", "precisi
            "prefill_num_worker", "prefill_tp", "prefill_ep", "prefill_dp_attn",
            "decode_num_worker", "decode_tp", "decode_ep", "decode_dp_attn",
            "recipe", "decode_max_batch", "decode_batch_scope", "decode_batch_per_instance",
-           "mtp_draft_tokens", "note")
+           "mtp_draft_tokens", "prefill_max_tokens", "prefill_max_batch", "note")
+
+#: The prefill settings of the srt-slurm recipe files the items name (``CONFIG_FILE``), read from
+#: the files themselves (sources per row in the table; this directory's README).
+PREFILL_CSV = RECIPES_CSV.with_name("srt_slurm_prefill.csv")
+
+#: SGLang's ``--max-prefill-tokens`` default (``ServerArgs.max_prefill_tokens = 16384``): the most
+#: input tokens one prefill batch admits (``PrefillAdder``'s ``rem_input_tokens``), where a recipe
+#: sets none (14 of the table's 83 SGLang files).
+SGLANG_MAX_PREFILL_TOKENS = 16384
 
 #: TensorRT-LLM recipe names of srt-slurm (``ishandhanani/srt-slurm`` ``recipes/trtllm/...``):
 #: ``[c<C>_]ctx<P>_gen<D>_<mode><N>_batch<B>_eplb<E>_mtp<M>[_<C>]``; mode ``tep``/``tp`` is
@@ -120,7 +138,7 @@ def _item_row(entry: str, cfg: dict, isl: int, osl: int, item: dict, source: str
            "decode_ep": int(dec.get("ep", 1)), "decode_dp_attn": _b(dec.get("dp-attn", False)),
            "recipe": ps.get("CONFIG_FILE", "") or ds.get("CONFIG_FILE", ""),
            "decode_max_batch": "", "decode_batch_scope": "", "decode_batch_per_instance": "",
-           "mtp_draft_tokens": "", "note": ""}
+           "mtp_draft_tokens": "", "prefill_max_tokens": "", "prefill_max_batch": "", "note": ""}
     notes = []
     name = decode_recipe_name(row["recipe"]) if row["recipe"] else None
     if name:
@@ -149,6 +167,16 @@ def _item_row(entry: str, cfg: dict, isl: int, osl: int, item: dict, source: str
             row["mtp_draft_tokens"] = int(ds["DECODE_MTP_SIZE"])
         elif spec == "none":
             row["mtp_draft_tokens"] = 0
+    # the prefill workers' pass: settings-style items give the context servers' TensorRT-LLM
+    # max_num_tokens and max_batch_size (per attention-DP rank); recipe files, PREFILL_CSV
+    if "PREFILL_MAX_NUM_TOKENS" in ps:
+        row["prefill_max_tokens"] = int(ps["PREFILL_MAX_NUM_TOKENS"])
+    if "PREFILL_MAX_BATCH_SIZE" in ps:
+        row["prefill_max_batch"] = int(ps["PREFILL_MAX_BATCH_SIZE"])
+    if row["recipe"] and row["prefill_max_tokens"] == "":
+        tokens, batch = prefill_pass(row["recipe"])
+        row["prefill_max_tokens"] = "" if tokens is None else tokens
+        row["prefill_max_batch"] = "" if batch is None else batch
     conc = [int(c) for c in item.get("conc-list") or ()]
     run = conc
     if name and name["conc"] and m_prefix(row["recipe"]) and conc == [name["conc"]]:
@@ -168,6 +196,54 @@ def _item_row(entry: str, cfg: dict, isl: int, osl: int, item: dict, source: str
         notes.append("spec-decoding mtp but mtp0")
     row["note"] = "; ".join(notes)
     return row
+
+
+def _num(x) -> int | None:
+    try:
+        return int(float(str(x).strip()))
+    except ValueError:
+        return None
+
+
+@functools.lru_cache(maxsize=4)
+def _prefill_rows(path: str) -> dict[str, dict]:
+    p = Path(path)
+    if not p.is_file():
+        return {}
+    with open(p, newline="", encoding="utf-8") as f:
+        return {r["recipe"]: r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
+
+
+def prefill_pass(recipe: str, path=None) -> tuple[int | None, int | None]:
+    """``(tokens, requests)``: the most tokens and requests one prefill pass of one prefill replica
+    (an attention-DP rank; the worker without attention DP) holds under the srt-slurm recipe file
+    ``recipe``, from :data:`PREFILL_CSV`; ``None`` where the file gives none (or the recipe is not in
+    the table).
+
+    TensorRT-LLM context servers: ``max_num_tokens`` and ``max_batch_size`` (per rank under
+    ``enable_attention_dp``). SGLang prefill workers: a batch stops at ``--chunked-prefill-size``
+    (divided by ``dp-size`` under ``enable-dp-attention``, as SGLang's ``server_args`` does), at
+    ``--max-prefill-tokens`` (per DP rank; default :data:`SGLANG_MAX_PREFILL_TOKENS`) or at the KV
+    pool ``--max-total-tokens``, whichever is least (``PrefillAdder``'s ``rem_chunk_tokens``,
+    ``rem_input_tokens``, ``rem_total_tokens``); no request limit. A cell with several values (a
+    file of several configurations) gives none.
+    """
+    r = _prefill_rows(str(path or PREFILL_CSV)).get(str(recipe).strip())
+    if r is None:
+        return None, None
+    if r["framework"] == "dynamo-sglang":
+        chunk = _num(r["p_chunked_prefill_size"])
+        if chunk is None:
+            return None, None
+        dp = _num(r["p_dp_size"]) if r["p_dp_attn"].strip().lower() == "true" else 1
+        limits = [chunk // max(dp or 1, 1)]
+        mpt, total = r["p_max_prefill_tokens"].strip(), r["p_max_total_tokens"].strip()
+        limits.append(SGLANG_MAX_PREFILL_TOKENS if not mpt else _num(mpt))
+        limits.append(_num(total) if total else None)
+        if (mpt and _num(mpt) is None) or (total and _num(total) is None):
+            return None, None
+        return min(x for x in limits if x is not None), None
+    return _num(r["p_max_num_tokens"]), _num(r["p_max_batch_size"])
 
 
 def parse_master(doc: Any, source: str = "") -> list[dict]:
@@ -234,7 +310,8 @@ def _read(path: str) -> tuple[dict, ...]:
         r = dict(r)
         r["conc"] = frozenset(int(c) for c in (r["run_conc_list"] or r["conc_list"]).split())
         for k in ("isl", "osl", "prefill_num_worker", "prefill_tp", "prefill_ep", "decode_num_worker",
-                  "decode_tp", "decode_ep", "decode_max_batch", "decode_batch_per_instance", "mtp_draft_tokens"):
+                  "decode_tp", "decode_ep", "decode_max_batch", "decode_batch_per_instance", "mtp_draft_tokens",
+                  "prefill_max_tokens", "prefill_max_batch"):
             r[k] = _int(r[k])
         for k in ("prefill_dp_attn", "decode_dp_attn"):
             r[k] = r[k].strip().lower() == "true"

@@ -186,6 +186,18 @@ def test_parser_on_settings_items():
     assert (b["decode_max_batch"], b["decode_batch_scope"], b["decode_batch_per_instance"], b["mtp_draft_tokens"]) == \
         (128, "rank", 2048, 1)
     assert b["run_conc_list"] == "2150"
+    # the context servers' PREFILL_MAX_NUM_TOKENS=4608, PREFILL_MAX_BATCH_SIZE=4 of the snippet
+    assert all((r["prefill_max_tokens"], r["prefill_max_batch"]) == (4608, 4) for r in rows)
+
+
+def test_recipe_files_give_the_prefill_pass():
+    # the srt-slurm files' prefill sections, per prefill replica (values as in the files: NVIDIA/srt-slurm
+    # recipes/gb200-fp8/8k1k/mid-curve.yaml: chunked-prefill-size 131072 over dp-size 8 with
+    # enable-dp-attention; the TensorRT-LLM context server of ctx1_gen4_tep8_batch16_eplb0_mtp0.yaml:
+    # max_num_tokens 16640, max_batch_size 2)
+    assert R.prefill_pass("recipes/gb200-fp8/8k1k/mid-curve.yaml") == (16384, None)
+    assert R.prefill_pass("recipes/trtllm/gb200-fp4/8k1k/stp/ctx1_gen4_tep8_batch16_eplb0_mtp0.yaml") == (16640, 2)
+    assert R.prefill_pass("recipes/not/a/recipe.yaml") == (None, None)
 
 
 def test_vendored_table():
@@ -235,6 +247,28 @@ def test_gb200_rows_take_the_recipe_batch_limit_and_drafts(shared_data, tmp_path
     # workers): DECODE_MAX_BATCH_SIZE=128 per worker, no speculation
     pt = _row(shared_data, tmp_path, "imx-02284")
     assert pt.deploy["mb"] == 128 and "spec" not in pt.deploy
+
+
+def test_vendored_table_carries_the_context_servers_pass():
+    # InferenceX nvidia-master.yaml at 344ac6c2 and 8ccec7a7 (read in full): every
+    # dsr1-fp4-gb200-dynamo-trt item sets PREFILL_MAX_NUM_TOKENS=4608, PREFILL_MAX_BATCH_SIZE=4 at 1k/1k
+    # and 8448, 1 at 8k/1k; every gptoss-fp4-gb200-dynamo-trt item 20000, 32; the SGLang items none
+    rows = [r for r in R.recipes() if not r["recipe"]]
+    want = {("dsr1-fp4-gb200-dynamo-trt", 1024): (4608, 4), ("dsr1-fp4-gb200-dynamo-trt", 8192): (8448, 1),
+            ("gptoss-fp4-gb200-dynamo-trt", 1024): (20000, 32), ("gptoss-fp4-gb200-dynamo-trt", 8192): (20000, 32)}
+    seen = set()
+    for r in rows:
+        got = (r["prefill_max_tokens"], r["prefill_max_batch"])
+        if r["framework"] == "dynamo-sglang":
+            assert got == (None, None), r["config"]
+        else:
+            assert got == want[(r["config"], r["isl"])], (r["config"], r["isl"])
+            seen.add((r["config"], r["isl"]))
+    assert seen == set(want)
+    # a recipe-file item takes its file's values (srt_slurm_prefill.csv): the TP4 context server of
+    # trtllm/gb200-fp4/8k1k/stp/ctx1_gen4_tep8_batch16_eplb0_mtp0.yaml, 16640 tokens and 2 requests
+    (r,) = [r for r in R.recipes() if r["recipe"].endswith("gb200-fp4/8k1k/stp/ctx1_gen4_tep8_batch16_eplb0_mtp0.yaml")]
+    assert (r["prefill_max_tokens"], r["prefill_max_batch"]) == (16640, 2)
 
 
 def test_rows_without_a_recipe_keep_the_fallback(shared_data, tmp_path):
