@@ -198,13 +198,6 @@ def _item_row(entry: str, cfg: dict, isl: int, osl: int, item: dict, source: str
     return row
 
 
-def _num(x) -> int | None:
-    try:
-        return int(float(str(x).strip()))
-    except ValueError:
-        return None
-
-
 @functools.lru_cache(maxsize=4)
 def _prefill_rows(path: str) -> dict[str, dict]:
     p = Path(path)
@@ -231,19 +224,17 @@ def prefill_pass(recipe: str, path=None) -> tuple[int | None, int | None]:
     r = _prefill_rows(str(path or PREFILL_CSV)).get(str(recipe).strip())
     if r is None:
         return None, None
-    if r["framework"] == "dynamo-sglang":
-        chunk = _num(r["p_chunked_prefill_size"])
-        if chunk is None:
-            return None, None
-        dp = _num(r["p_dp_size"]) if r["p_dp_attn"].strip().lower() == "true" else 1
-        limits = [chunk // max(dp or 1, 1)]
-        mpt, total = r["p_max_prefill_tokens"].strip(), r["p_max_total_tokens"].strip()
-        limits.append(SGLANG_MAX_PREFILL_TOKENS if not mpt else _num(mpt))
-        limits.append(_num(total) if total else None)
-        if (mpt and _num(mpt) is None) or (total and _num(total) is None):
-            return None, None
-        return min(x for x in limits if x is not None), None
-    return _num(r["p_max_num_tokens"]), _num(r["p_max_batch_size"])
+    if r["framework"] != "dynamo-sglang":
+        return _int(r["p_max_num_tokens"]), _int(r["p_max_batch_size"])
+    cells = {k: r[k].strip() for k in ("p_chunked_prefill_size", "p_max_prefill_tokens", "p_max_total_tokens")}
+    if not cells["p_chunked_prefill_size"] or any(v and _int(v) is None for v in cells.values()):
+        return None, None
+    dp = (_int(r["p_dp_size"]) or 1) if r["p_dp_attn"].strip().lower() == "true" else 1
+    limits = [_int(cells["p_chunked_prefill_size"]) // dp,
+              _int(cells["p_max_prefill_tokens"]) or SGLANG_MAX_PREFILL_TOKENS]
+    if cells["p_max_total_tokens"]:
+        limits.append(_int(cells["p_max_total_tokens"]))
+    return min(limits), None
 
 
 def parse_master(doc: Any, source: str = "") -> list[dict]:
