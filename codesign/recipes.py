@@ -198,13 +198,18 @@ def _item_row(entry: str, cfg: dict, isl: int, osl: int, item: dict, source: str
     return row
 
 
-@functools.lru_cache(maxsize=4)
-def _prefill_rows(path: str) -> dict[str, dict]:
+def _csv_rows(path) -> list[dict]:
+    """The rows of a vendored table (``#`` lines are its header comment); none when it is absent."""
     p = Path(path)
     if not p.is_file():
-        return {}
+        return []
     with open(p, newline="", encoding="utf-8") as f:
-        return {r["recipe"]: r for r in csv.DictReader(line for line in f if not line.startswith("#"))}
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+@functools.lru_cache(maxsize=4)
+def _prefill_rows(path: str) -> dict[str, dict]:
+    return {r["recipe"]: r for r in _csv_rows(path)}
 
 
 def prefill_pass(recipe: str, path=None) -> tuple[int | None, int | None]:
@@ -291,13 +296,8 @@ def _int(x) -> int | None:
 
 @functools.lru_cache(maxsize=4)
 def _read(path: str) -> tuple[dict, ...]:
-    p = Path(path)
-    if not p.is_file():
-        return ()
-    with open(p, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     out = []
-    for r in rows:
+    for r in _csv_rows(path):
         r = dict(r)
         r["conc"] = frozenset(int(c) for c in (r["run_conc_list"] or r["conc_list"]).split())
         for k in ("isl", "osl", "prefill_num_worker", "prefill_tp", "prefill_ep", "decode_num_worker",
