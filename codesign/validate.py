@@ -994,7 +994,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
                 and _whole(r.get("total_gpus")):
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
             # (gpu_count_consistency "legacy_total_equals_num_prefill_gpu"): pools from a recipe
-            infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]), spec_known=True)
+            infer_pools(pt, r.get("precision", ""), total=_i(r["total_gpus"]), spec_known=True,
+                        spec=spec_method)
     drafts = None
     if pt.mode == "disaggregated" and _whole(r.get("prefill_num_workers")) and _whole(r.get("decode_num_workers")):
         drafts = _recipe_settings(pt, r, spec_method)
@@ -1251,13 +1252,85 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
     return tuple(out)
 
 
+def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None, total: int = 0,
+                      spec: str | None = None) -> tuple[dict, list[dict]] | None:
+    """The pools of a disaggregated row that does not record its worker counts, from the InferenceX
+    benchmark configuration item that ran it; None when no item, or items that disagree, match.
+
+    An item of ``specs/recipes/inferencemax_recipes.csv`` (:func:`codesign.recipes.recipes`) matches
+    when it has the row's system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈
+    ``dynamo-sglang``), precision and ISL/OSL, ran the row's concurrency (``run_conc_list``) and
+    logs the row's per-worker parallelism (``logged`` = prefill TP, prefill EP, decode TP, as
+    InferenceMAX logs them) or, for a row that records only its run's GPUs, has ``total`` of them;
+    with ``spec`` (the row records its speculative method), the item's must be the same. InferenceX
+    sizes the pools per item and runs an item at its own concurrencies, so a matching item is the
+    run's configuration. It is used only when every matching item (versions of the file) gives the
+    same pools, speculative decoding, decode batch limit and draft count. A worker holds the item's
+    TP GPUs, or its EP where larger (the Dynamo + SGLang items from 8ccec7a7 on log EP = GPUs per
+    worker and TP 1); the Dynamo + SGLang items of 344ac6c2, which log TP 1 and EP 1 for workers of
+    4-48 GPUs (:data:`SGLANG_WIDE_EP_FRAMEWORKS`), never match.
+
+    Returns:
+        ``(deploy, items)``: the :attr:`Point.deploy` of the item's pools, with ``mb`` (the decode
+        batch limit per decode instance) and ``spec`` (MTP draft tokens per step) where the item
+        gives them, and the matching items.
+    """
+    fam = framework_family(pt.framework) or pt.framework
+
+    def gpus(it, side):
+        tp, ep = it[f"{side}_tp"] or 0, it[f"{side}_ep"] or 0
+        if it["framework"].strip().lower() in SGLANG_WIDE_EP_FRAMEWORKS and tp == ep == 1:
+            return 0  # a placeholder: the worker's GPUs are not in the item
+        return max(tp, ep)
+
+    found = []
+    for it in imx_recipes.recipes():
+        method = (it["spec_decoding"] or "none").strip().lower()
+        if ((it["hardware"], framework_family(it["framework"]) or it["framework"], it["precision"],
+             it["isl"], it["osl"]) != (pt.system_key, fam, precision, pt.isl, pt.osl)
+                or pt.concurrency not in it["conc"] or method not in ("none", "mtp")
+                or (spec is not None and method != spec)
+                or resolve_model(it["model_prefix"])[0] != pt.model):
+            continue
+        gp, gd = gpus(it, "prefill"), gpus(it, "decode")
+        pw, dw = it["prefill_num_worker"] or 0, it["decode_num_worker"] or 0
+        if not (gp and gd and pw and dw):
+            continue
+        if logged is not None and (it["prefill_tp"], it["prefill_ep"], it["decode_tp"]) != tuple(logged):
+            continue
+        if total and pw * gp + dw * gd != total:
+            continue
+        dep: dict = {}
+        for side, k, g, n in (("prefill", "p", gp, pw), ("decode", "d", gd, dw)):
+            dpa = it[f"{side}_dp_attn"]
+            dep.update({f"{k}_chips": n * g, f"{k}_tp": 1 if dpa else g,
+                        f"{k}_ep": min(it[f"{side}_ep"] or 1, g), f"{k}_dp": g if dpa else 1})
+        dep["pp"] = 1
+        if it["decode_batch_per_instance"]:
+            dep["mb"] = it["decode_batch_per_instance"]
+        if method == "mtp":
+            dep["spec"] = it["mtp_draft_tokens"] or MTP_DRAFT_TOKENS_BY_FRAMEWORK.get(
+                it["framework"].strip().lower(), MTP_DRAFT_TOKENS)
+        found.append((dep, it))
+    if not found or any(d != found[0][0] for d, _ in found):
+        return None
+    return found[0][0], [it for _, it in found]
+
+
 def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total: int = 0,
-                recipes: Iterable[Recipe] | None = None, spec_known: bool = False) -> None:
+                recipes: Iterable[Recipe] | None = None, spec_known: bool = False,
+                spec: str | None = None) -> None:
     """Prefill/decode pools of a disaggregated row that does not record its worker counts.
 
     The row says its system, framework, precision, ISL/OSL, concurrency and either the per-worker
     parallelism InferenceMAX logs (``logged`` = prefill TP, prefill EP, decode TP) or only the
-    run's total GPU count (``total``). The nearest recipe of :func:`pool_recipes` with the same
+    run's total GPU count (``total``). First choice: the InferenceX configuration item that ran
+    this concurrency with this parallelism (:func:`recipe_item_pools`), whose pools, decode batch
+    limit and MTP drafts are taken (status ``ambiguous: pools from InferenceX item ...``; on the
+    aiconfigurator rows converted from InferenceMAX results, 400 of 772, against the nearest-run
+    rule below: TTFT MAPE GB300 65.9% -> 32.6%, B200 96.2% -> 45.2%, GB200 42.9% -> 37.2%; TPOT
+    GB300 38.8% -> 23.6%, GB200 26.5% -> 21.2%; docs/baselines.md, session 20). Otherwise, the
+    nearest recipe of :func:`pool_recipes` with the same
     system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈ ``dynamo-sglang``)
     and precision is taken whole (GPUs, per-worker TP/EP and attention DP of both pools): nearest
     means same ISL/OSL first, then a concurrency in the same factor-of-4 band (:data:`CONC_BAND`),
@@ -1267,8 +1340,24 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     the pools from the logged per-worker TP; a total-only row is then left unpriced. Sets
     ``pt.mode``, ``pt.deploy`` and an ``ambiguous: pools inferred ...`` status (priced, kept out of
     the default error tables). ``spec_known``: the row records its own speculative decoding, so a
-    recipe's (MTP) is not taken with its pools.
+    recipe's (MTP) is not taken with its pools; ``spec`` is that method (``"none"``, ``"mtp"``), which
+    an InferenceX item must then share.
     """
+    got = recipe_item_pools(pt, precision, logged=logged, total=total, spec=spec if spec_known else None)
+    if got is not None:
+        pt.deploy, items = dict(got[0]), got[1]
+        names = sorted({it["recipe"] or it["config"] for it in items})
+        versions = sorted({v for it in items for v in it["source"].split()})
+        if (framework_family(pt.framework) or pt.framework) == "trtllm" and "mb" not in pt.deploy:
+            _dynamo_trt_batch_limit(pt)  # the item gives no batch limit: Dynamo + TensorRT-LLM's pattern
+        pt.warnings.append(f"pools of InferenceX item {' = '.join(names)} (nvidia-master.yaml@"
+                           f"{', '.join(versions)}), which ran C = {pt.concurrency} with this row's "
+                           + ("per-worker TP/EP" if logged is not None else f"{total} GPUs")
+                           + (f"; {pt.deploy['spec']} MTP draft tokens per step" if pt.deploy.get("spec") else ""))
+        pt.mode = "disaggregated"
+        pt.status = (f"ambiguous: pools from InferenceX item {names[0]} ({pt.deploy['p_chips']} prefill + "
+                     f"{pt.deploy['d_chips']} decode GPUs)")
+        return
     if recipes is None:
         recipes = pool_recipes()
         # the file being read, if it is an InferenceMAX file, adds its own runs (the shared file's

@@ -191,14 +191,16 @@ def _pool_points(shared_data, tmp_path):
 
 def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     by = _pool_points(shared_data, tmp_path)
+    # the InferenceX item that ran C = 2151 with prefill TP/EP 4/4 and decode TP 8 (line 348 of
+    # specs/recipes/inferencemax_recipes.csv, nvidia-master.yaml@0004cf5f): recipe file
+    # ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml, 7 context workers of 4 GPUs with attention DP,
+    # one generation worker of DEP 8, max_batch_size 256 per DP rank, no MTP
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
-    assert p.status == ("ambiguous: pools inferred from InferenceMAX recipe imx-00320 "
-                        "(28 prefill + 8 decode GPUs)")
+    assert p.status == ("ambiguous: pools from InferenceX item recipes/trtllm/gb300-fp8/8k1k/stp/"
+                        "ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (28 prefill + 8 decode GPUs)")
     assert p.deploy == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4,
-                        "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1,
-                        # a Dynamo + TensorRT-LLM recipe's batch limit at this row's C: 2151 users
-                        # on 8 DP ranks is 268.9 per rank, 1.05x 256, so 256 per rank
-                        "mb": 256 * 8}
+                        "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1, "mb": 256 * 8}
+    assert any("which ran C = 2151 with this row's per-worker TP/EP" in w for w in p.warnings), p.warnings
     # gb200 dynamo-sglang fp4 1024/1024 recipes logging TP 1 run at conc 4 (imx-00176 and others:
     # 1 prefill worker of 4 GPUs, 2 decode workers of 4, attention DP), 32, 64 and >= 512 (4 prefill
     # workers and 48 decode GPUs); conc 8 is nearest to 4 in log space
@@ -206,7 +208,9 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
     assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["d_chips"], p.deploy["d_dp"]) == (4, 4, 8, 4)
     # gb200 dynamo-trt fp4 1024/1024 runs of 36 GPUs at conc 32 (imx-02190, imx-02186): 1 prefill
-    # worker of 4 GPUs, 4 decode workers of TP 8
+    # worker of 4 GPUs, 4 decode workers of TP 8. Two InferenceX items of 36 GPUs ran C = 32 (the
+    # December MTP item, line 2 of the recipe table, and one without MTP), so no item decides: the
+    # nearest measured run does
     p = by["2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11"]
     assert p.mode == "disaggregated" and p.concurrency == 32
     assert (p.deploy["p_chips"], p.deploy["d_chips"], p.deploy["d_tp"], p.deploy["d_dp"]) == (4, 32, 8, 1)
@@ -227,10 +231,20 @@ def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
     when the nearest recipe ran MTP (imx-00159)."""
     _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
     by = {p.id: p for p in pts}
-    for pid in ("imx-00156", "imx-00158", "imx-00159", "imx-00164", "imx-00170"):
+    for pid in ("imx-00159", "imx-00164", "imx-00170"):
         p = by[pid]
         assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-"), p.status
         assert p.deploy["p_tp"] * p.deploy["p_dp"] <= 8 and "spec" not in p.deploy
+    # imx-00156 (C = 3) and imx-00158 (C = 102), 28 GPUs, no MTP: the December item of line 18 of
+    # specs/recipes/inferencemax_recipes.csv ran C = 3 ... 102 (conc x 3 decode workers) on one
+    # prefill worker of TP 4 and three decode workers of TP 8 (4 + 24 = 28 GPUs),
+    # DECODE_MAX_BATCH_SIZE 32 per worker, DECODE_MTP_SIZE 0
+    for pid in ("imx-00156", "imx-00158"):
+        p = by[pid]
+        assert p.status == ("ambiguous: pools from InferenceX item dsr1-fp4-gb200-dynamo-trt "
+                            "(4 prefill + 24 decode GPUs)"), p.status
+        assert p.deploy == {"p_chips": 4, "p_tp": 4, "p_ep": 4, "p_dp": 1, "d_chips": 24, "d_tp": 8,
+                            "d_ep": 8, "d_dp": 1, "pp": 1, "mb": 32}
 
 
 def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
@@ -239,11 +253,15 @@ def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "nowhere"))
     assert pool_recipes() == ()
     by = _pool_points(shared_data, tmp_path)
-    # fallback: ceil(2151 / 64) = 34 decode workers of TP 8, capped at 72 GPUs (9 workers);
-    # ceil(72 / 16) = 5 prefill workers of TP 4 = 20 GPUs
+    # the InferenceX items are the repository's own table (specs/recipes/): a row an item decides
+    # gets its pools without the measured file
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
-    assert p.status.endswith("fallback rule (no InferenceMAX recipe) (20 prefill + 72 decode GPUs)")
-    # and the row says why no recipe was used
+    assert p.status.startswith("ambiguous: pools from InferenceX item ") and p.deploy["p_chips"] == 28
+    # a row no item decides (Dynamo + SGLang, logged TP 1 / EP 1 / decode TP 1) falls to the rule:
+    # ceil(8 / 128) = 1 decode worker of TP 1; ceil(1 / 12) = 1 prefill worker of TP 1
+    p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
+    assert p.status.endswith("fallback rule (no InferenceMAX recipe) (1 prefill + 1 decode GPUs)"), p.status
+    # and the row says why no measured run was used
     missing = tmp_path / "nowhere" / "measured" / "inferencemax_public.csv"
     assert any(w.startswith(f"no InferenceMAX pool recipes: {missing} not found (set CODESIGN_SHARED_DATA")
                for w in p.warnings), p.warnings
@@ -839,8 +857,9 @@ def test_a_wrong_shared_data_dir_is_said_once_up_front(tmp_path, cli, monkeypatc
 
 def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_recipe(shared_data, tmp_path,
                                                                                      monkeypatch):
-    """imx-00156 logs only its run's total GPUs (28); with the shared file it takes the pools of the
-    nearest recipe (test_inferencemax_rows_logging_total_gpus_get_recipe_pools). Copied elsewhere
+    """imx-00159 logs only its run's total GPUs and no InferenceX item of that size ran its
+    concurrency; with the shared file it takes the pools of the nearest measured run
+    (test_inferencemax_rows_logging_total_gpus_get_recipe_pools). Copied elsewhere
     with the disaggregated runs beside it and no shared data, the file's own runs are the recipes:
     the same pools, and the row says where they came from."""
     with_shared = {p.id: p for p in read_measured(shared_data / "measured" / "inferencemax_public.csv")[1]}
@@ -856,7 +875,7 @@ def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_rec
         w.writerows(rows)
     monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "nowhere"))
     away = {p.id: p for p in read_measured(dst)[1]}
-    p, q = away["imx-00156"], with_shared["imx-00156"]
+    p, q = away["imx-00159"], with_shared["imx-00159"]
     assert p.status == q.status and p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
     assert p.deploy == q.deploy
     assert any(w.endswith("; the read file's own disaggregated runs used") for w in p.warnings), p.warnings
@@ -949,3 +968,51 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
         by_c.setdefault(int(r["concurrency"]), []).append((float(r["pred_ttft_ms"]), float(r["pred_tpot_ms"])))
     (t8, _), (t16, p16) = by_c[8][0], by_c[16][0]
     assert t16 - t8 >= 9.0 * p16, (t8, t16, p16)
+
+
+def test_an_inferencex_item_decides_pools_only_when_alone_or_agreeing(tmp_path, monkeypatch):
+    """recipe_item_pools on a hand-written recipe table: the item that ran the row's concurrency
+    with its logged TP/EP gives the pools (GPUs per worker = TP, attention DP ranks = GPUs); two
+    items that disagree (batch 256 against 128) decide nothing; an item that did not run the
+    concurrency, or that ran MTP when the row says none, does not match; a Dynamo + SGLang item
+    logging TP 1 and EP 1 (344ac6c2's placeholders) never matches."""
+    from codesign import recipes
+    from codesign.validate import Point, recipe_item_pools
+
+    head = recipes.RECIPES_CSV.read_text().splitlines()[:2]  # the comment line and the header
+    cols = head[1].split(",")
+
+    def item(**kw):
+        row = dict.fromkeys(cols, "")
+        row.update(source="t", config="cfg", model_prefix="dsr1", hardware="gb300", framework="dynamo-trt",
+                   precision="fp8", spec_decoding="none", isl="8192", osl="1024", run_conc_list="512 2151",
+                   prefill_num_worker="7", prefill_tp="4", prefill_ep="4", prefill_dp_attn="true",
+                   decode_num_worker="1", decode_tp="8", decode_ep="8", decode_dp_attn="true",
+                   decode_batch_per_instance="2048", mtp_draft_tokens="0")
+        row.update({k: str(v) for k, v in kw.items()})
+        return ",".join(row[c] for c in cols)
+
+    def pools(lines, conc=2151, framework="dynamo-trt", logged=(4, 4, 8), spec=None):
+        f = tmp_path / f"r{len(list(tmp_path.iterdir()))}.csv"
+        f.write_text("\n".join(head + lines) + "\n")
+        monkeypatch.setattr(recipes, "RECIPES_CSV", f)
+        pt = Point(id="x", schema="aiconfigurator", system="gb300", model_name="deepseek-ai/DeepSeek-R1",
+                   framework=framework, mode="disaggregated")
+        pt.model, pt.isl, pt.osl, pt.concurrency = "deepseek-r1", 8192, 1024, conc
+        return recipe_item_pools(pt, "fp8", logged=logged, spec=spec)
+
+    dep, items = pools([item()])
+    # 7 prefill workers of 4 GPUs with attention DP, 1 decode worker of 8 (DEP 8)
+    assert dep == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4, "d_chips": 8, "d_tp": 1, "d_ep": 8,
+                   "d_dp": 8, "pp": 1, "mb": 2048} and len(items) == 1
+    assert pools([item(), item(source="u")])[0] == dep  # versions that agree
+    assert pools([item(), item(decode_batch_per_instance=1024)]) is None  # versions that disagree
+    assert pools([item()], conc=1024) is None  # a concurrency the item did not run
+    assert pools([item()], logged=(4, 4, 16)) is None  # another decode TP
+    assert pools([item(spec_decoding="mtp", mtp_draft_tokens=1)], spec="none") is None
+    assert pools([item(spec_decoding="mtp", mtp_draft_tokens=1)])[0]["spec"] == 1
+    # SGLang: TP 1 / EP 1 placeholders never match; EP = GPUs per worker (8ccec7a7 on) does
+    sgl = dict(framework="dynamo-sglang", prefill_tp=1, decode_tp=1)
+    assert pools([item(prefill_ep=1, decode_ep=1, **sgl)], framework="dynamo-sglang", logged=(1, 1, 1)) is None
+    dep, _ = pools([item(prefill_ep=4, decode_ep=8, **sgl)], framework="dynamo-sglang", logged=(1, 4, 1))
+    assert (dep["p_chips"], dep["p_dp"], dep["d_chips"], dep["d_dp"]) == (28, 4, 8, 8)
