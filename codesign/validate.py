@@ -34,10 +34,13 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
   - rows converted from InferenceMAX result files (``silicon_data_source`` ``source_file=2026-...``)
     record no worker counts: disaggregated rows log only InferenceMAX's per-worker prefill TP/EP and
     decode TP, and GB200/GB300 "agg" rows with ``tp_size`` > 8 and EP 1 (and disaggregated ones with
-    prefill TP == decode TP > 8) log the run's total GPU count. Their pools are inferred from the
-    nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`) and
-    the status says so (``ambiguous: pools inferred from InferenceMAX recipe imx-00320 (28 prefill +
-    8 decode GPUs)``): priced, in ``predictions.csv``, and reported in a separate error table.
+    prefill TP == decode TP > 8) log the run's total GPU count. Their pools come from the InferenceX
+    configuration item that ran that concurrency with that parallelism where one does
+    (:func:`recipe_item_pools`; ``ambiguous: pools from InferenceX item recipes/trtllm/gb300-fp8/8k1k/
+    stp/ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (28 prefill + 8 decode GPUs)``), else from the
+    nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`;
+    ``ambiguous: pools inferred from InferenceMAX recipe imx-00273 (2 prefill + 32 decode GPUs)``):
+    priced, in ``predictions.csv``, and reported in a separate error table.
 
 * **InferenceMAX** (``inferencemax_public.csv``, id column ``point_id``): ``conc`` users in a closed
   loop, lengths drawn from [0.8·L, L] (``length_jitter = 0.2``). Aggregated rows run on ``tp`` GPUs
