@@ -1287,11 +1287,13 @@ def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None,
         return max(tp, ep)
 
     found = []
+    want = (pt.system_key, fam, precision, pt.isl, pt.osl)
     for it in imx_recipes.recipes():
+        if pt.concurrency not in it["conc"]:
+            continue
         method = (it["spec_decoding"] or "none").strip().lower()
         if ((it["hardware"], framework_family(it["framework"]) or it["framework"], it["precision"],
-             it["isl"], it["osl"]) != (pt.system_key, fam, precision, pt.isl, pt.osl)
-                or pt.concurrency not in it["conc"] or method not in ("none", "mtp")
+             it["isl"], it["osl"]) != want or method not in ("none", "mtp")
                 or (spec is not None and method != spec)
                 or resolve_model(it["model_prefix"])[0] != pt.model):
             continue
@@ -1341,7 +1343,7 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     space, then a run without speculative decoding. Without such a
     recipe, the fallback rule (:data:`FALLBACK_BATCH`, :data:`FALLBACK_DECODE_PER_PREFILL`) sizes
     the pools from the logged per-worker TP; a total-only row is then left unpriced. Sets
-    ``pt.mode``, ``pt.deploy`` and an ``ambiguous: pools inferred ...`` status (priced, kept out of
+    ``pt.mode``, ``pt.deploy`` and an ``ambiguous: pools ...`` status (priced, kept out of
     the default error tables). ``spec_known``: the row records its own speculative decoding, so a
     recipe's (MTP) is not taken with its pools; ``spec`` is that method (``"none"``, ``"mtp"``), which
     an InferenceX item must then share.
