@@ -965,12 +965,9 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             # (e.g. 1 decode worker of 48 GPUs: decode_ep 48), see SGLANG_WIDE_EP_FRAMEWORKS
             wide_ep.append(f"{prefix[:-1]} EP {per}")
             ep = per
-        if dpa:
-            return 1, min(ep, per), per, per
-        if tp != per:
+        if not dpa and tp != per:
             pt.warnings.append(f"{prefix or 'agg '}tp {tp} ≠ {per} GPUs per worker; using {per}")
-            tp = per
-        return tp, min(ep, per), 1, per
+        return (*_worker_layout(per, ep, dpa), per)
 
     if pt.mode == "aggregated":
         tp = _i(r["tp"])
@@ -1228,6 +1225,12 @@ def shared_recipe_file() -> Path:
     return shared_data_dir() / "measured" / "inferencemax_public.csv"
 
 
+def _worker_layout(gpus: int, ep: int, dp_attention: bool) -> tuple[int, int, int]:
+    """``(tp, ep, dp)`` of a worker of ``gpus`` GPUs: with attention DP, attention TP 1 and one DP
+    rank per GPU; otherwise TP over all its GPUs. EP is capped at the worker's GPUs."""
+    return (1, min(ep, gpus), gpus) if dp_attention else (gpus, min(ep, gpus), 1)
+
+
 def pool_recipes(path=None) -> tuple[Recipe, ...]:
     """The pool recipes of ``path`` (default :func:`shared_recipe_file`); empty when the file is
     absent (then only the fallback rule infers pools). Read once per file (the path is resolved, so
@@ -1307,9 +1310,8 @@ def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None,
             continue
         dep: dict = {}
         for side, k, g, n in (("prefill", "p", gp, pw), ("decode", "d", gd, dw)):
-            dpa = it[f"{side}_dp_attn"]
-            dep.update({f"{k}_chips": n * g, f"{k}_tp": 1 if dpa else g,
-                        f"{k}_ep": min(it[f"{side}_ep"] or 1, g), f"{k}_dp": g if dpa else 1})
+            tp, ep, dp = _worker_layout(g, it[f"{side}_ep"] or 1, bool(it[f"{side}_dp_attn"]))
+            dep.update({f"{k}_chips": n * g, f"{k}_tp": tp, f"{k}_ep": ep, f"{k}_dp": dp})
         dep["pp"] = 1
         if it["decode_batch_per_instance"]:
             dep["mb"] = it["decode_batch_per_instance"]
