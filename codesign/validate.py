@@ -36,8 +36,8 @@ Two schemas are read (the files in ``<shared>/data/measured/``, see that directo
     decode TP, and GB200/GB300 "agg" rows with ``tp_size`` > 8 and EP 1 (and disaggregated ones with
     prefill TP == decode TP > 8) log the run's total GPU count. Their pools come from the InferenceX
     configuration item that ran that concurrency with that parallelism where one does
-    (:func:`recipe_item_pools`; ``ambiguous: pools from InferenceX item recipes/trtllm/gb300-fp8/8k1k/
-    stp/ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (28 prefill + 8 decode GPUs)``), else from the
+    (:func:`recipe_item_pools`; status ``ok``, a warning ``pools of InferenceX item recipes/trtllm/
+    gb300-fp8/8k1k/stp/ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml ...``), else from the
     nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`;
     ``ambiguous: pools inferred from InferenceMAX recipe imx-00273 (2 prefill + 32 decode GPUs)``):
     priced, in ``predictions.csv``, and reported in a separate error table.
@@ -1333,10 +1333,11 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     parallelism InferenceMAX logs (``logged`` = prefill TP, prefill EP, decode TP) or only the
     run's total GPU count (``total``). First choice: the InferenceX configuration item that ran
     this concurrency with this parallelism (:func:`recipe_item_pools`), whose pools, decode batch
-    limit and MTP drafts are taken (status ``ambiguous: pools from InferenceX item ...``; on the
+    limit and MTP drafts are taken; the status stays ``ok`` and a warning names the item (on the
     aiconfigurator rows converted from InferenceMAX results, 400 of 772, against the nearest-run
     rule below: TTFT MAPE GB300 65.9% -> 32.6%, B200 96.2% -> 45.2%, GB200 42.9% -> 37.2%; TPOT
-    GB300 38.8% -> 23.6%, GB200 26.5% -> 21.2%; docs/baselines.md, session 20). Otherwise, the
+    GB300 38.8% -> 23.6%, GB200 26.5% -> 21.2%; docs/baselines.md, session 20; fitted on since
+    session 21). Otherwise, the
     nearest recipe of :func:`pool_recipes` with the same
     system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈ ``dynamo-sglang``)
     and precision is taken whole (GPUs, per-worker TP/EP and attention DP of both pools): nearest
@@ -1345,8 +1346,8 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     space, then a run without speculative decoding. Without such a
     recipe, the fallback rule (:data:`FALLBACK_BATCH`, :data:`FALLBACK_DECODE_PER_PREFILL`) sizes
     the pools from the logged per-worker TP; a total-only row is then left unpriced. Sets
-    ``pt.mode``, ``pt.deploy`` and an ``ambiguous: pools ...`` status (priced, kept out of
-    the default error tables). ``spec_known``: the row records its own speculative decoding, so a
+    ``pt.mode``, ``pt.deploy`` and, for the recipe and fallback rules, an ``ambiguous: pools
+    inferred ...`` status (priced, kept out of the default error tables). ``spec_known``: the row records its own speculative decoding, so a
     recipe's (MTP) is not taken with its pools; ``spec`` is that method (``"none"``, ``"mtp"``), which
     an InferenceX item must then share.
     """
@@ -1362,8 +1363,8 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
                            + ("per-worker TP/EP" if logged is not None else f"{total} GPUs")
                            + (f"; {pt.deploy['spec']} MTP draft tokens per step" if pt.deploy.get("spec") else ""))
         pt.mode = "disaggregated"
-        pt.status = (f"ambiguous: pools from InferenceX item {names[0]} ({pt.deploy['p_chips']} prefill + "
-                     f"{pt.deploy['d_chips']} decode GPUs)")
+        # the item is the run's own configuration, as for the InferenceMAX rows whose batch limit
+        # and MTP drafts come from the same items: ``ok`` (fitted and in the error tables)
         return
     if recipes is None:
         recipes = pool_recipes()

@@ -196,8 +196,12 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     # ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml, 7 context workers of 4 GPUs with attention DP,
     # one generation worker of DEP 8, max_batch_size 256 per DP rank, no MTP
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
-    assert p.status == ("ambiguous: pools from InferenceX item recipes/trtllm/gb300-fp8/8k1k/stp/"
-                        "ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (28 prefill + 8 decode GPUs)")
+    # the item is the run's own configuration: the row is fitted and scored (``ok``), and its
+    # warning names the item
+    assert p.status == "ok", p.status
+    assert any(w.startswith("pools of InferenceX item recipes/trtllm/gb300-fp8/8k1k/stp/"
+                            "ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (nvidia-master.yaml@")
+               for w in p.warnings), p.warnings
     assert p.deploy == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4,
                         "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1, "mb": 256 * 8}
     assert any("which ran C = 2151 with this row's per-worker TP/EP" in w for w in p.warnings), p.warnings
@@ -226,9 +230,10 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
 def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
     """Legacy disaggregated rows without worker counts log the run's total GPUs as TP and as both
     pools (imx-00156: tp 28, prefill and decode "28 GPUs", gpu_count_consistency
-    legacy_total_equals_num_prefill_gpu): priced with a recipe's pools as `ambiguous`, not
-    `infeasible` for a TP 28 no run used; the row's own speculative decoding (none) is kept even
-    when the nearest recipe ran MTP (imx-00159)."""
+    legacy_total_equals_num_prefill_gpu): priced with the pools of the InferenceX item that ran
+    them (`ok`) or else of the nearest run (`ambiguous`), not `infeasible` for a TP 28 no run used;
+    the row's own speculative decoding (none) is kept even when the nearest recipe ran MTP
+    (imx-00159)."""
     _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
     by = {p.id: p for p in pts}
     for pid in ("imx-00159", "imx-00164", "imx-00170"):
@@ -241,8 +246,9 @@ def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
     # DECODE_MAX_BATCH_SIZE 32 per worker, DECODE_MTP_SIZE 0
     for pid in ("imx-00156", "imx-00158"):
         p = by[pid]
-        assert p.status == ("ambiguous: pools from InferenceX item dsr1-fp4-gb200-dynamo-trt "
-                            "(4 prefill + 24 decode GPUs)"), p.status
+        assert p.status == "ok", p.status
+        assert any(w.startswith("pools of InferenceX item dsr1-fp4-gb200-dynamo-trt (nvidia-master.yaml@")
+                   and "which ran C = " in w and "with this row's 28 GPUs" in w for w in p.warnings), p.warnings
         assert p.deploy == {"p_chips": 4, "p_tp": 4, "p_ep": 4, "p_dp": 1, "d_chips": 24, "d_tp": 8,
                             "d_ep": 8, "d_dp": 1, "pp": 1, "mb": 32}
 
@@ -256,7 +262,8 @@ def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     # the InferenceX items are the repository's own table (specs/recipes/): a row an item decides
     # gets its pools without the measured file
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
-    assert p.status.startswith("ambiguous: pools from InferenceX item ") and p.deploy["p_chips"] == 28
+    assert p.status == "ok" and p.deploy["p_chips"] == 28
+    assert any(w.startswith("pools of InferenceX item ") for w in p.warnings), p.warnings
     # a row no item decides (Dynamo + SGLang, logged TP 1 / EP 1 / decode TP 1) falls to the rule:
     # ceil(8 / 128) = 1 decode worker of TP 1; ceil(1 / 12) = 1 prefill worker of TP 1
     p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
@@ -291,13 +298,18 @@ def test_cli_reports_ambiguous_rows_apart(shared_data, tmp_path, capsys):
     from codesign.cli import main
 
     src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    # a GB200 row whose pools only the nearest-run rule gives (Dynamo + SGLang, logged TP 1 / EP 1:
+    # no InferenceX item decides) is ambiguous; a GB300 row whose pools its InferenceX item gives
+    # (C = 2151, prefill TP/EP 4/4, decode TP 8) is ok
     sub = _subset(src, tmp_path / "aic.csv",
-                  {"2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"}, "id")
+                  {"2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990",
+                   "2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"}, "id")
     assert main(["validate", str(sub), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["errors"]["all"] == [] and doc["status"] == {"ambiguous": 1}
+    assert doc["status"] == {"ambiguous": 1, "ok": 1}, doc["status"]
+    assert [(g["group"], g["n"]) for g in doc["errors"]["system"]] == [("gb300", 1)]
     assert doc["errors_ambiguous"]["all"][0]["n"] == 1
-    assert doc["errors_ambiguous"]["system"][0]["group"] == "gb300"
+    assert doc["errors_ambiguous"]["system"][0]["group"] == "gb200"
 
 
 def test_a_stack_offset_that_pushes_a_knob_out_of_range_is_named_alone(shared_data, tmp_path, cli):
@@ -759,12 +771,12 @@ def test_duplicate_id_warning_names_the_first_five(tmp_path, cli):
 
 
 def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data, tmp_path, cli):
-    """IMX_ROW records medians only; imx-00156 (a legacy GB200 row whose pools are inferred: an
-    ambiguous row) records both. Median: no row falls back, no title says "the other". Mean: the
+    """IMX_ROW records medians only; imx-00159 (a legacy GB200 row whose pools are inferred from
+    the nearest run: an ambiguous row) records both. Median: no row falls back, no title says "the other". Mean: the
     ok row falls back to its medians (the ok tables say so); the ambiguous row has means (its table
     does not) and the ambiguous table names the statistic too."""
     src = shared_data / "measured" / "inferencemax_public.csv"
-    legacy = next(r for r in csv.DictReader(src.open()) if r["point_id"] == "imx-00156")
+    legacy = next(r for r in csv.DictReader(src.open()) if r["point_id"] == "imx-00159")
     assert legacy["mean_ttft_s"] and legacy["mean_tpot_s"] and not IMX_ROW["mean_ttft_s"]
     m = _imx_csv(tmp_path / "m.csv", legacy, IMX_ROW)
     rc, out, err = cli("validate", m)

@@ -44,7 +44,9 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   KV transfer, a hand-off latency and admission at the decode pool's next iteration (t_step/2).
   Both: a busy engine receives new requests once every R iterations (SGLang
   ``--scheduler-recv-interval``, ``deployment.scheduler_recv_interval``; unset, the calibrated
-  ``admission_wait_steps``), a wait of busy·(R − 1)/2 iterations, busy = 1 − exp(−(B/dp)(C − 1)/C)
+  ``admission_wait_steps``, which under attention DP, where SGLang runs no receive interval, stands
+  for the hand-off loops' waits on a busy scheduler), a wait of busy·(R − 1)/2 iterations,
+  busy = 1 − exp(−(B/dp)(C − 1)/C)
   (the receiving scheduler is one attention-DP rank's, holding B/dp of the batch).
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
   (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
@@ -776,15 +778,18 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         t_iter, _, _ = decode_step(B)
         # decode-side throughput at this batch: each iteration yields tok_step tokens per sequence
         a = inst_d * B * tok_step / ((osl - 1.0) * t_iter)
-        # receive wait: an engine that is decoding polls for new requests once every R iterations
-        # (SGLang SchedulerRecvSkipper, --scheduler-recv-interval R), so a request arriving at a busy
-        # engine waits (R − 1)/2 iterations on average beyond the running one; an idle engine
-        # receives at once. Under attention DP every DP rank runs its own scheduler (SGLang: one
-        # Scheduler process per DP rank behind the data-parallel controller; TensorRT-LLM: one
-        # executor per rank), which receives the requests routed to it: busy means one of the other
-        # users of that rank is decoding (Poisson, mean B/dp·(C − 1)/C: in a closed loop the
-        # arriving user's own slot is empty). Per rank rather than per instance: 3-seed holdout
-        # TTFT MAPE GB200 48.6% -> 41.3%, all systems 32.4% -> 31.4% (docs/baselines.md, session 10)
+        # receive wait: an engine that is decoding picks up new requests only every so many iterations, so a
+        # request arriving at a busy engine waits some iterations beyond the running one; an idle engine
+        # receives at once. With --scheduler-recv-interval R (SGLang's SchedulerRecvSkipper) that is (R − 1)/2
+        # on average. The skipper asserts not enable_dp_attention (SGLang 0.5.5.post2 to 0.5.8.post1;
+        # InferenceX's recipes set R = 10 only on TP low-latency workers), so under attention DP the calibrated
+        # admission_wait_steps stands for the waits of the hand-off loops on a busy scheduler, not for a receive
+        # interval (docs/baselines.md, session 20). Under attention DP every DP rank runs its own scheduler
+        # (SGLang: one Scheduler process per DP rank behind the data-parallel controller; TensorRT-LLM: one
+        # executor per rank), which receives the requests routed to it: busy means one of the other users of
+        # that rank is decoding (Poisson, mean B/dp·(C − 1)/C: in a closed loop the arriving user's own slot is
+        # empty). Per rank rather than per instance: 3-seed holdout TTFT MAPE GB200 48.6% -> 41.3%, all systems
+        # 32.4% -> 31.4% (docs/baselines.md, session 10)
         busy = 1.0 - jnp.exp(-B / dp_d * (C - 1.0) / jnp.maximum(C, 1.0))
         recv_wait = busy * wait_steps
         if disagg:
