@@ -970,11 +970,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         return (*_worker_layout(per, ep, dpa), per)
 
     if pt.mode == "aggregated":
-        tp = _i(r["tp"])
-        if (r["dp_attention"] or "").strip() == "True":
-            pt.deploy = {"tp": 1, "pp": 1, "ep": min(_i(r["ep"]), tp), "dp": tp}
-        else:
-            pt.deploy = {"tp": tp, "pp": 1, "ep": min(_i(r["ep"]), tp), "dp": 1}
+        tp, ep, dp = _worker_layout(_i(r["tp"]), _i(r["ep"]), (r["dp_attention"] or "").strip() == "True")
+        pt.deploy = {"tp": tp, "pp": 1, "ep": ep, "dp": dp}
     else:
         pg, dg = _f(r["num_prefill_gpu"]), _f(r["num_decode_gpu"])
         pw, dw = _i(r["prefill_num_workers"]), _i(r["decode_num_workers"])
@@ -1417,8 +1414,10 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         dw = min(math.ceil(conc / FALLBACK_BATCH.get(fam, FALLBACK_BATCH[""])),
                  max(FALLBACK_MAX_DECODE_GPUS // dtp, 1))
         pw = math.ceil(dw * dtp / FALLBACK_DECODE_PER_PREFILL.get(fam, FALLBACK_DECODE_PER_PREFILL[""]))
-        pt.deploy = {"p_chips": pw * ptp, "p_tp": ptp, "p_ep": min(pep, ptp), "p_dp": 1,
-                     "d_chips": dw * dtp, "d_tp": dtp, "d_ep": min(pep, dtp), "d_dp": 1, "pp": 1}
+        _, p_ep, p_dp = _worker_layout(ptp, pep, False)
+        _, d_ep, d_dp = _worker_layout(dtp, pep, False)
+        pt.deploy = {"p_chips": pw * ptp, "p_tp": ptp, "p_ep": p_ep, "p_dp": p_dp,
+                     "d_chips": dw * dtp, "d_tp": dtp, "d_ep": d_ep, "d_dp": d_dp, "pp": 1}
         how = "the fallback rule (no InferenceMAX recipe)"
     else:
         pt.status = (f"unsupported: {total} GPUs of a disaggregated run without pool sizes and no "
