@@ -962,7 +962,17 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
             path += (m.group(1),)
             msg = m.group(2)
         problems.append((_origin(origins, path, file), toml_key_path(*path), msg))
-    return problems
+    # a misspelt key (``tdpp``, ``[memory.hbmm]``) also leaves the key it stands for missing: that
+    # follows from the typo, which its own line names ("did you mean 'tdp'?"), and would be blamed on
+    # whichever file (an include) set the rest of the table. Only the typo is reported.
+    meant = set()
+    for _, key, text in problems:
+        m = re.match(r"^unknown key; did you mean '([^']+)'\?", text)
+        if m:
+            meant.add(key.rpartition(".")[0] + "." + toml_key_path(m.group(1)) if "." in key
+                      else toml_key_path(m.group(1)))
+    return [(f, key, text) for f, key, text in problems
+            if not (text == "missing (required)" and any(key == k or key.startswith(k + ".") for k in meant))]
 
 
 def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = None, cls=Spec):

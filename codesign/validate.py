@@ -816,9 +816,18 @@ def _aic(r: dict) -> Point:
     _model(pt)
     if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
         pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
-    m = re.search(r"silicon_concurrency=(\d+)", r.get("silicon_data_source", ""))
+    # the measured concurrency: silicon_concurrency=N in silicon_data_source, else _c<N>_ in the id;
+    # one that is there but not a whole number >= 1 makes the row invalid (never priced at another)
+    m = re.search(r"silicon_concurrency=([^;\s]*)", r.get("silicon_data_source") or "")
     m2 = re.search(r"_c(\d+)(?:_|$)", r["id"])
-    conc = int(m.group(1)) if m else (int(m2.group(1)) if m2 else None)
+    conc = _whole(m.group(1)) if m else (_whole(m2.group(1)) if m2 else None)
+    if conc is None and (m or m2) and not pt.status.startswith("invalid"):
+        pt.status = ("invalid: silicon_concurrency in silicon_data_source must be a whole number >= 1 "
+                     f"(got {m.group(1) or 'nothing'})" if m else
+                     f"invalid: the concurrency _c{m2.group(1)}_ in the id must be a whole number >= 1")
+    # a batch size that is there must be a whole number >= 1 (blank: not recorded)
+    _counts(pt, r, ["batch_size" if pt.mode == "aggregated" else "decode_batch_size"],
+            positive=("batch_size", "decode_batch_size"))
     # formats
     g, mo = r["gemm_quant_mode"], r["moe_quant_mode"]
     if pt.model in GPT_OSS:
@@ -1358,7 +1367,8 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         pt.warnings.append(f"pools of InferenceX item {' = '.join(names)} (nvidia-master.yaml@"
                            f"{', '.join(versions)}), which ran C = {pt.concurrency} with this row's "
                            + ("per-worker TP/EP" if logged is not None else f"{total} GPUs")
-                           + (f"; {pt.deploy['spec']} MTP draft tokens per step" if pt.deploy.get("spec") else ""))
+                           + (f"; {pt.deploy['spec']} MTP draft token{'s' if pt.deploy['spec'] != 1 else ''} per step"
+                              if pt.deploy.get("spec") else ""))
         pt.mode = "disaggregated"
         # the item is the run's own configuration, as for the InferenceMAX rows whose batch limit
         # and MTP drafts come from the same items: ``ok`` (fitted and in the error tables)

@@ -477,3 +477,36 @@ def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):
     assert ("An array of tables does not merge: `[[search.constraints]]` or `[[search.objectives]]` in "
             "the including file **replaces** the included spec's whole array") in readme
     assert "Tables merge key by key" in readme and "`[search.params]` adds parameters" in readme
+
+
+def _jalapeno_copy(tmp_path, name, old, new):
+    """specs/jalapeno-gpt-oss-120b.toml with ``old`` replaced by ``new``, its relative includes and
+    reference made absolute, in ``tmp_path``."""
+    text = (SPECS / "jalapeno-gpt-oss-120b.toml").read_text()
+    assert text.count(old) == 1, old
+    text = text.replace(old, new)
+    for d in ("technology", "models", "workloads", "deployments", "examples"):
+        text = text.replace(f'"{d}/', f'"{SPECS.as_posix()}/{d}/')
+    p = tmp_path / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("old, new, path, words", [
+    # fresh-user trial, session 22: the misspelt key also left the key it stands for missing, and that
+    # second line blamed the include that set the rest of the table (technology/n4p.toml)
+    ('\ntdp = "700 W"', '\ntdpp = "700 W"', "chip.tdpp", "did you mean 'tdp'?"),
+    ("\n[memory.hbm]\n", "\n[memory.hbmm]\n", "memory.hbmm", "did you mean 'hbm'?"),
+])
+def test_a_misspelt_key_is_one_line_not_also_the_key_it_left_missing(cli, tmp_path, old, new, path, words):
+    spec = _jalapeno_copy(tmp_path, "typo", old, new)
+    rc, _, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1, err
+    assert f"{spec}: {path}: unknown key; {words}" in lines[0], lines[0]
+
+
+def test_a_key_left_out_is_still_missing(cli, tmp_path):
+    spec = _jalapeno_copy(tmp_path, "no-tdp", '\ntdp = "700 W"', "\n")
+    rc, _, err = cli("evaluate", spec)
+    assert rc == 2 and "chip.tdp: missing (required)" in err, err

@@ -1028,3 +1028,52 @@ def test_an_inferencex_item_decides_pools_only_when_alone_or_agreeing(tmp_path, 
     assert pools([item(prefill_ep=1, decode_ep=1, **sgl)], framework="dynamo-sglang", logged=(1, 1, 1)) is None
     dep, _ = pools([item(prefill_ep=4, decode_ep=8, **sgl)], framework="dynamo-sglang", logged=(1, 4, 1))
     assert (dep["p_chips"], dep["p_dp"], dep["d_chips"], dep["d_dp"]) == (28, 4, 8, 8)
+
+
+def test_aiconfigurator_bad_concurrency_and_batch_cells_are_invalid_rows(shared_data, tmp_path):
+    """Fresh-user trial, session 22: an aiconfigurator row with silicon_concurrency=0 aborted the
+    whole run with an error naming another row; 0 on an aggregated row, -5 or abc, and a batch_size
+    of abc / -3 / 0 were priced (at concurrency 1, the id's _c16_ or the batch size) as ok."""
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    with open(src, newline="") as f:
+        r = csv.DictReader(f)
+        cols, base = r.fieldnames, {row["id"]: row for row in r if row["id"] in AIC_IDS}
+    agg = base["kimik2_5_b200_vllm_fp4_agg_1024x1024_c16_cfg811"]
+    dis = base["kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c668_cfg759"]
+    assert "silicon_concurrency=16;" in agg["silicon_data_source"]  # the cell the cases edit
+    assert "silicon_concurrency=668;" in dis["silicon_data_source"]
+
+    def conc(row, v, rid):
+        n = {agg["id"]: 16, dis["id"]: 668}[row["id"]]
+        return dict(row, id=rid, silicon_data_source=row["silicon_data_source"].replace(
+            f"silicon_concurrency={n};", f"silicon_concurrency={v};"))
+
+    rows = [agg, dis,
+            conc(dis, "0", "dis-conc-0"), conc(agg, "0", "agg-conc-0"), conc(agg, "-5", "agg-conc-neg"),
+            conc(agg, "abc", "agg-conc-word"),
+            dict(agg, id="agg-bs-word", batch_size="abc"), dict(agg, id="agg-bs-neg", batch_size="-3"),
+            dict(agg, id="agg-bs-zero", batch_size="0"), dict(dis, id="dis-bs-neg", decode_batch_size="-5")]
+    path = tmp_path / "bad.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        w.writerows(rows)
+    _, pts = read_measured(path)
+    by = {p.id: p.status for p in pts}
+    assert by[agg["id"]] == by[dis["id"]] == "ok"
+    cell = "invalid: silicon_concurrency in silicon_data_source must be a whole number >= 1 (got {})"
+    assert by["dis-conc-0"] == by["agg-conc-0"] == cell.format("0")
+    assert by["agg-conc-neg"] == cell.format("-5") and by["agg-conc-word"] == cell.format("abc")
+    assert by["agg-bs-word"] == "invalid: batch_size must be a whole number >= 1 (got abc)"
+    assert by["agg-bs-neg"] == "invalid: batch_size must be a whole number >= 1 (got -3)"
+    assert by["agg-bs-zero"] == "invalid: batch_size must be a whole number >= 1 (got 0)"
+    assert by["dis-bs-neg"] == "invalid: decode_batch_size must be a whole number >= 1 (got -5)"
+    # the id's _c<N>_ stands in where silicon_data_source has no concurrency: _c0_ is no concurrency
+    no_src = dict(agg, id="kimik2_5_b200_vllm_fp4_agg_1024x1024_c0_cfg811",
+                  silicon_data_source=agg["silicon_data_source"].replace("silicon_concurrency=16;", ""))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, cols)
+        w.writeheader()
+        w.writerow(no_src)
+    (p,) = read_measured(path)[1]
+    assert p.status == "invalid: the concurrency _c0_ in the id must be a whole number >= 1", p.status

@@ -186,7 +186,7 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
     titled = [(by, f"{schema}: error by {by} vs {main} ({knobs} knobs)", rows) for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
-                                 f"inferred from the nearest InferenceMAX recipe (each row's guess is in the "
+                                 f"inferred from the nearest InferenceMAX recipe or the fallback rule (each row's guess is in the "
                                  f"status column of predictions.csv), error by system vs "
                                  f"{vs(lambda p: p.status.startswith('ambiguous'))} ({knobs} knobs)",
                        ambiguous))
