@@ -821,7 +821,8 @@ def _aic(r: dict) -> Point:
     m = re.search(r"silicon_concurrency=([^;\s]*)", r.get("silicon_data_source") or "")
     m2 = re.search(r"_c(\d+)(?:_|$)", r["id"])
     conc = _whole(m.group(1)) if m else (_whole(m2.group(1)) if m2 else None)
-    if conc is None and (m or m2) and not pt.status.startswith("invalid"):
+    bad_conc = conc is None and bool(m or m2)
+    if bad_conc and not pt.status.startswith("invalid"):
         pt.status = ("invalid: silicon_concurrency in silicon_data_source must be a whole number >= 1 "
                      f"(got {m.group(1) or 'nothing'})" if m else
                      f"invalid: the concurrency _c{m2.group(1)}_ in the id must be a whole number >= 1")
@@ -907,6 +908,8 @@ def _aic(r: dict) -> Point:
                 infer_pools(pt, r.get("precision", ""), total=ptp)
             else:
                 infer_pools(pt, r.get("precision", ""), logged=(ptp, pep, dtp))
+    if bad_conc:
+        pt.concurrency = 0  # a blank cell in predictions.csv, not the batch size's stand-in
     return pt
 
 

@@ -1061,6 +1061,8 @@ def test_aiconfigurator_bad_concurrency_and_batch_cells_are_invalid_rows(shared_
     _, pts = read_measured(path)
     by = {p.id: p.status for p in pts}
     assert by[agg["id"]] == by[dis["id"]] == "ok"
+    # a bad concurrency is no concurrency (a blank cell), not the batch size's 16 or 16 x 4 workers
+    assert all(p.concurrency == 0 for p in pts if "conc" in p.id), [(p.id, p.concurrency) for p in pts]
     cell = "invalid: silicon_concurrency in silicon_data_source must be a whole number >= 1 (got {})"
     assert by["dis-conc-0"] == by["agg-conc-0"] == cell.format("0")
     assert by["agg-conc-neg"] == cell.format("-5") and by["agg-conc-word"] == cell.format("abc")
