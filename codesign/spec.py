@@ -949,6 +949,7 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
     import cattrs
 
     problems = []
+    meant = set()  # the key paths that a misspelt key stands for (its "did you mean")
     for line in cattrs.transform_error(exc, path="$", format_exception=_format_exception):
         msg, _, where = line.rpartition(" @ ")
         path = _cattrs_path(where)
@@ -956,6 +957,9 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
             for item in msg.split("\x00")[2:]:
                 key, _, text = item.partition("\x01")
                 problems.append((_origin(origins, path + (key,), file), toml_key_path(*path, key), text))
+                m = re.match(r"^unknown key; did you mean '([^']+)'\?", text)
+                if m:
+                    meant.add(toml_key_path(*path, m.group(1)))
             continue
         m = re.match(r"^([a-z_][a-z0-9_]*): (.*)$", msg, flags=re.S)
         if m:  # a validator named its field: point at the key, and at the file that set it
@@ -965,12 +969,6 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
     # a misspelt key (``tdpp``, ``[memory.hbmm]``) also leaves the key it stands for missing: that
     # follows from the typo, which its own line names ("did you mean 'tdp'?"), and would be blamed on
     # whichever file (an include) set the rest of the table. Only the typo is reported.
-    meant = set()
-    for _, key, text in problems:
-        m = re.match(r"^unknown key; did you mean '([^']+)'\?", text)
-        if m:
-            meant.add(key.rpartition(".")[0] + "." + toml_key_path(m.group(1)) if "." in key
-                      else toml_key_path(m.group(1)))
     return [(f, key, text) for f, key, text in problems
             if not (text == "missing (required)" and any(key == k or key.startswith(k + ".") for k in meant))]
 

@@ -1427,10 +1427,10 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         dw = min(math.ceil(conc / FALLBACK_BATCH.get(fam, FALLBACK_BATCH[""])),
                  max(FALLBACK_MAX_DECODE_GPUS // dtp, 1))
         pw = math.ceil(dw * dtp / FALLBACK_DECODE_PER_PREFILL.get(fam, FALLBACK_DECODE_PER_PREFILL[""]))
-        _, p_ep, p_dp = _worker_layout(ptp, pep, False)
-        _, d_ep, d_dp = _worker_layout(dtp, pep, False)
-        pt.deploy = {"p_chips": pw * ptp, "p_tp": ptp, "p_ep": p_ep, "p_dp": p_dp,
-                     "d_chips": dw * dtp, "d_tp": dtp, "d_ep": d_ep, "d_dp": d_dp, "pp": 1}
+        p_tp, p_ep, p_dp = _worker_layout(ptp, pep, False)
+        d_tp, d_ep, d_dp = _worker_layout(dtp, pep, False)
+        pt.deploy = {"p_chips": pw * ptp, "p_tp": p_tp, "p_ep": p_ep, "p_dp": p_dp,
+                     "d_chips": dw * dtp, "d_tp": d_tp, "d_ep": d_ep, "d_dp": d_dp, "pp": 1}
         how = "the fallback rule (no InferenceMAX recipe)"
     else:
         pt.status = (f"unsupported: {total} GPUs of a disaggregated run without pool sizes and no "

@@ -13,6 +13,10 @@ def _subset(src, dst, ids, idcol):
         r = csv.DictReader(f)
         rows = [row for row in r if row[idcol] in ids]
         cols = r.fieldnames
+    return _write_csv(dst, cols, rows)
+
+
+def _write_csv(dst, cols, rows):
     with open(dst, "w", newline="") as f:
         w = csv.DictWriter(f, cols)
         w.writeheader()
@@ -1053,12 +1057,7 @@ def test_aiconfigurator_bad_concurrency_and_batch_cells_are_invalid_rows(shared_
             conc(agg, "abc", "agg-conc-word"),
             dict(agg, id="agg-bs-word", batch_size="abc"), dict(agg, id="agg-bs-neg", batch_size="-3"),
             dict(agg, id="agg-bs-zero", batch_size="0"), dict(dis, id="dis-bs-neg", decode_batch_size="-5")]
-    path = tmp_path / "bad.csv"
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        w.writerows(rows)
-    _, pts = read_measured(path)
+    _, pts = read_measured(_write_csv(tmp_path / "bad.csv", cols, rows))
     by = {p.id: p.status for p in pts}
     assert by[agg["id"]] == by[dis["id"]] == "ok"
     # a bad concurrency is no concurrency (a blank cell), not the batch size's 16 or 16 x 4 workers
@@ -1073,9 +1072,5 @@ def test_aiconfigurator_bad_concurrency_and_batch_cells_are_invalid_rows(shared_
     # the id's _c<N>_ stands in where silicon_data_source has no concurrency: _c0_ is no concurrency
     no_src = dict(agg, id="kimik2_5_b200_vllm_fp4_agg_1024x1024_c0_cfg811",
                   silicon_data_source=agg["silicon_data_source"].replace("silicon_concurrency=16;", ""))
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, cols)
-        w.writeheader()
-        w.writerow(no_src)
-    (p,) = read_measured(path)[1]
+    (p,) = read_measured(_write_csv(tmp_path / "no-src.csv", cols, [no_src]))[1]
     assert p.status == "invalid: the concurrency _c0_ in the id must be a whole number >= 1", p.status
