@@ -966,6 +966,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         pt.status = f"unsupported: precision {prec}"
 
     wide_ep = []  # pools whose logged TP 1 / EP 1 is read as wide EP (one warning for both)
+    placeholder = []  # and their prefixes ("prefill", "decode")
 
     def pool(prefix, gpus, workers):
         per = max(int(round(gpus / max(workers, 1))), 1)
@@ -976,8 +977,9 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             # workers of 4-48 GPUs; its later versions of the same items log EP = GPUs per worker
             # (e.g. 1 decode worker of 48 GPUs: decode_ep 48), see SGLANG_WIDE_EP_FRAMEWORKS
             wide_ep.append(f"{prefix[:-1]} EP {per}")
+            placeholder.append(prefix[:-1])
             ep = per
-        if not dpa and tp != per:
+        elif not dpa and tp != per:  # (a placeholder TP 1 is said once, by the wide-EP warning)
             pt.warnings.append(f"{prefix or 'agg '}tp {tp} ≠ {per} GPUs per worker; using {per}")
         return (*_worker_layout(per, ep, dpa), per)
 
@@ -991,14 +993,22 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             if pt.status == "ok":
                 pt.status = "unsupported: disaggregated row without prefill/decode GPU counts"
             pg, dg = 1, 1
-        ptp, pep, pdp, _ = pool("prefill_", pg, pw)
-        dtp, dep, ddp, _ = pool("decode_", dg, dw)
-        if wide_ep:
+        ptp, pep, pdp, pper = pool("prefill_", pg, pw)
+        dtp, dep, ddp, dper = pool("decode_", dg, dw)
+        filed = _placeholder_pools(pt, r, spec_method, (pw, pper), (dw, dper), placeholder) if wide_ep else None
+        if filed is not None:
+            (ptp, pep, pdp) = filed.get("prefill", (ptp, pep, pdp))
+            (dtp, dep, ddp) = filed.get("decode", (dtp, dep, ddp))
+        elif wide_ep:
             pt.warnings.append(f"TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs "
                                f"per worker ({', '.join(wide_ep)}), as InferenceX's nvidia-master.yaml "
                                "records these runs from 8ccec7a7 on")
         pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
                      "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
+        if filed is not None and filed.get("ri") and ddp == 1:
+            pt.deploy["ri"] = filed["ri"]
+            pt.warnings.append(f"SGLang --scheduler-recv-interval {filed['ri']} on the decode workers, from "
+                               f"{filed['files']}")
         if pt.status == "ok" and not (_whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"])) \
                 and _whole(r.get("total_gpus")):
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
@@ -1057,6 +1067,63 @@ def sglang_recv_interval(pt: Point) -> int | None:
 #: priced with EP = GPUs per worker (a warning says so); without it, EP 1 put every expert on every
 #: rank's MoE-TP shard. Explicit counts (``decode_tp 4, decode_ep 1``) are kept.
 SGLANG_WIDE_EP_FRAMEWORKS = frozenset({"dynamo-sglang"})
+
+
+def _placeholder_pools(pt: Point, r: dict, spec_method: str, prefill: tuple[int, int],
+                       decode: tuple[int, int], which: list[str]) -> dict | None:
+    """The ``(tp, ep, dp)`` of the pools ``which`` (``"prefill"``, ``"decode"``) of a row that logged
+    placeholder parallelism for them (TP 1, EP 1; see :data:`SGLANG_WIDE_EP_FRAMEWORKS`), from the
+    InferenceX item that names the srt-slurm recipe file of the same pools (``prefill``/``decode``:
+    workers, GPUs per worker; :func:`codesign.recipes.file_pools`), as ``{"prefill": ..., "decode":
+    ..., "ri": the decode workers' --scheduler-recv-interval where the file sets one (else None),
+    "files": the file names}``; ``None`` (the wide-EP reading applies) where no such item exists or
+    the items disagree. The December 2025 GB200 runs logged attention DP as the
+    344ac6c2 items did, and 8ccec7a7 kept it while filling in EP; the 0004cf5f items name the files
+    that ran, and for two topologies they differ: ``recipes/gb200-fp4/8k1k/max-tpt.yaml`` (10 prefill
+    workers) runs its prefill workers at ``tp-size 4``, ``ep-size 1``, ``enable-dp-attention: false``
+    (NVIDIA/srt-slurm@975f228f), and ``recipes/gb200-fp4/1k1k/low-latency.yaml`` both pools at
+    ``tensor-parallel-size 4``, ``expert-parallel-size 1`` without attention DP (@7c50317d), where
+    the rows log attention DP. The measured rows side with the files: the 10-worker runs' prefill
+    input rate per prefill GPU (``input_tput_per_gpu_tok_s`` 10,142 at C = 2048, imx-02381) is the
+    6-worker TP 4 runs' (10,100 at C = 1024, imx-02337), where attention DP 4 would pack 4× the
+    tokens per pass (priced 1.45× the capacity; TTFT 1.5 s predicted against 12.7 s measured)."""
+    key = (pt.system_key, pt.framework, pt.model or pt.model_name, r.get("precision", ""), pt.isl, pt.osl,
+           spec_method)
+    items = imx_recipes.file_pools(*key, prefill, decode)
+    layouts = {((it["prefill_ep"], it["prefill_dp_attn"]), (it["decode_ep"], it["decode_dp_attn"]))
+               for it in items}
+    if len(layouts) != 1 or any(e is None for lay in layouts for e, _ in lay):
+        return None
+    (pep, pdpa), (dep, ddpa) = layouts.pop()
+    files = sorted({it["recipe"] for it in items})
+    names = ", ".join(files)
+    versions = ", ".join(sorted({s for it in items for s in it["source"].split()}))
+
+    def say(per, ep, dpa):
+        return f"{'DEP' if dpa else ('TEP' if ep > 1 else 'TP')}{per}" + ("" if dpa or ep > 1 else " (EP 1)")
+
+    said = {"prefill": say(prefill[1], pep, pdpa), "decode": say(decode[1], dep, ddpa)}
+    pt.warnings.append(
+        f"TP 1 and EP 1 logged for workers of several GPUs: priced as InferenceX's item naming {names} "
+        f"(nvidia-master.yaml@{versions}) configures them: " + ", ".join(f"{w} {said[w]}" for w in which))
+    intervals = {SGLANG_RECIPE_RECV_INTERVAL.get(f) for f in files}
+    out: dict = {"ri": intervals.pop() if len(intervals) == 1 else None, "files": names}
+    if "prefill" in which:
+        out["prefill"] = _worker_layout(prefill[1], pep, pdpa)
+    if "decode" in which:
+        out["decode"] = _worker_layout(decode[1], dep, ddpa)
+    return out
+
+
+#: ``--scheduler-recv-interval`` of the decode workers of srt-slurm recipe files that set it (on
+#: workers without attention DP: SGLang's SchedulerRecvSkipper asserts ``not enable_dp_attention``),
+#: read from the files: ``recipes/gb200-fp4/1k1k/low-latency.yaml`` (NVIDIA/srt-slurm@7c50317d) and
+#: ``recipes/gb200-fp4/8k1k/low-latency.yaml`` (@b26af4b6) set ``scheduler-recv-interval: 10`` on both
+#: pools, at ``tensor-parallel-size 4``.
+SGLANG_RECIPE_RECV_INTERVAL = {
+    "recipes/gb200-fp4/1k1k/low-latency.yaml": 10,
+    "recipes/gb200-fp4/8k1k/low-latency.yaml": 10,
+}
 
 
 def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:

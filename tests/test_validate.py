@@ -210,11 +210,13 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
                         "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1, "mb": 256 * 8}
     assert any("which ran C = 2151 with this row's per-worker TP/EP" in w for w in p.warnings), p.warnings
     # gb200 dynamo-sglang fp4 1024/1024 recipes logging TP 1 run at conc 4 (imx-00176 and others:
-    # 1 prefill worker of 4 GPUs, 2 decode workers of 4, attention DP), 32, 64 and >= 512 (4 prefill
-    # workers and 48 decode GPUs); conc 8 is nearest to 4 in log space
+    # 1 prefill worker of 4 GPUs, 2 decode workers of 4, priced as their recipe file
+    # recipes/gb200-fp4/1k1k/low-latency.yaml configures them: TP 4, EP 1, no attention DP), 32, 64
+    # and >= 512 (4 prefill workers and 48 decode GPUs); conc 8 is nearest to 4 in log space
     p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
     assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
-    assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["d_chips"], p.deploy["d_dp"]) == (4, 4, 8, 4)
+    assert (p.deploy["p_chips"], p.deploy["p_tp"], p.deploy["p_dp"], p.deploy["d_chips"], p.deploy["d_tp"],
+            p.deploy["d_dp"]) == (4, 4, 1, 8, 4, 1)
     # gb200 dynamo-trt fp4 1024/1024 runs of 36 GPUs at conc 32 (imx-02190, imx-02186): 1 prefill
     # worker of 4 GPUs, 4 decode workers of TP 8. Two InferenceX items of 36 GPUs ran C = 32 (the
     # December MTP item, line 2 of the recipe table, and one without MTP), so no item decides: the
@@ -652,8 +654,10 @@ def test_dynamo_sglang_rows_logging_tp1_ep1_get_wide_ep(shared_data):
     """imx-02225 (GB200, Dynamo + SGLang, DeepSeek-R1 FP8, 1k/1k, C = 1024) logs prefill and decode
     TP 1, EP 1 with attention DP for 3 prefill workers on 24 GPUs and 1 decode worker on 48.
     InferenceX's nvidia-master.yaml at 8ccec7a7 lists this item (3 prefill workers, 1 decode worker,
-    conc 1024 2048 4096) with prefill EP 8 and decode EP 48: the rows are priced with EP = GPUs per
-    worker, and say so. Explicit counts of other rows are kept."""
+    conc 1024 2048 4096) with prefill EP 8 and decode EP 48, and at 0004cf5f as
+    recipes/gb200-fp8/1k1k/mid-curve.yaml with prefill TP 8, EP 8 and decode TP 48, EP 48, attention
+    DP on both: the rows are priced with EP = GPUs per worker, attention DP, and say so. Explicit
+    counts of other rows are kept."""
     from codesign.recipes import recipes
 
     item = [rc for rc in recipes() if rc["source"] == "8ccec7a7" and rc["framework"] == "dynamo-sglang"
@@ -665,12 +669,49 @@ def test_dynamo_sglang_rows_logging_tp1_ep1_get_wide_ep(shared_data):
     p = by["imx-02225"]
     assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["p_ep"]) == (24, 8, 8)
     assert (p.deploy["d_chips"], p.deploy["d_dp"], p.deploy["d_ep"]) == (48, 48, 48)
-    assert [w for w in p.warnings if "EP = GPUs per worker" in w] == [
-        "TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs per worker (prefill EP 8, "
-        "decode EP 48), as InferenceX's nvidia-master.yaml records these runs from 8ccec7a7 on"], p.warnings
+    assert [w for w in p.warnings if "TP 1 and EP 1 logged" in w] == [
+        "TP 1 and EP 1 logged for workers of several GPUs: priced as InferenceX's item naming "
+        "recipes/gb200-fp8/1k1k/mid-curve.yaml (nvidia-master.yaml@0004cf5f) configures them: prefill DEP8, "
+        "decode DEP48"], p.warnings
     # imx-00179 logs decode TP 32, EP 32 itself (InferenceX 0004cf5f): no warning, same EP
     q = by["imx-00179"]
     assert q.deploy["d_ep"] == 32 and not any("EP 1 logged" in w for w in q.warnings)
+
+
+def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path, cli):
+    """Where the recipe file disagrees with the logged attention DP, the pools are the file's.
+    NVIDIA/srt-slurm ``recipes/gb200-fp4/8k1k/max-tpt.yaml`` (@975f228f; 10 prefill workers, 1 decode
+    worker of 32 GPUs) sets the prefill workers ``tp-size: 4``, ``ep-size: 1``, ``enable-dp-attention:
+    false`` and the decode worker ``tp-size 32``, ``ep-size 32`` with attention DP; imx-02381 (C =
+    2048) logs prefill attention DP. ``recipes/gb200-fp4/1k1k/low-latency.yaml`` (@7c50317d; 1 prefill,
+    2 decode workers) sets both pools ``tensor-parallel-size: 4``, ``expert-parallel-size: 1``, no
+    attention DP, and ``scheduler-recv-interval: 10``; imx-02266 (C = 32) logs attention DP on both.
+    The same run priced as logged (DEP 4 prefill) has the larger prefill capacity, so the lower TTFT."""
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    by = {p.id: p for p in pts}
+    p = by["imx-02381"]
+    assert {k: p.deploy[k] for k in ("p_chips", "p_tp", "p_ep", "p_dp", "d_chips", "d_tp", "d_ep", "d_dp")} == {
+        "p_chips": 40, "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_chips": 32, "d_tp": 1, "d_ep": 32, "d_dp": 32}
+    assert "ri" not in p.deploy  # the decode worker runs attention DP: no receive interval
+    assert any("recipes/gb200-fp4/8k1k/max-tpt.yaml" in w and "prefill TP4 (EP 1), decode DEP32" in w
+               for w in p.warnings), p.warnings
+    assert not any("GPUs per worker; using" in w for w in p.warnings)
+    q = by["imx-02266"]
+    assert {k: q.deploy[k] for k in ("p_tp", "p_ep", "p_dp", "d_tp", "d_ep", "d_dp", "ri")} == {
+        "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_tp": 4, "d_ep": 1, "d_dp": 1, "ri": 10}
+    assert ("SGLang --scheduler-recv-interval 10 on the decode workers, from "
+            "recipes/gb200-fp4/1k1k/low-latency.yaml") in q.warnings
+    # priced: the file's TP 4 prefill worker packs one 16384-token pass on 4 GPUs where DEP 4 packs
+    # one per GPU, so the logged layout's TTFT at this saturated point is the lower one
+    import csv
+
+    with open(shared_data / "measured" / "inferencemax_public.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if r["point_id"] == "imx-02381")
+    logged = dict(row, point_id="logged", prefill_tp="1", prefill_ep="4")  # explicit counts: kept as logged
+    src = _write_csv(tmp_path / "m.csv", list(row), [row, logged])
+    rows = _predictions(cli, src, tmp_path)
+    assert rows["imx-02381"]["status"] == rows["logged"]["status"] == "ok"
+    assert float(rows["logged"]["pred_ttft_ms"]) < float(rows["imx-02381"]["pred_ttft_ms"])
 
 
 # --- input-handling rough edges of a fresh-user trial -------------------------------------------
@@ -952,10 +993,13 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
     """InferenceMAX's B200 SGLang DeepSeek-R1 launch scripts (ishandhanani/InferenceMAX@d22bf9c
     benchmarks/dsr1_fp{8,4}_b200_docker.sh) pass --scheduler-recv-interval 30 from CONC 16 on and
     10 below; the H200 script (dsr1_fp8_h200_slurm.sh) passes none (SGLang's 1); other runs' launch
-    settings are not public (the calibrated wait applies). From C = 8 to C = 16 a busy engine's mean
-    wait grows from (10 − 1)/2 = 4.5 to (30 − 1)/2 = 14.5 decode iterations: the predicted TTFT
-    rises by about 10 decode steps (the measured rows: 12-17 steps, with the prefill under 5% busy)."""
-    from codesign.validate import read_measured
+    settings are not public (the calibrated wait applies), except where a Dynamo + SGLang row is
+    priced as its srt-slurm recipe file configures it and the file sets the decode workers' interval
+    (SGLANG_RECIPE_RECV_INTERVAL: the two GB200 FP4 low-latency files, 10). From C = 8 to C = 16 a
+    busy engine's mean wait grows from (10 − 1)/2 = 4.5 to (30 − 1)/2 = 14.5 decode iterations: the
+    predicted TTFT rises by about 10 decode steps (the measured rows: 12-17 steps, with the prefill
+    under 5% busy)."""
+    from codesign.validate import SGLANG_RECIPE_RECV_INTERVAL, read_measured
 
     src = shared_data / "measured" / "inferencemax_public.csv"
     seen = {"b200": 0, "h200": 0, "dynamo": 0}
@@ -966,6 +1010,8 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
             want = (30 if p.concurrency >= 16 else 10) if p.system_key == "b200" else 1
             assert p.deploy.get("ri") == want, (p.id, p.concurrency, p.deploy)
             seen[p.system_key] += 1
+        elif any(f in w for w in p.warnings for f in SGLANG_RECIPE_RECV_INTERVAL):
+            assert p.deploy.get("ri") == 10 and p.deploy["d_dp"] == 1, (p.id, p.deploy)
         else:
             assert "ri" not in p.deploy, (p.id, p.deploy)
             seen["dynamo"] += p.framework == "dynamo-sglang"
