@@ -340,31 +340,12 @@ def _index(path: str) -> dict[tuple, list[dict]]:
     return idx
 
 
-def file_pools(hardware: str, framework: str, model: str, precision: str, isl: int, osl: int, spec: str,
-               prefill: tuple[int, int], decode: tuple[int, int], path=None) -> list[dict]:
-    """The recipe items that name a recipe file (``CONFIG_FILE``) for a run of these pools, whatever
-    TP/EP/attention DP the run logged: same hardware, framework, model, precision, ISL/OSL and
-    speculative method, and ``prefill``/``decode`` = (workers, GPUs per worker) with the item's TP
-    equal to the GPUs per worker (the srt-slurm files set ``tp-size`` to the worker's GPUs, with or
-    without attention DP). The items' ``prefill_tp``/``_ep``/``_dp_attn`` and ``decode_*`` are then
-    the pools as the file that ran configures them."""
-    from .validate import resolve_model
-
-    hw, fw, pr = hardware.strip().lower(), framework.strip().lower(), precision.strip().lower()
-    sp = (spec or "none").strip().lower()
-    out = []
-    for r in _read(str(path or RECIPES_CSV)):
-        if not r["recipe"] or (r["hardware"], r["framework"], r["precision"]) != (hw, fw, pr):
-            continue
-        if (r["isl"], r["osl"], r["spec_decoding"] or "none") != (int(isl), int(osl), sp):
-            continue
-        if (r["prefill_num_worker"], r["prefill_tp"], r["decode_num_worker"], r["decode_tp"]) != (
-                prefill[0], prefill[1], decode[0], decode[1]):
-            continue
-        if (resolve_model(r["model_prefix"])[0] or r["model_prefix"]) != model:
-            continue
-        out.append(r)
-    return out
+def decode_recv_interval(recipe: str, path=None) -> int | None:
+    """The decode workers' ``--scheduler-recv-interval`` under the srt-slurm recipe file ``recipe``
+    (:data:`PREFILL_CSV` column ``d_scheduler_recv_interval``, read from the file); ``None`` where the
+    file sets none, sets several (a file of several configurations), or is not in the table."""
+    r = _prefill_rows(str(path or PREFILL_CSV)).get(str(recipe).strip())
+    return _int((r or {}).get("d_scheduler_recv_interval") or "")
 
 
 def lookup(key: tuple, conc: int, path=None) -> tuple[list[dict], list[dict]]:

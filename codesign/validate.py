@@ -1,6 +1,6 @@
 """Validate a cost model against measured serving data (``codesign validate``; core, no CLI code).
 
-Two schemas are read (the files in ``<shared>/data/measured/``, see that directory's README):
+Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<shared>/data/README.md``):
 
 * **aiconfigurator** (``aiconfigurator_silicon_public.csv``, id column ``id``): one row per measured
   point of ai-dynamo/aiconfigurator's silicon sample. Mapping of the columns, read from the data:
@@ -995,7 +995,11 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             pg, dg = 1, 1
         ptp, pep, pdp, pper = pool("prefill_", pg, pw)
         dtp, dep, ddp, dper = pool("decode_", dg, dw)
-        filed = _placeholder_pools(pt, r, spec_method, (pw, pper), (dw, dper), placeholder) if wide_ep else None
+        filed = None
+        if wide_ep and _whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"]):
+            filed = _placeholder_pools(pt, r.get("precision", ""), spec_method, (pw, pper), (dw, dper),
+                                       {"prefill": (ptp, pep, pdp), "decode": (dtp, dep, ddp)}, placeholder,
+                                       {k: (r[f"{k}_dp_attention"] or "").strip() for k in ("prefill", "decode")})
         if filed is not None:
             (ptp, pep, pdp) = filed.get("prefill", (ptp, pep, pdp))
             (dtp, dep, ddp) = filed.get("decode", (dtp, dep, ddp))
@@ -1005,10 +1009,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
                                "records these runs from 8ccec7a7 on")
         pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
                      "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
-        if filed is not None and filed.get("ri") and ddp == 1:
-            pt.deploy["ri"] = filed["ri"]
-            pt.warnings.append(f"SGLang --scheduler-recv-interval {filed['ri']} on the decode workers, from "
-                               f"{filed['files']}")
+        if filed is not None:
+            _file_recv_interval(pt, filed["files"])
         if pt.status == "ok" and not (_whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"])) \
                 and _whole(r.get("total_gpus")):
             # legacy rows without worker counts log the run's total GPUs as TP and as both pools
@@ -1065,65 +1067,86 @@ def sglang_recv_interval(pt: Point) -> int | None:
 #: of 48 GPUs: prefill EP 8, decode EP 48; specs/recipes/inferencemax_recipes.csv), which is SGLang's
 #: wide-EP DeepSeek deployment (``--ep-size`` equal to the worker's ``--tp-size``). Such a row is
 #: priced with EP = GPUs per worker (a warning says so); without it, EP 1 put every expert on every
-#: rank's MoE-TP shard. Explicit counts (``decode_tp 4, decode_ep 1``) are kept.
+#: rank's MoE-TP shard. Where InferenceX's item names the srt-slurm recipe file of the row's pools,
+#: the file's TP/EP/attention DP price them instead (:func:`_placeholder_pools`). Explicit counts
+#: (``decode_tp 4, decode_ep 1``) are kept.
 SGLANG_WIDE_EP_FRAMEWORKS = frozenset({"dynamo-sglang"})
 
 
-def _placeholder_pools(pt: Point, r: dict, spec_method: str, prefill: tuple[int, int],
-                       decode: tuple[int, int], which: list[str]) -> dict | None:
+def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tuple[int, int],
+                       decode: tuple[int, int], logged: dict, which: list[str], dpa: dict) -> dict | None:
     """The ``(tp, ep, dp)`` of the pools ``which`` (``"prefill"``, ``"decode"``) of a row that logged
     placeholder parallelism for them (TP 1, EP 1; see :data:`SGLANG_WIDE_EP_FRAMEWORKS`), from the
-    InferenceX item that names the srt-slurm recipe file of the same pools (``prefill``/``decode``:
-    workers, GPUs per worker; :func:`codesign.recipes.file_pools`), as ``{"prefill": ..., "decode":
-    ..., "ri": the decode workers' --scheduler-recv-interval where the file sets one (else None),
-    "files": the file names}``; ``None`` (the wide-EP reading applies) where no such item exists or
-    the items disagree. The December 2025 GB200 runs logged attention DP as the
-    344ac6c2 items did, and 8ccec7a7 kept it while filling in EP; the 0004cf5f items name the files
-    that ran, and for two topologies they differ: ``recipes/gb200-fp4/8k1k/max-tpt.yaml`` (10 prefill
-    workers) runs its prefill workers at ``tp-size 4``, ``ep-size 1``, ``enable-dp-attention: false``
-    (NVIDIA/srt-slurm@975f228f), and ``recipes/gb200-fp4/1k1k/low-latency.yaml`` both pools at
-    ``tensor-parallel-size 4``, ``expert-parallel-size 1`` without attention DP (@7c50317d), where
-    the rows log attention DP. The measured rows side with the files: the 10-worker runs' prefill
-    input rate per prefill GPU (``input_tput_per_gpu_tok_s`` 10,142 at C = 2048, imx-02381) is the
-    6-worker TP 4 runs' (10,100 at C = 1024, imx-02337), where attention DP 4 would pack 4× the
-    tokens per pass (priced 1.45× the capacity; TTFT 1.5 s predicted against 12.7 s measured)."""
-    key = (pt.system_key, pt.framework, pt.model or pt.model_name, r.get("precision", ""), pt.isl, pt.osl,
-           spec_method)
-    items = imx_recipes.file_pools(*key, prefill, decode)
-    layouts = {((it["prefill_ep"], it["prefill_dp_attn"]), (it["decode_ep"], it["decode_dp_attn"]))
-               for it in items}
-    if len(layouts) != 1 or any(e is None for lay in layouts for e, _ in lay):
+    InferenceX items that name a srt-slurm recipe file (``CONFIG_FILE``) for the same pools: the
+    row's system, model, framework family, precision, ISL/OSL and speculative method
+    (:func:`_items_of`), ``prefill``/``decode`` = (workers, GPUs per worker) with the item's TP equal
+    to the GPUs per worker (the files set ``tp-size`` to the worker's GPUs, with or without
+    attention DP), and the row's ``logged`` layout (``{pool: (tp, ep, dp)}``) for a pool not in
+    ``which``. Returns ``{"prefill": ..., "decode": ... (the pools in which), "files": the file
+    names}``, or ``None`` (the wide-EP reading applies) where no such item exists or the items
+    disagree. ``dpa``: the row's logged attention-DP cells, named in the warning.
+
+    The item is matched on its pools, not on its concurrencies: a file sets a topology's engines,
+    and InferenceX ran some topologies at concurrencies its later item no longer lists (the
+    10-prefill-worker GB200 FP4 8k/1k runs at C = 8192, an item of their own at 8ccec7a7); the
+    warning says so where the item did not run the row's C.
+
+    Why: the December 2025 GB200 runs logged TP 1 / EP 1 and the attention DP of the 344ac6c2 items,
+    and 8ccec7a7 kept that attention DP while filling in EP; the 0004cf5f items name the files, and
+    for four topologies (41 rows) the files differ: ``recipes/gb200-fp4/8k1k/max-tpt.yaml`` (10 prefill
+    workers, NVIDIA/srt-slurm@975f228f) and ``8k1k/mid-curve.yaml`` (6, @eb889c08) run the prefill
+    workers at ``tp-size 4``, ``ep-size 1``, ``enable-dp-attention: false`` (logged: attention DP,
+    and EP 4 at 8ccec7a7); ``1k1k/low-latency.yaml`` (@7c50317d) and ``8k1k/low-latency.yaml``
+    (@b26af4b6) both pools at ``tensor-parallel-size 4``, ``expert-parallel-size 1``, no attention DP
+    (logged: attention DP on both pools at 1k/1k, on the decode pool at 8k/1k). The measured rows
+    side with the files: the 10-worker runs' input rate per prefill GPU (``input_tput_per_gpu_tok_s``
+    10,142 at C = 2048, imx-02381) is the 6-worker TP 4 runs' (10,100 at C = 1024, imx-02337), where
+    attention DP 4 packs a token budget per GPU into one pass (priced at 1.45× the capacity: TTFT
+    1.5 s predicted against 12.7 s measured)."""
+    items = []
+    for it, _ in _items_of(pt, precision, spec_method):
+        if not it["recipe"] or (it["prefill_num_worker"], it["prefill_tp"], it["decode_num_worker"],
+                                it["decode_tp"]) != (prefill[0], prefill[1], decode[0], decode[1]):
+            continue
+        if it["prefill_ep"] is None or it["decode_ep"] is None:
+            continue
+        lay = {"prefill": _worker_layout(prefill[1], it["prefill_ep"], it["prefill_dp_attn"]),
+               "decode": _worker_layout(decode[1], it["decode_ep"], it["decode_dp_attn"])}
+        if any(lay[k] != logged[k] for k in ("prefill", "decode") if k not in which):
+            continue  # the item's layout contradicts a pool the row logs explicitly
+        items.append((it, lay))
+    if not items or any(lay != items[0][1] for _, lay in items):
         return None
-    (pep, pdpa), (dep, ddpa) = layouts.pop()
-    files = sorted({it["recipe"] for it in items})
-    names = ", ".join(files)
-    versions = ", ".join(sorted({s for it in items for s in it["source"].split()}))
+    lay = items[0][1]
+    files = ", ".join(sorted({it["recipe"] for it, _ in items}))
+    versions = ", ".join(sorted({s for it, _ in items for s in it["source"].split()}))
+    ran = sorted({c for it, _ in items for c in it["conc"]})
 
-    def say(per, ep, dpa):
-        return f"{'DEP' if dpa else ('TEP' if ep > 1 else 'TP')}{per}" + ("" if dpa or ep > 1 else " (EP 1)")
+    def say(layout):
+        tp, ep, dp = layout
+        return f"attention DP {dp}, EP {ep}" if dp > 1 else f"TP {tp}, EP {ep}, no attention DP"
 
-    said = {"prefill": say(prefill[1], pep, pdpa), "decode": say(decode[1], dep, ddpa)}
+    said = {k: say(lay[k]) for k in lay}
+    logged_dp = ", ".join(f"{k} {dpa[k] or '-'}" for k in which)
+    note = "" if pt.concurrency in ran else f"; the item ran C = {', '.join(map(str, ran))}, not {pt.concurrency}"
     pt.warnings.append(
-        f"TP 1 and EP 1 logged for workers of several GPUs: priced as InferenceX's item naming {names} "
-        f"(nvidia-master.yaml@{versions}) configures them: " + ", ".join(f"{w} {said[w]}" for w in which))
-    intervals = {SGLANG_RECIPE_RECV_INTERVAL.get(f) for f in files}
-    out: dict = {"ri": intervals.pop() if len(intervals) == 1 else None, "files": names}
-    if "prefill" in which:
-        out["prefill"] = _worker_layout(prefill[1], pep, pdpa)
-    if "decode" in which:
-        out["decode"] = _worker_layout(decode[1], dep, ddpa)
+        f"TP 1 / EP 1 logged (attention DP: {logged_dp}): priced as {files} sets them (named by "
+        f"nvidia-master.yaml@{versions}{note}): " + "; ".join(f"{k} {said[k]}" for k in which))
+    out: dict = {k: lay[k] for k in which}
+    out["files"] = sorted({it["recipe"] for it, _ in items})
     return out
 
 
-#: ``--scheduler-recv-interval`` of the decode workers of srt-slurm recipe files that set it (on
-#: workers without attention DP: SGLang's SchedulerRecvSkipper asserts ``not enable_dp_attention``),
-#: read from the files: ``recipes/gb200-fp4/1k1k/low-latency.yaml`` (NVIDIA/srt-slurm@7c50317d) and
-#: ``recipes/gb200-fp4/8k1k/low-latency.yaml`` (@b26af4b6) set ``scheduler-recv-interval: 10`` on both
-#: pools, at ``tensor-parallel-size 4``.
-SGLANG_RECIPE_RECV_INTERVAL = {
-    "recipes/gb200-fp4/1k1k/low-latency.yaml": 10,
-    "recipes/gb200-fp4/8k1k/low-latency.yaml": 10,
-}
+def _file_recv_interval(pt: Point, files: list[str]) -> None:
+    """Set ``pt.deploy["ri"]`` to the decode workers' ``--scheduler-recv-interval`` of the srt-slurm
+    recipe ``files`` the row ran (:func:`codesign.recipes.decode_recv_interval`), when they set one
+    and agree, and say so; otherwise the calibrated ``admission_wait_steps`` stands."""
+    got = {imx_recipes.decode_recv_interval(f) for f in files}
+    if len(got) != 1 or None in got:
+        return
+    ri = got.pop()
+    pt.deploy["ri"] = ri
+    pt.warnings.append(f"SGLang --scheduler-recv-interval {ri} on the decode workers, from {', '.join(files)}")
 
 
 def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
@@ -1137,7 +1160,9 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     batch and draft count. An item of the same topology that ran other concurrencies is not used
     (InferenceX tunes batch and drafts per concurrency: the same topology carries batch 64 at C =
     1075 and 128 at C = 2150); the row keeps the fallback and a note says so. Sets ``pt.deploy["mb"]``
-    (the per-decode-instance limit, batch × attention-DP ranks) when the recipe gives a batch.
+    (the per-decode-instance limit, batch × attention-DP ranks) when the recipe gives a batch, and
+    ``pt.deploy["ri"]`` when the recipe files the items name set the decode workers' receive
+    interval (:func:`_file_recv_interval`).
     """
     key = imx_recipes.topology(
         pt.system_key, pt.framework, pt.model or pt.model_name, r.get("precision", ""), pt.isl, pt.osl,
@@ -1157,6 +1182,9 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
             f"MTP {rc['mtp_draft_tokens']}" for rc in exact) + "): not used")
         return None
     rc = exact[0]
+    files = sorted({it["recipe"] for it in exact if it["recipe"]})
+    if files and "ri" not in pt.deploy:
+        _file_recv_interval(pt, files)
     mb, drafts = rc["decode_batch_per_instance"], rc["mtp_draft_tokens"]
     if mb is None and (drafts is None or spec_method != "mtp"):
         return None  # e.g. the SGLang recipes: their names give neither
@@ -1334,6 +1362,22 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
     return tuple(out)
 
 
+def _items_of(pt: Point, precision: str, spec: str | None = None) -> Iterable[tuple[dict, str]]:
+    """``(item, speculative method)`` of the InferenceX items (``specs/recipes/inferencemax_recipes.csv``)
+    of the row's system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈
+    ``dynamo-sglang``), precision and ISL/OSL, with no or MTP speculative decoding, and with the
+    method ``spec`` where given."""
+    want = (pt.system_key, framework_family(pt.framework) or pt.framework, precision, pt.isl, pt.osl)
+    for it in imx_recipes.recipes():
+        method = (it["spec_decoding"] or "none").strip().lower()
+        if ((it["hardware"], framework_family(it["framework"]) or it["framework"], it["precision"],
+             it["isl"], it["osl"]) != want or method not in ("none", "mtp")
+                or (spec is not None and method != spec)
+                or resolve_model(it["model_prefix"])[0] != pt.model):
+            continue
+        yield it, method
+
+
 def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None, total: int = 0,
                       spec: str | None = None) -> tuple[dict, list[dict]] | None:
     """The pools of a disaggregated row that does not record its worker counts, from the InferenceX
@@ -1357,8 +1401,6 @@ def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None,
         batch limit per decode instance) and ``spec`` (MTP draft tokens per step) where the item
         gives them, and the matching items.
     """
-    fam = framework_family(pt.framework) or pt.framework
-
     def gpus(it, side):
         tp, ep = it[f"{side}_tp"] or 0, it[f"{side}_ep"] or 0
         if it["framework"].strip().lower() in SGLANG_WIDE_EP_FRAMEWORKS and tp == ep == 1:
@@ -1366,15 +1408,8 @@ def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None,
         return max(tp, ep)
 
     found = []
-    want = (pt.system_key, fam, precision, pt.isl, pt.osl)
-    for it in imx_recipes.recipes():
+    for it, method in _items_of(pt, precision, spec):
         if pt.concurrency not in it["conc"]:
-            continue
-        method = (it["spec_decoding"] or "none").strip().lower()
-        if ((it["hardware"], framework_family(it["framework"]) or it["framework"], it["precision"],
-             it["isl"], it["osl"]) != want or method not in ("none", "mtp")
-                or (spec is not None and method != spec)
-                or resolve_model(it["model_prefix"])[0] != pt.model):
             continue
         gp, gd = gpus(it, "prefill"), gpus(it, "decode")
         pw, dw = it["prefill_num_worker"] or 0, it["decode_num_worker"] or 0

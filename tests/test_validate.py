@@ -669,10 +669,17 @@ def test_dynamo_sglang_rows_logging_tp1_ep1_get_wide_ep(shared_data):
     p = by["imx-02225"]
     assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["p_ep"]) == (24, 8, 8)
     assert (p.deploy["d_chips"], p.deploy["d_dp"], p.deploy["d_ep"]) == (48, 48, 48)
-    assert [w for w in p.warnings if "TP 1 and EP 1 logged" in w] == [
-        "TP 1 and EP 1 logged for workers of several GPUs: priced as InferenceX's item naming "
-        "recipes/gb200-fp8/1k1k/mid-curve.yaml (nvidia-master.yaml@0004cf5f) configures them: prefill DEP8, "
-        "decode DEP48"], p.warnings
+    assert [w for w in p.warnings if "TP 1 / EP 1 logged" in w] == [
+        "TP 1 / EP 1 logged (attention DP: prefill True, decode True): priced as "
+        "recipes/gb200-fp8/1k1k/mid-curve.yaml sets them (named by nvidia-master.yaml@0004cf5f): "
+        "prefill attention DP 8, EP 8; decode attention DP 48, EP 48"], p.warnings
+    # imx-02250 (GB200 DeepSeek-R1 FP8 1k/1k, 1 prefill + 4 decode workers of 4 GPUs, C = 64): no InferenceX item
+    # names a file for these pools (0004cf5f's FP8 1k/1k low-latency file runs 1 + 1 workers), so the
+    # wide-EP reading prices them: EP = GPUs per worker, the logged attention DP
+    w = by["imx-02250"]
+    assert (w.deploy["p_tp"], w.deploy["p_ep"], w.deploy["p_dp"], w.deploy["d_ep"], w.deploy["d_dp"]) == (1, 4, 4, 4, 4)
+    assert ("TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs per worker (prefill EP 4, "
+            "decode EP 4), as InferenceX's nvidia-master.yaml records these runs from 8ccec7a7 on") in w.warnings
     # imx-00179 logs decode TP 32, EP 32 itself (InferenceX 0004cf5f): no warning, same EP
     q = by["imx-00179"]
     assert q.deploy["d_ep"] == 32 and not any("EP 1 logged" in w for w in q.warnings)
@@ -693,18 +700,35 @@ def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path
     assert {k: p.deploy[k] for k in ("p_chips", "p_tp", "p_ep", "p_dp", "d_chips", "d_tp", "d_ep", "d_dp")} == {
         "p_chips": 40, "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_chips": 32, "d_tp": 1, "d_ep": 32, "d_dp": 32}
     assert "ri" not in p.deploy  # the decode worker runs attention DP: no receive interval
-    assert any("recipes/gb200-fp4/8k1k/max-tpt.yaml" in w and "prefill TP4 (EP 1), decode DEP32" in w
-               for w in p.warnings), p.warnings
+    assert ("TP 1 / EP 1 logged (attention DP: prefill True, decode True): priced as "
+            "recipes/gb200-fp4/8k1k/max-tpt.yaml sets them (named by nvidia-master.yaml@0004cf5f): prefill TP 4, "
+            "EP 1, no attention DP; decode attention DP 32, EP 32") in p.warnings, p.warnings
     assert not any("GPUs per worker; using" in w for w in p.warnings)
+    # the same pools at C = 8192 (imx-02334), which the 0004cf5f item does not list (it ran C = 2048):
+    # the same file, and the warning says the item ran another concurrency
+    assert by["imx-02334"].deploy == p.deploy
+    assert any("the item ran C = 2048, not 8192" in w for w in by["imx-02334"].warnings)
     q = by["imx-02266"]
     assert {k: q.deploy[k] for k in ("p_tp", "p_ep", "p_dp", "d_tp", "d_ep", "d_dp", "ri")} == {
         "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_tp": 4, "d_ep": 1, "d_dp": 1, "ri": 10}
     assert ("SGLang --scheduler-recv-interval 10 on the decode workers, from "
             "recipes/gb200-fp4/1k1k/low-latency.yaml") in q.warnings
-    # priced: the file's TP 4 prefill worker packs one 16384-token pass on 4 GPUs where DEP 4 packs
-    # one per GPU, so the logged layout's TTFT at this saturated point is the lower one
-    import csv
+    # imx-00177 logs the same pools explicitly (TP 4, EP 1, no attention DP) and matches the item
+    # naming that file exactly: the same receive interval
+    e = by["imx-00177"]
+    assert (e.deploy["p_tp"], e.deploy["d_tp"], e.deploy["d_dp"], e.deploy.get("ri")) == (4, 4, 1, 10)
+    # a row whose decode pool is logged explicitly as attention DP 4 does not take the file (TP 4
+    # decode) for its placeholder prefill pool
+    from codesign.validate import _imx
 
+    with open(shared_data / "measured" / "inferencemax_public.csv", newline="") as f:
+        r66 = next(r for r in csv.DictReader(f) if r["point_id"] == "imx-02266")
+    mixed = _imx(dict(r66, decode_tp="1", decode_ep="4"))
+    assert (mixed.deploy["p_dp"], mixed.deploy["d_dp"], mixed.deploy["d_ep"]) == (4, 4, 4)
+    assert not any("low-latency.yaml" in w for w in mixed.warnings)
+    # priced: the model packs one prefill token budget per attention replica into a pass
+    # (PREFILL_WORKER_TOKENS), one per worker at TP 4 and one per GPU at attention DP 4, so the logged
+    # layout has the larger prefill capacity and the lower TTFT at this saturated point
     with open(shared_data / "measured" / "inferencemax_public.csv", newline="") as f:
         row = next(r for r in csv.DictReader(f) if r["point_id"] == "imx-02381")
     logged = dict(row, point_id="logged", prefill_tp="1", prefill_ep="4")  # explicit counts: kept as logged
@@ -993,13 +1017,21 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
     """InferenceMAX's B200 SGLang DeepSeek-R1 launch scripts (ishandhanani/InferenceMAX@d22bf9c
     benchmarks/dsr1_fp{8,4}_b200_docker.sh) pass --scheduler-recv-interval 30 from CONC 16 on and
     10 below; the H200 script (dsr1_fp8_h200_slurm.sh) passes none (SGLang's 1); other runs' launch
-    settings are not public (the calibrated wait applies), except where a Dynamo + SGLang row is
-    priced as its srt-slurm recipe file configures it and the file sets the decode workers' interval
-    (SGLANG_RECIPE_RECV_INTERVAL: the two GB200 FP4 low-latency files, 10). From C = 8 to C = 16 a
-    busy engine's mean wait grows from (10 − 1)/2 = 4.5 to (30 − 1)/2 = 14.5 decode iterations: the
+    settings are not public (the calibrated wait applies), except where a Dynamo + SGLang row's
+    InferenceX item names an srt-slurm recipe file that sets the decode workers' interval: the
+    GB200/GB300 FP4 low-latency files set ``scheduler-recv-interval: 10`` (NVIDIA/srt-slurm
+    ``recipes/gb200-fp4/1k1k/low-latency.yaml``@7c50317d, ``8k1k``@b26af4b6; ishandhanani/srt-slurm
+    ``recipes/gb300-fp4/1k1k/low_latency.yaml``@ab586514, ``8k1k``@f64d2b9f), the GB300 FP8 one 1 on
+    decode (``recipes/gb300-fp8/1k1k/stp/low-latency.yaml``@f64d2b9f). From C = 8 to C = 16 a busy
+    engine's mean wait grows from (10 − 1)/2 = 4.5 to (30 − 1)/2 = 14.5 decode iterations: the
     predicted TTFT rises by about 10 decode steps (the measured rows: 12-17 steps, with the prefill
     under 5% busy)."""
-    from codesign.validate import SGLANG_RECIPE_RECV_INTERVAL, read_measured
+    from codesign.validate import read_measured
+
+    by_file = {"recipes/gb200-fp4/1k1k/low-latency.yaml": 10, "recipes/gb200-fp4/8k1k/low-latency.yaml": 10,
+               "recipes/gb300-fp4/1k1k/low_latency.yaml": 10, "recipes/gb300-fp4/8k1k/low_latency.yaml": 10,
+               "recipes/gb300-fp8/1k1k/stp/low-latency.yaml": 1}
+    filed = {f: 0 for f in by_file}
 
     src = shared_data / "measured" / "inferencemax_public.csv"
     seen = {"b200": 0, "h200": 0, "dynamo": 0}
@@ -1010,12 +1042,18 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
             want = (30 if p.concurrency >= 16 else 10) if p.system_key == "b200" else 1
             assert p.deploy.get("ri") == want, (p.id, p.concurrency, p.deploy)
             seen[p.system_key] += 1
-        elif any(f in w for w in p.warnings for f in SGLANG_RECIPE_RECV_INTERVAL):
-            assert p.deploy.get("ri") == 10 and p.deploy["d_dp"] == 1, (p.id, p.deploy)
+        elif "ri" in p.deploy:
+            said = [w for w in p.warnings if w.startswith("SGLang --scheduler-recv-interval")]
+            f = said[0].rsplit("from ", 1)[1] if said else None
+            assert f in by_file and p.deploy["ri"] == by_file[f], (p.id, p.deploy, p.warnings)
+            filed[f] += 1
         else:
-            assert "ri" not in p.deploy, (p.id, p.deploy)
             seen["dynamo"] += p.framework == "dynamo-sglang"
     assert min(seen.values()) > 10, seen
+    # the December GB200 low-latency runs (11 at 1k/1k, 12 at 8k/1k, TP 1 / EP 1 logged) and the
+    # later ones that log TP 4 take their file's interval; the GB300 files' rows too
+    assert filed["recipes/gb200-fp4/1k1k/low-latency.yaml"] > 11 and filed["recipes/gb200-fp4/8k1k/low-latency.yaml"] > 12
+    assert min(filed.values()) >= 1, filed
     # one served configuration at C = 8 and C = 16 (B200, SGLang, FP8, TP 8, 1k/1k)
     rows = [r for r in csv.DictReader(open(src, newline=""))
             if (r["hardware"], r["framework"], r["model_key"], r["precision"], r["isl"], r["osl"], r["tp"],
