@@ -1052,7 +1052,8 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
     assert min(seen.values()) > 10, seen
     # the December GB200 low-latency runs (11 at 1k/1k, 12 at 8k/1k, TP 1 / EP 1 logged) and the
     # later ones that log TP 4 take their file's interval; the GB300 files' rows too
-    assert filed["recipes/gb200-fp4/1k1k/low-latency.yaml"] > 11 and filed["recipes/gb200-fp4/8k1k/low-latency.yaml"] > 12
+    assert filed["recipes/gb200-fp4/1k1k/low-latency.yaml"] > 11
+    assert filed["recipes/gb200-fp4/8k1k/low-latency.yaml"] > 12
     assert min(filed.values()) >= 1, filed
     # one served configuration at C = 8 and C = 16 (B200, SGLang, FP8, TP 8, 1k/1k)
     rows = [r for r in csv.DictReader(open(src, newline=""))
