@@ -343,7 +343,8 @@ def _index(path: str) -> dict[tuple, list[dict]]:
 def decode_recv_interval(recipe: str, path=None) -> int | None:
     """The decode workers' ``--scheduler-recv-interval`` under the srt-slurm recipe file ``recipe``
     (:data:`PREFILL_CSV` column ``d_scheduler_recv_interval``, read from the file); ``None`` where the
-    file sets none, sets several (a file of several configurations), or is not in the table."""
+    file sets none, the cell holds several ``;``-separated values (configurations of one file that
+    differ), or the file is not in the table."""
     r = _prefill_rows(str(path or PREFILL_CSV)).get(str(recipe).strip())
     return _int((r or {}).get("d_scheduler_recv_interval") or "")
 

@@ -467,8 +467,8 @@ class Point:
 
     def config_key(self) -> tuple:
         """Identifies a served configuration (everything but the concurrency): the holdout unit."""
-        # (the inferred decode batch limit "mb" and the launch script's receive interval "ri" follow
-        # from the concurrency: not part of the unit)
+        # (the inferred decode batch limit "mb" and the receive interval "ri", from the launch script
+        # by concurrency or from the recipe file, are engine settings: not part of the unit)
         return (self.system_key, self.model_name, self.framework, self.mode, self.isl, self.osl,
                 tuple(sorted(self.formats.items())),
                 tuple(sorted((k, v) for k, v in self.deploy.items() if k not in ("mb", "ri"))))
@@ -979,7 +979,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             wide_ep.append(f"{prefix[:-1]} EP {per}")
             placeholder.append(prefix[:-1])
             ep = per
-        elif not dpa and tp != per:  # (a placeholder TP 1 is said once, by the wide-EP warning)
+        elif not dpa and tp != per:  # (a placeholder TP 1 is said once, by the pools' warning)
             pt.warnings.append(f"{prefix or 'agg '}tp {tp} ≠ {per} GPUs per worker; using {per}")
         return (*_worker_layout(per, ep, dpa), per)
 
@@ -1095,8 +1095,8 @@ def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tup
     and 8ccec7a7 kept that attention DP while filling in EP; the 0004cf5f items name the files, and
     for four topologies (41 rows) the files differ: ``recipes/gb200-fp4/8k1k/max-tpt.yaml`` (10 prefill
     workers, NVIDIA/srt-slurm@975f228f) and ``8k1k/mid-curve.yaml`` (6, @eb889c08) run the prefill
-    workers at ``tp-size 4``, ``ep-size 1``, ``enable-dp-attention: false`` (logged: attention DP,
-    and EP 4 at 8ccec7a7); ``1k1k/low-latency.yaml`` (@7c50317d) and ``8k1k/low-latency.yaml``
+    workers at ``tp-size 4``, ``ep-size 1``, ``enable-dp-attention: false`` (logged: attention DP for
+    max-tpt, priced DEP 4; none for mid-curve, priced TEP 4 with 8ccec7a7's EP 4); ``1k1k/low-latency.yaml`` (@7c50317d) and ``8k1k/low-latency.yaml``
     (@b26af4b6) both pools at ``tensor-parallel-size 4``, ``expert-parallel-size 1``, no attention DP
     (logged: attention DP on both pools at 1k/1k, on the decode pool at 8k/1k). The measured rows
     side with the files: the 10-worker runs' input rate per prefill GPU (``input_tput_per_gpu_tok_s``
@@ -1513,8 +1513,9 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     near = [rc for rc in recipes if rc.key == (pt.system_key, pt.model, fam, precision)]
     if near:
         rc = min(near, key=distance)
-        # the pools only: a recipe's decode batch limit follows from its own concurrency
-        pt.deploy = {k: v for k, v in rc.deploy.items() if k != "mb"}
+        # the pools only: a recipe's decode batch limit follows from its own concurrency, and its
+        # receive interval from the recipe file its own run is tied to (not carried to this row)
+        pt.deploy = {k: v for k, v in rc.deploy.items() if k not in ("mb", "ri")}
         how = f"InferenceMAX recipe {rc.id}"
         if spec_known:  # the row says its own speculative decoding: only the pools are taken
             pt.deploy.pop("spec", None)

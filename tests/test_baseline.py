@@ -88,7 +88,7 @@ DSR1_DEPS = ([dict(tp=t, ep=t) for t in (4, 8)] + [dict(tp=1, dp_attention=d, ep
 #: the minimum latencies within 1.35x (worst gpt-oss-120b on GB200, 1.34x: batch-1 decode there is
 #: collective- and launch-latency bound, and the fit, made mostly of loaded rows, prices it slow; it
 #: was 1.24x under 1.25x until session 23, when the GB200 Dynamo + SGLang low-latency rows were
-#: priced as their recipe files run them (TP 4 decode; at 4-8 users on 2-4 workers measured 7.5-7.9
+#: priced as their recipe files run them (TP 4 decode; at 4-8 users on 2-4 workers measured 7.4-7.9
 #: ms, predicted 6.3-6.8 ms before the refit) and the refit raised GB200's per-layer overhead 14%,
 #: which batch-1 gpt-oss-120b decode is bound by);
 #: peak tok/s per kW within 1.6x and optimistic (worst gpt-oss-120b on GB200, 1.56x: this peak is

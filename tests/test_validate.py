@@ -699,7 +699,7 @@ def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path
     p = by["imx-02381"]
     assert {k: p.deploy[k] for k in ("p_chips", "p_tp", "p_ep", "p_dp", "d_chips", "d_tp", "d_ep", "d_dp")} == {
         "p_chips": 40, "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_chips": 32, "d_tp": 1, "d_ep": 32, "d_dp": 32}
-    assert "ri" not in p.deploy  # the decode worker runs attention DP: no receive interval
+    assert "ri" not in p.deploy  # max-tpt.yaml sets no scheduler-recv-interval: the calibrated wait
     assert ("TP 1 / EP 1 logged (attention DP: prefill True, decode True): priced as "
             "recipes/gb200-fp4/8k1k/max-tpt.yaml sets them (named by nvidia-master.yaml@0004cf5f): prefill TP 4, "
             "EP 1, no attention DP; decode attention DP 32, EP 32") in p.warnings, p.warnings
