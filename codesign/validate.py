@@ -1096,8 +1096,9 @@ def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tup
     for four topologies (41 rows) the files differ: ``recipes/gb200-fp4/8k1k/max-tpt.yaml`` (10 prefill
     workers, NVIDIA/srt-slurm@975f228f) and ``8k1k/mid-curve.yaml`` (6, @eb889c08) run the prefill
     workers at ``tp-size 4``, ``ep-size 1``, ``enable-dp-attention: false`` (logged: attention DP for
-    max-tpt, priced DEP 4; none for mid-curve, priced TEP 4 with 8ccec7a7's EP 4); ``1k1k/low-latency.yaml`` (@7c50317d) and ``8k1k/low-latency.yaml``
-    (@b26af4b6) both pools at ``tensor-parallel-size 4``, ``expert-parallel-size 1``, no attention DP
+    max-tpt, priced DEP 4; none for mid-curve, priced TEP 4 with 8ccec7a7's EP 4);
+    ``1k1k/low-latency.yaml`` (@7c50317d) and ``8k1k/low-latency.yaml`` (@b26af4b6) both pools at
+    ``tensor-parallel-size 4``, ``expert-parallel-size 1``, no attention DP
     (logged: attention DP on both pools at 1k/1k, on the decode pool at 8k/1k). The measured rows
     side with the files: the 10-worker runs' input rate per prefill GPU (``input_tput_per_gpu_tok_s``
     10,142 at C = 2048, imx-02381) is the 6-worker TP 4 runs' (10,100 at C = 1024, imx-02337), where
@@ -1118,7 +1119,7 @@ def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tup
     if not items or any(lay != items[0][1] for _, lay in items):
         return None
     lay = items[0][1]
-    files = ", ".join(sorted({it["recipe"] for it, _ in items}))
+    files = sorted({it["recipe"] for it, _ in items})
     versions = ", ".join(sorted({s for it, _ in items for s in it["source"].split()}))
     ran = sorted({c for it, _ in items for c in it["conc"]})
 
@@ -1130,11 +1131,9 @@ def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tup
     logged_dp = ", ".join(f"{k} {dpa[k] or '-'}" for k in which)
     note = "" if pt.concurrency in ran else f"; the item ran C = {', '.join(map(str, ran))}, not {pt.concurrency}"
     pt.warnings.append(
-        f"TP 1 / EP 1 logged (attention DP: {logged_dp}): priced as {files} sets them (named by "
+        f"TP 1 / EP 1 logged (attention DP: {logged_dp}): priced as {', '.join(files)} sets them (named by "
         f"nvidia-master.yaml@{versions}{note}): " + "; ".join(f"{k} {said[k]}" for k in which))
-    out: dict = {k: lay[k] for k in which}
-    out["files"] = sorted({it["recipe"] for it, _ in items})
-    return out
+    return {**{k: lay[k] for k in which}, "files": files}
 
 
 def _file_recv_interval(pt: Point, files: list[str]) -> None:
