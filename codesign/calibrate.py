@@ -42,8 +42,8 @@ from typing import Callable
 import numpy as np
 
 from .errors import CodesignError
-from .validate import (FRAMEWORK_FAMILIES, SERVING_STACKS, Point, build_spec, error_stats, file_notes,
-                       file_sha256, framework_family, group_points, hardware_paths, read_measured,
+from .validate import (FRAMEWORK_FAMILIES, SERVING_STACKS, Point, bad_rows_note, build_spec, error_stats,
+                       file_notes, file_sha256, framework_family, group_points, hardware_paths, read_measured,
                        refuse_fp4_without_fp4_units, serving_stack)
 
 __all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES",
@@ -381,6 +381,9 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         seen[digest] = str(f)
         for note in file_notes(pts):
             log(f"warning: {f}: {note}")
+        bad = bad_rows_note(pts, "not fitted (codesign validate writes each row's reason)")
+        if bad:
+            log(f"warning: {f}: {bad}")
         if models is not None:
             pts = [p for p in pts if p.model in models]
         if exclude_systems:

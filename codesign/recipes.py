@@ -43,7 +43,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable
 
-__all__ = ["decode_recipe_name", "parse_master", "write_csv", "recipes", "lookup", "RECIPES_CSV",
+__all__ = ["decode_recipe_name", "parse_master", "write_csv", "recipes", "lookup", "recipe_source", "RECIPES_CSV",
            "COLUMNS"]
 
 RECIPES_CSV = Path(__file__).resolve().parents[1] / "specs" / "recipes" / "inferencemax_recipes.csv"
@@ -347,6 +347,17 @@ def decode_recv_interval(recipe: str, path=None) -> int | None:
     differ), or the file is not in the table."""
     r = _prefill_rows(str(path or PREFILL_CSV)).get(str(recipe).strip())
     return _int((r or {}).get("d_scheduler_recv_interval") or "")
+
+
+def recipe_source(recipe: str, path=None) -> str:
+    """``recipe`` (an srt-slurm recipe file path such as ``recipes/gb200-fp4/8k1k/max-tpt.yaml``)
+    prefixed with the repository and short commit it was read at (:data:`PREFILL_CSV` columns
+    ``repo``, ``commit``): ``NVIDIA/srt-slurm@975f228f:recipes/...``; the bare path where the
+    table does not hold the file (a TensorRT-LLM recipe of the InferenceX repository, say)."""
+    r = _prefill_rows(str(path or PREFILL_CSV)).get(str(recipe).strip())
+    if not r or not (r.get("repo") or "").strip() or not (r.get("commit") or "").strip():
+        return str(recipe)
+    return f"{r['repo'].strip()}@{r['commit'].strip()[:8]}:{str(recipe).strip()}"
 
 
 def lookup(key: tuple, conc: int, path=None) -> tuple[list[dict], list[dict]]:

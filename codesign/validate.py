@@ -36,10 +36,10 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     decode TP, and GB200/GB300 "agg" rows with ``tp_size`` > 8 and EP 1 (and disaggregated ones with
     prefill TP == decode TP > 8) log the run's total GPU count. Their pools come from the InferenceX
     configuration item that ran that concurrency with that parallelism where one does
-    (:func:`recipe_item_pools`; status ``ok``, a warning ``pools of InferenceX item recipes/trtllm/
+    (:func:`recipe_item_pools`; status ``ok``, a warning ``pools of the InferenceX configuration recipes/trtllm/
     gb300-fp8/8k1k/stp/ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml ...``), else from the
     nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`;
-    ``ambiguous: pools inferred from InferenceMAX recipe imx-00273 (2 prefill + 32 decode GPUs)``):
+    ``ambiguous: pools inferred from the nearest measured run imx-00273 (2 prefill + 32 decode GPUs)``):
     priced, in ``predictions.csv``, and reported in a separate error table.
 
 * **InferenceMAX** (``inferencemax_public.csv``, id column ``point_id``): ``conc`` users in a closed
@@ -539,6 +539,32 @@ def _counts(pt: Point, r: dict, cols, positive=()) -> None:
             return
 
 
+def _disagg_counts(pt: Point, r: dict) -> None:
+    """An ``invalid`` status on ``pt`` (a disaggregated InferenceMAX row) whose GPU counts are blank,
+    or which records one pool's worker count but not the other's.
+
+    Both files' disaggregated rows log ``num_prefill_gpu`` and ``num_decode_gpu``; the legacy rows
+    (``gpu_count_consistency`` ``legacy_total_equals_num_prefill_gpu``, imx-00156 and four more) log
+    0 workers in *both* pools and the run's total GPUs as each pool, and take their pools from the
+    InferenceX item or the nearest run (:func:`infer_pools`). A row with one worker count 0 or blank
+    and the other one set is no legacy row: guessing its pools from another run would price a
+    configuration it did not run, so it is not priced (the cell is named).
+    """
+    if pt.status.startswith("invalid"):
+        return
+    for col in ("num_prefill_gpu", "num_decode_gpu"):
+        if not (r.get(col) or "").strip():
+            pt.status = f"invalid: {col} is blank (a disaggregated row needs its prefill and decode GPU counts)"
+            return
+    cells = {col: (r.get(col) or "").strip() for col in ("prefill_num_workers", "decode_num_workers")}
+    known = {col: _whole(v) is not None for col, v in cells.items()}
+    if any(known.values()) and not all(known.values()):
+        col = next(c for c, k in known.items() if not k)
+        other = next(c for c, k in known.items() if k)
+        pt.status = (f"invalid: {col} must be a whole number >= 1 when {other} is set (got "
+                     f"{cells[col] or 'nothing'}; only legacy rows leave both worker counts 0)")
+
+
 def _invalid(pt: Point, r: dict, col: str) -> int | None:
     """The whole-number column ``col`` of row ``r``; an ``invalid`` status on ``pt`` when it is not
     a whole number >= 1 (the row is then kept in predictions.csv and out of the error tables)."""
@@ -720,6 +746,19 @@ def file_notes(points: list[Point]) -> list[str]:
                               if w.startswith(FILE_NOTE_PREFIXES) and not (skip and w.startswith(skip))))
 
 
+def bad_rows_note(points: list[Point], where: str) -> str | None:
+    """One line counting the rows of a file (``where``: its path, or what the rows report into)
+    whose cells are bad (status ``invalid``), naming the first three with their reasons; ``None``
+    when there are none. Such rows are kept (as ``invalid:`` rows of predictions.csv), never priced
+    or fitted: the CLI prints this so that they are not only in the CSV."""
+    bad = [p for p in points if p.status.startswith("invalid")]
+    if not bad:
+        return None
+    shown = "; ".join(f"{p.id or '(no id)'}: {p.status.split(': ', 1)[-1]}" for p in bad[:3])
+    return (f"{len(bad)} row(s) with bad cells were not priced ({shown}{'; …' if len(bad) > 3 else ''}); "
+            f"{where}")
+
+
 def _refuse_duplicate_columns(path, header: list[str]) -> None:
     """A header naming a column twice is refused (csv.DictReader would keep the last cell silently)."""
     where: dict[str, list[int]] = defaultdict(list)
@@ -896,7 +935,12 @@ def _aic(r: dict) -> Point:
         pt.deploy = {"p_chips": pw * ptp * pdp, "p_tp": ptp, "p_ep": min(pep, ptp * pdp), "p_dp": pdp,
                      "d_chips": dw * dtp * ddp, "d_tp": dtp, "d_ep": min(dep, dtp * ddp), "d_dp": ddp,
                      "pp": 1}
-        if (not r["prefill_num_workers"] or not r["decode_num_workers"]) and pt.status == "ok":
+        blank = [c for c in ("prefill_num_workers", "decode_num_workers") if not (r[c] or "").strip()]
+        if len(blank) == 1 and not pt.status.startswith("invalid"):
+            # the converted rows (below) leave both worker counts blank; one blank is a bad cell
+            pt.status = (f"invalid: {blank[0]} is blank while the other pool's worker count is set "
+                         "(rows converted from InferenceMAX leave both blank)")
+        if blank and pt.status == "ok":
             # rows converted from InferenceMAX result files (source_file=2026-03-25/2026-04-06.csv) log
             # InferenceMAX's prefill_tp, prefill_ep (as both moe_ep sizes) and decode_tp, but no worker
             # counts, batch sizes or attention DP: e.g. ..._gb300_trtllm_fp8_..._c2151_tp4_ep4_1198 is
@@ -965,8 +1009,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     elif pt.status == "ok":
         pt.status = f"unsupported: precision {prec}"
 
-    wide_ep = []  # pools whose logged TP 1 / EP 1 is read as wide EP (one warning for both)
-    placeholder = []  # and their prefixes ("prefill", "decode")
+    placeholder = []  # pools whose logged TP 1 / EP 1 is read as wide EP ("prefill", "decode"; one warning)
 
     def pool(prefix, gpus, workers):
         per = max(int(round(gpus / max(workers, 1))), 1)
@@ -976,7 +1019,6 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             # InferenceX's first configuration of these Dynamo + SGLang runs logged TP 1 and EP 1 for
             # workers of 4-48 GPUs; its later versions of the same items log EP = GPUs per worker
             # (e.g. 1 decode worker of 48 GPUs: decode_ep 48), see SGLANG_WIDE_EP_FRAMEWORKS
-            wide_ep.append(f"{prefix[:-1]} EP {per}")
             placeholder.append(prefix[:-1])
             ep = per
         elif not dpa and tp != per:  # (a placeholder TP 1 is said once, by the pools' warning)
@@ -989,6 +1031,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     else:
         pg, dg = _f(r["num_prefill_gpu"]), _f(r["num_decode_gpu"])
         pw, dw = _i(r["prefill_num_workers"]), _i(r["decode_num_workers"])
+        _disagg_counts(pt, r)
         if not (pg > 0 and dg > 0):
             if pt.status == "ok":
                 pt.status = "unsupported: disaggregated row without prefill/decode GPU counts"
@@ -996,17 +1039,19 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         ptp, pep, pdp, pper = pool("prefill_", pg, pw)
         dtp, dep, ddp, dper = pool("decode_", dg, dw)
         filed = None
-        if wide_ep and _whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"]):
+        dpa = {k: (r[f"{k}_dp_attention"] or "").strip() for k in ("prefill", "decode")}
+        if placeholder and _whole(r["prefill_num_workers"]) and _whole(r["decode_num_workers"]):
             filed = _placeholder_pools(pt, r.get("precision", ""), spec_method, (pw, pper), (dw, dper),
-                                       {"prefill": (ptp, pep, pdp), "decode": (dtp, dep, ddp)}, placeholder,
-                                       {k: (r[f"{k}_dp_attention"] or "").strip() for k in ("prefill", "decode")})
+                                       {"prefill": (ptp, pep, pdp), "decode": (dtp, dep, ddp)}, placeholder, dpa)
         if filed is not None:
             (ptp, pep, pdp) = filed.get("prefill", (ptp, pep, pdp))
             (dtp, dep, ddp) = filed.get("decode", (dtp, dep, ddp))
-        elif wide_ep:
-            pt.warnings.append(f"TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs "
-                               f"per worker ({', '.join(wide_ep)}), as InferenceX's nvidia-master.yaml "
-                               "records these runs from 8ccec7a7 on")
+        elif placeholder:
+            got = {"prefill": (ptp, pep, pdp), "decode": (dtp, dep, ddp)}
+            pt.warnings.append(f"{_placeholder_logged(placeholder, dpa)}, priced with EP = GPUs per worker and the "
+                               f"logged attention DP: {_say_pools({k: got[k] for k in placeholder})} (no srt-slurm "
+                               "recipe file is named for these pools, and InferenceX's nvidia-master.yaml@8ccec7a7 "
+                               "lists such runs with EP = GPUs per worker)")
         pt.deploy = {"p_chips": int(pg), "p_tp": ptp, "p_ep": pep, "p_dp": pdp,
                      "d_chips": int(dg), "d_tp": dtp, "d_ep": dep, "d_dp": ddp, "pp": 1}
         if filed is not None:
@@ -1123,17 +1168,30 @@ def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tup
     versions = ", ".join(sorted({s for it, _ in items for s in it["source"].split()}))
     ran = sorted({c for it, _ in items for c in it["conc"]})
 
-    def say(layout):
-        tp, ep, dp = layout
-        return f"attention DP {dp}, EP {ep}" if dp > 1 else f"TP {tp}, EP {ep}, no attention DP"
-
-    said = {k: say(lay[k]) for k in lay}
-    logged_dp = ", ".join(f"{k} {dpa[k] or '-'}" for k in which)
-    note = "" if pt.concurrency in ran else f"; the item ran C = {', '.join(map(str, ran))}, not {pt.concurrency}"
+    note = "" if pt.concurrency in ran else (f", run there at concurrencies {', '.join(map(str, ran))}, "
+                                             f"not this row's {pt.concurrency}")
     pt.warnings.append(
-        f"TP 1 / EP 1 logged (attention DP: {logged_dp}): priced as {', '.join(files)} sets them (named by "
-        f"nvidia-master.yaml@{versions}{note}): " + "; ".join(f"{k} {said[k]}" for k in which))
+        f"{_placeholder_logged(which, dpa)}, priced as the srt-slurm recipe "
+        f"file{'s' if len(files) > 1 else ''} {', '.join(map(imx_recipes.recipe_source, files))} "
+        f"configure{'' if len(files) > 1 else 's'} them: {_say_pools({k: lay[k] for k in which})} (the file "
+        f"InferenceX's nvidia-master.yaml@{versions} names for these worker counts{note})")
     return {**{k: lay[k] for k in which}, "files": files}
+
+
+def _say_pools(pools: dict) -> str:
+    """``{"prefill": (tp, ep, dp), ...}`` in words, for a warning: ``prefill pool TP 4 / EP 1 / no
+    attention DP, decode pool attention DP 32 / EP 32`` (no ``;``: predictions.csv joins a row's
+    warnings with it)."""
+    def say(tp, ep, dp):
+        return f"attention DP {dp} / EP {ep}" if dp > 1 else f"TP {tp} / EP {ep} / no attention DP"
+    return ", ".join(f"{k} pool {say(*v)}" for k, v in pools.items())
+
+
+def _placeholder_logged(which: list[str], dpa: dict) -> str:
+    """The start of both warnings of a row with placeholder pools ``which`` (``dpa``: the logged
+    attention-DP cells by pool)."""
+    return (f"placeholder TP 1 / EP 1 logged for workers of several GPUs (attention DP logged: "
+            + ", ".join(f"{k} {dpa[k] or '-'}" for k in which) + ")")
 
 
 def _file_recv_interval(pt: Point, files: list[str]) -> None:
@@ -1145,7 +1203,8 @@ def _file_recv_interval(pt: Point, files: list[str]) -> None:
         return
     ri = got.pop()
     pt.deploy["ri"] = ri
-    pt.warnings.append(f"SGLang --scheduler-recv-interval {ri} on the decode workers, from {', '.join(files)}")
+    pt.warnings.append(f"the decode workers' SGLang --scheduler-recv-interval {ri}, from "
+                       f"{', '.join(map(imx_recipes.recipe_source, files))}, replaces the calibrated admission wait")
 
 
 def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
@@ -1171,12 +1230,12 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     if not exact:
         if near:
             runs = sorted({c for rc in near for c in rc["conc"]})
-            pt.warnings.append(f"InferenceX recipes of this topology ran C = {', '.join(map(str, runs))}, "
-                               f"not {pt.concurrency}: not used")
+            pt.warnings.append(f"InferenceX configurations of these pools ran concurrencies {', '.join(map(str, runs))}, "
+                               f"not this row's {pt.concurrency}: their decode batch limit and MTP drafts not used")
         return None
     settings = {(rc["decode_batch_per_instance"], rc["mtp_draft_tokens"]) for rc in exact}
     if len(settings) > 1:
-        pt.warnings.append("InferenceX recipes disagree for this run (" + "; ".join(
+        pt.warnings.append("InferenceX configurations of this run disagree (" + " vs ".join(
             f"{rc['recipe'] or rc['config']}: batch {rc['decode_batch_per_instance']}, "
             f"MTP {rc['mtp_draft_tokens']}" for rc in exact) + "): not used")
         return None
@@ -1468,10 +1527,10 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         versions = sorted({v for it in items for v in it["source"].split()})
         if (framework_family(pt.framework) or pt.framework) == "trtllm" and "mb" not in pt.deploy:
             _dynamo_trt_batch_limit(pt)  # the item gives no batch limit: Dynamo + TensorRT-LLM's pattern
-        pt.warnings.append(f"pools of InferenceX item {' = '.join(names)} (nvidia-master.yaml@"
-                           f"{', '.join(versions)}), which ran C = {pt.concurrency} with this row's "
+        pt.warnings.append(f"pools of the InferenceX configuration {' = '.join(names)} (nvidia-master.yaml@"
+                           f"{', '.join(versions)}), which ran concurrency {pt.concurrency} with this row's "
                            + ("per-worker TP/EP" if logged is not None else f"{total} GPUs")
-                           + (f"; {pt.deploy['spec']} MTP draft token{'s' if pt.deploy['spec'] != 1 else ''} per step"
+                           + (f", {pt.deploy['spec']} MTP draft token{'s' if pt.deploy['spec'] != 1 else ''} per step"
                               if pt.deploy.get("spec") else ""))
         pt.mode = "disaggregated"
         # the item is the run's own configuration, as for the InferenceMAX rows whose batch limit
@@ -1515,14 +1574,14 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         # the pools only: a recipe's decode batch limit follows from its own concurrency, and its
         # receive interval from the recipe file its own run is tied to (not carried to this row)
         pt.deploy = {k: v for k, v in rc.deploy.items() if k not in ("mb", "ri")}
-        how = f"InferenceMAX recipe {rc.id}"
+        how = f"the nearest measured run {rc.id}"
         if spec_known:  # the row says its own speculative decoding: only the pools are taken
             pt.deploy.pop("spec", None)
         if fam == "trtllm":  # a Dynamo + TensorRT-LLM recipe: its batch-limit pattern, at this C
             _dynamo_trt_batch_limit(pt)
-        pt.warnings.append(f"pools of {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, logged "
-                           "prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
-                           + (f"; a {rc.spec} run, priced with its speculative decoding (the row "
+        pt.warnings.append(f"pools of the measured run {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, "
+                           "logged prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
+                           + (f", a {rc.spec} run, priced with its speculative decoding (the row "
                               "does not say whether it used it)" if rc.spec != "none" and not spec_known else ""))
     elif logged:
         ptp, pep, dtp = logged
@@ -1533,10 +1592,10 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         d_tp, d_ep, d_dp = _worker_layout(dtp, pep, False)
         pt.deploy = {"p_chips": pw * ptp, "p_tp": p_tp, "p_ep": p_ep, "p_dp": p_dp,
                      "d_chips": dw * dtp, "d_tp": d_tp, "d_ep": d_ep, "d_dp": d_dp, "pp": 1}
-        how = "the fallback rule (no InferenceMAX recipe)"
+        how = "the fallback rule, as no measured InferenceMAX run has this system, model, framework and precision"
     else:
         pt.status = (f"unsupported: {total} GPUs of a disaggregated run without pool sizes and no "
-                     f"InferenceMAX recipe for {pt.system_key} {pt.model} {fam} {precision}")
+                     f"measured InferenceMAX run of {pt.system_key} {pt.model} {fam} {precision} to take them from")
         return
     pt.mode = "disaggregated"
     pt.status = (f"ambiguous: pools inferred from {how} ({pt.deploy['p_chips']} prefill + "

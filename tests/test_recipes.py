@@ -277,3 +277,15 @@ def test_rows_without_a_recipe_keep_the_fallback(shared_data, tmp_path):
     pt = _row(shared_data, tmp_path, "imx-00155", conc="16000")
     assert "mb" not in pt.deploy and pt.deploy["spec"] == 3
     assert any("not used" in w for w in pt.warnings)
+
+
+def test_recipe_source_names_the_repository_and_commit_the_file_was_read_at():
+    # specs/recipes/srt_slurm_prefill.csv: recipes/gb200-fp4/8k1k/max-tpt.yaml read from
+    # NVIDIA/srt-slurm at 975f228f...; a file the table does not hold keeps its bare path
+    with open(R.PREFILL_CSV, newline="", encoding="utf-8") as f:
+        (line,) = [r for r in csv.DictReader(x for x in f if not x.startswith("#"))
+                   if r["recipe"] == "recipes/gb200-fp4/8k1k/max-tpt.yaml"]
+    assert (line["repo"], line["commit"][:8]) == ("NVIDIA/srt-slurm", "975f228f")
+    assert R.recipe_source("recipes/gb200-fp4/8k1k/max-tpt.yaml") == \
+        "NVIDIA/srt-slurm@975f228f:recipes/gb200-fp4/8k1k/max-tpt.yaml"
+    assert R.recipe_source("recipes/not/in/the/table.yaml") == "recipes/not/in/the/table.yaml"

@@ -203,18 +203,18 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     # the item is the run's own configuration: the row is fitted and scored (``ok``), and its
     # warning names the item
     assert p.status == "ok", p.status
-    assert any(w.startswith("pools of InferenceX item recipes/trtllm/gb300-fp8/8k1k/stp/"
+    assert any(w.startswith("pools of the InferenceX configuration recipes/trtllm/gb300-fp8/8k1k/stp/"
                             "ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (nvidia-master.yaml@")
                for w in p.warnings), p.warnings
     assert p.deploy == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4,
                         "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1, "mb": 256 * 8}
-    assert any("which ran C = 2151 with this row's per-worker TP/EP" in w for w in p.warnings), p.warnings
+    assert any("which ran concurrency 2151 with this row's per-worker TP/EP" in w for w in p.warnings), p.warnings
     # gb200 dynamo-sglang fp4 1024/1024 recipes logging TP 1 run at conc 4 (imx-00176 and others:
     # 1 prefill worker of 4 GPUs, 2 decode workers of 4, priced as their recipe file
     # recipes/gb200-fp4/1k1k/low-latency.yaml configures them: TP 4, EP 1, no attention DP), 32, 64
     # and >= 512 (4 prefill workers and 48 decode GPUs); conc 8 is nearest to 4 in log space
     p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
-    assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
+    assert p.status.startswith("ambiguous: pools inferred from the nearest measured run imx-")
     assert (p.deploy["p_chips"], p.deploy["p_tp"], p.deploy["p_dp"], p.deploy["d_chips"], p.deploy["d_tp"],
             p.deploy["d_dp"]) == (4, 4, 1, 8, 4, 1)
     # gb200 dynamo-trt fp4 1024/1024 runs of 36 GPUs at conc 32 (imx-02190, imx-02186): 1 prefill
@@ -224,12 +224,12 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     p = by["2026_04_06_deepseek_r1_gb200_trtllm_fp4_agg_1024x1024_c32_tp36_ep1_11"]
     assert p.mode == "disaggregated" and p.concurrency == 32
     assert (p.deploy["p_chips"], p.deploy["d_chips"], p.deploy["d_tp"], p.deploy["d_dp"]) == (4, 32, 8, 1)
-    assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-02190")  # no MTP
+    assert p.status.startswith("ambiguous: pools inferred from the nearest measured run imx-02190")  # no MTP
     # fallback: ceil(360 / 64) = 6 decode workers of TP 8 = 48 GPUs; ceil(48 / 16) = 3 prefill
     # workers of TP 4 = 12 GPUs
     p = by["2026_03_25_kimi_k2_5_gb200_trtllm_fp4_disagg_1024x1024_c360_tp8_0_ep_177"]
-    assert p.status == ("ambiguous: pools inferred from the fallback rule (no InferenceMAX recipe) "
-                        "(12 prefill + 48 decode GPUs)")
+    assert p.status == ("ambiguous: pools inferred from the fallback rule, as no measured InferenceMAX run has "
+                        "this system, model, framework and precision (12 prefill + 48 decode GPUs)")
     assert (p.deploy["p_chips"], p.deploy["p_tp"], p.deploy["d_chips"], p.deploy["d_tp"]) == (12, 4, 48, 8)
 
 
@@ -244,7 +244,7 @@ def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
     by = {p.id: p for p in pts}
     for pid in ("imx-00159", "imx-00164", "imx-00170"):
         p = by[pid]
-        assert p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-"), p.status
+        assert p.status.startswith("ambiguous: pools inferred from the nearest measured run imx-"), p.status
         assert p.deploy["p_tp"] * p.deploy["p_dp"] <= 8 and "spec" not in p.deploy
     # imx-00156 (C = 3) and imx-00158 (C = 102), 28 GPUs, no MTP: the December item of line 18 of
     # specs/recipes/inferencemax_recipes.csv ran C = 3 ... 102 (conc x 3 decode workers) on one
@@ -253,8 +253,8 @@ def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
     for pid in ("imx-00156", "imx-00158"):
         p = by[pid]
         assert p.status == "ok", p.status
-        assert any(w.startswith("pools of InferenceX item dsr1-fp4-gb200-dynamo-trt (nvidia-master.yaml@")
-                   and "which ran C = " in w and "with this row's 28 GPUs" in w for w in p.warnings), p.warnings
+        assert any(w.startswith("pools of the InferenceX configuration dsr1-fp4-gb200-dynamo-trt (nvidia-master.yaml@")
+                   and "which ran concurrency " in w and "with this row's 28 GPUs" in w for w in p.warnings), p.warnings
         assert p.deploy == {"p_chips": 4, "p_tp": 4, "p_ep": 4, "p_dp": 1, "d_chips": 24, "d_tp": 8,
                             "d_ep": 8, "d_dp": 1, "pp": 1, "mb": 32}
 
@@ -269,11 +269,11 @@ def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     # gets its pools without the measured file
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
     assert p.status == "ok" and p.deploy["p_chips"] == 28
-    assert any(w.startswith("pools of InferenceX item ") for w in p.warnings), p.warnings
+    assert any(w.startswith("pools of the InferenceX configuration ") for w in p.warnings), p.warnings
     # a row no item decides (Dynamo + SGLang, logged TP 1 / EP 1 / decode TP 1) falls to the rule:
     # ceil(8 / 128) = 1 decode worker of TP 1; ceil(1 / 12) = 1 prefill worker of TP 1
     p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
-    assert p.status.endswith("fallback rule (no InferenceMAX recipe) (1 prefill + 1 decode GPUs)"), p.status
+    assert p.status.endswith("framework and precision (1 prefill + 1 decode GPUs)"), p.status
     # and the row says why no measured run was used
     missing = tmp_path / "nowhere" / "measured" / "inferencemax_public.csv"
     assert any(w.startswith(f"no InferenceMAX pool recipes: {missing} not found (set CODESIGN_SHARED_DATA")
@@ -669,17 +669,22 @@ def test_dynamo_sglang_rows_logging_tp1_ep1_get_wide_ep(shared_data):
     p = by["imx-02225"]
     assert (p.deploy["p_chips"], p.deploy["p_dp"], p.deploy["p_ep"]) == (24, 8, 8)
     assert (p.deploy["d_chips"], p.deploy["d_dp"], p.deploy["d_ep"]) == (48, 48, 48)
+    # the file at the commit specs/recipes/srt_slurm_prefill.csv read it (its line for the file)
     assert [w for w in p.warnings if "TP 1 / EP 1 logged" in w] == [
-        "TP 1 / EP 1 logged (attention DP: prefill True, decode True): priced as "
-        "recipes/gb200-fp8/1k1k/mid-curve.yaml sets them (named by nvidia-master.yaml@0004cf5f): "
-        "prefill attention DP 8, EP 8; decode attention DP 48, EP 48"], p.warnings
+        "placeholder TP 1 / EP 1 logged for workers of several GPUs (attention DP logged: prefill True, "
+        "decode True), priced as the srt-slurm recipe file NVIDIA/srt-slurm@eb889c08:recipes/gb200-fp8/1k1k/"
+        "mid-curve.yaml configures them: prefill pool attention DP 8 / EP 8, decode pool attention DP 48 / EP 48 "
+        "(the file InferenceX's nvidia-master.yaml@0004cf5f names for these worker counts)"], p.warnings
     # imx-02250 (GB200 DeepSeek-R1 FP8 1k/1k, 1 prefill + 4 decode workers of 4 GPUs, C = 64): no InferenceX item
     # names a file for these pools (0004cf5f's FP8 1k/1k low-latency file runs 1 + 1 workers), so the
     # wide-EP reading prices them: EP = GPUs per worker, the logged attention DP
     w = by["imx-02250"]
     assert (w.deploy["p_tp"], w.deploy["p_ep"], w.deploy["p_dp"], w.deploy["d_ep"], w.deploy["d_dp"]) == (1, 4, 4, 4, 4)
-    assert ("TP 1 and EP 1 logged for workers of several GPUs: priced with EP = GPUs per worker (prefill EP 4, "
-            "decode EP 4), as InferenceX's nvidia-master.yaml records these runs from 8ccec7a7 on") in w.warnings
+    # the same words as the file's pools, the attention DP included (imx-02250 logs it on both pools)
+    assert ("placeholder TP 1 / EP 1 logged for workers of several GPUs (attention DP logged: prefill True, "
+            "decode True), priced with EP = GPUs per worker and the logged attention DP: prefill pool attention "
+            "DP 4 / EP 4, decode pool attention DP 4 / EP 4 (no srt-slurm recipe file is named for these pools, "
+            "and InferenceX's nvidia-master.yaml@8ccec7a7 lists such runs with EP = GPUs per worker)") in w.warnings
     # imx-00179 logs decode TP 32, EP 32 itself (InferenceX 0004cf5f): no warning, same EP
     q = by["imx-00179"]
     assert q.deploy["d_ep"] == 32 and not any("EP 1 logged" in w for w in q.warnings)
@@ -700,19 +705,22 @@ def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path
     assert {k: p.deploy[k] for k in ("p_chips", "p_tp", "p_ep", "p_dp", "d_chips", "d_tp", "d_ep", "d_dp")} == {
         "p_chips": 40, "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_chips": 32, "d_tp": 1, "d_ep": 32, "d_dp": 32}
     assert "ri" not in p.deploy  # max-tpt.yaml sets no scheduler-recv-interval: the calibrated wait
-    assert ("TP 1 / EP 1 logged (attention DP: prefill True, decode True): priced as "
-            "recipes/gb200-fp4/8k1k/max-tpt.yaml sets them (named by nvidia-master.yaml@0004cf5f): prefill TP 4, "
-            "EP 1, no attention DP; decode attention DP 32, EP 32") in p.warnings, p.warnings
+    assert ("placeholder TP 1 / EP 1 logged for workers of several GPUs (attention DP logged: prefill True, "
+            "decode True), priced as the srt-slurm recipe file NVIDIA/srt-slurm@975f228f:recipes/gb200-fp4/8k1k/"
+            "max-tpt.yaml configures them: prefill pool TP 4 / EP 1 / no attention DP, decode pool attention DP 32 "
+            "/ EP 32 (the file InferenceX's nvidia-master.yaml@0004cf5f names for these worker counts)") in p.warnings, \
+        p.warnings
+    assert not any(";" in w for w in p.warnings)  # predictions.csv joins a row's warnings with "; "
     assert not any("GPUs per worker; using" in w for w in p.warnings)
     # the same pools at C = 8192 (imx-02334), which the 0004cf5f item does not list (it ran C = 2048):
     # the same file, and the warning says the item ran another concurrency
     assert by["imx-02334"].deploy == p.deploy
-    assert any("the item ran C = 2048, not 8192" in w for w in by["imx-02334"].warnings)
+    assert any("run there at concurrencies 2048, not this row's 8192)" in w for w in by["imx-02334"].warnings)
     q = by["imx-02266"]
     assert {k: q.deploy[k] for k in ("p_tp", "p_ep", "p_dp", "d_tp", "d_ep", "d_dp", "ri")} == {
         "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_tp": 4, "d_ep": 1, "d_dp": 1, "ri": 10}
-    assert ("SGLang --scheduler-recv-interval 10 on the decode workers, from "
-            "recipes/gb200-fp4/1k1k/low-latency.yaml") in q.warnings
+    assert ("the decode workers' SGLang --scheduler-recv-interval 10, from NVIDIA/srt-slurm@7c50317d:"
+            "recipes/gb200-fp4/1k1k/low-latency.yaml, replaces the calibrated admission wait") in q.warnings
     # imx-00177 logs the same pools explicitly (TP 4, EP 1, no attention DP) and matches the item
     # naming that file exactly: the same receive interval
     e = by["imx-00177"]
@@ -957,7 +965,7 @@ def test_an_inferencemax_file_read_away_from_the_shared_data_is_its_own_pool_rec
     monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "nowhere"))
     away = {p.id: p for p in read_measured(dst)[1]}
     p, q = away["imx-00159"], with_shared["imx-00159"]
-    assert p.status == q.status and p.status.startswith("ambiguous: pools inferred from InferenceMAX recipe imx-")
+    assert p.status == q.status and p.status.startswith("ambiguous: pools inferred from the nearest measured run imx-")
     assert p.deploy == q.deploy
     assert any(w.endswith("; the read file's own disaggregated runs used") for w in p.warnings), p.warnings
 
@@ -1043,8 +1051,9 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
             assert p.deploy.get("ri") == want, (p.id, p.concurrency, p.deploy)
             seen[p.system_key] += 1
         elif "ri" in p.deploy:
-            said = [w for w in p.warnings if w.startswith("SGLang --scheduler-recv-interval")]
-            f = said[0].rsplit("from ", 1)[1] if said else None
+            said = [w for w in p.warnings if w.startswith("the decode workers' SGLang --scheduler-recv-interval")]
+            # "... from REPO@COMMIT:FILE, replaces the calibrated admission wait"
+            f = said[0].rsplit("from ", 1)[1].split(", ")[0].split(":", 1)[1] if said else None
             assert f in by_file and p.deploy["ri"] == by_file[f], (p.id, p.deploy, p.warnings)
             filed[f] += 1
         else:
@@ -1159,3 +1168,49 @@ def test_aiconfigurator_bad_concurrency_and_batch_cells_are_invalid_rows(shared_
                   silicon_data_source=agg["silicon_data_source"].replace("silicon_concurrency=16;", ""))
     (p,) = read_measured(_write_csv(tmp_path / "no-src.csv", cols, [no_src]))[1]
     assert p.status == "invalid: the concurrency _c0_ in the id must be a whole number >= 1", p.status
+
+
+def test_one_worker_count_missing_or_a_blank_gpu_count_is_an_invalid_row(shared_data, tmp_path):
+    """Fresh-user trial, session 23: an InferenceMAX row that logs its GPU counts but
+    prefill_num_workers = 0 (imx-02381 edited) was taken for a legacy row and priced with another
+    run's pools (status ambiguous, prefill EP 40 on its 24-GPU pool); a blank num_decode_gpu was
+    'unsupported'. An aiconfigurator row with one blank worker count was priced as a converted row
+    (infeasible). Each is a bad cell now: status invalid naming the cell. The legacy rows (both
+    worker counts 0: imx-00156) and the converted aiconfigurator rows (both blank) are unchanged."""
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    with open(src, newline="") as f:
+        r = csv.DictReader(f)
+        cols, base = r.fieldnames, {row["point_id"]: row for row in r
+                                    if row["point_id"] in ("imx-02381", "imx-00156")}
+    row, legacy = base["imx-02381"], base["imx-00156"]
+    # the cells the cases edit: imx-02381 logs 10 prefill workers on 40 GPUs, 1 decode worker on 32
+    assert (row["prefill_num_workers"], row["decode_num_workers"]) == ("10.0", "1.0")
+    assert (legacy["prefill_num_workers"], legacy["decode_num_workers"]) == ("0.0", "0.0")
+    rows = [row, legacy, dict(row, point_id="pw-0", prefill_num_workers="0"),
+            dict(row, point_id="dw-blank", decode_num_workers=""),
+            dict(row, point_id="dg-blank", num_decode_gpu=""), dict(row, point_id="pg-blank", num_prefill_gpu=" ")]
+    _, pts = read_measured(_write_csv(tmp_path / "imx.csv", cols, rows))
+    by = {p.id: p.status for p in pts}
+    assert by["imx-02381"] == by["imx-00156"] == "ok"
+    assert by["pw-0"] == ("invalid: prefill_num_workers must be a whole number >= 1 when decode_num_workers "
+                          "is set (got 0; only legacy rows leave both worker counts 0)")
+    assert by["dw-blank"].startswith("invalid: decode_num_workers must be a whole number >= 1 when "
+                                     "prefill_num_workers is set (got nothing;")
+    assert by["dg-blank"] == ("invalid: num_decode_gpu is blank (a disaggregated row needs its prefill "
+                              "and decode GPU counts)")
+    assert by["pg-blank"].startswith("invalid: num_prefill_gpu is blank")
+
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    with open(src, newline="") as f:
+        r = csv.DictReader(f)
+        cols, base = r.fieldnames, {row["id"]: row for row in r if row["id"] in AIC_IDS}
+    dis = base["kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c668_cfg759"]
+    assert dis["prefill_num_workers"] and dis["decode_num_workers"]  # both set in the file
+    rows = [dis, dict(dis, id="aic-pw-blank", prefill_num_workers=""),
+            dict(dis, id="aic-dw-blank", decode_num_workers="")]
+    _, pts = read_measured(_write_csv(tmp_path / "aic.csv", cols, rows))
+    by = {p.id: p.status for p in pts}
+    assert by[dis["id"]] == "ok"
+    for rid, col in (("aic-pw-blank", "prefill_num_workers"), ("aic-dw-blank", "decode_num_workers")):
+        assert by[rid] == (f"invalid: {col} is blank while the other pool's worker count is set "
+                           "(rows converted from InferenceMAX leave both blank)")

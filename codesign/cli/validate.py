@@ -4,7 +4,7 @@ Maps every measured row to a spec (see :mod:`codesign.validate` for the column m
 TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrated baselines'
 knobs, prints error tables (MAPE, median APE, share within 10% / 25%) by system, model and mode over
 the ``ok`` rows, one more by system over the ``ambiguous`` rows (priced with an inferred mapping, e.g.
-pools inferred from an InferenceMAX recipe; ``errors_ambiguous`` in ``--json``), and writes
+pools inferred from the nearest measured InferenceMAX run; ``errors_ambiguous`` in ``--json``), and writes
 ``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``).
 """
 
@@ -61,8 +61,8 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 
 def run(args) -> int:
-    from ..validate import (error_table_rows, file_notes, predict, priced, read_measured, shared_data_warning,
-                            write_predictions)
+    from ..validate import (bad_rows_note, error_table_rows, file_notes, predict, priced, read_measured,
+                            shared_data_warning, write_predictions)
     from ._common import ensure_out_dir, print_json
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -102,12 +102,9 @@ def run(args) -> int:
         raise CodesignError(f"{args.measured}: no row could be priced ("
                             + ", ".join(f"{v} {k}" for k, v in sorted(status.items()))
                             + (f"; e.g. {first}" if first else "") + ")")
-    bad = [p for p in points if p.status.startswith("invalid")]
+    bad = bad_rows_note(points, "each row's reason is its status in predictions.csv")
     if bad:  # bad cells are kept as rows (none is dropped silently), and said here, not only in the CSV
-        shown = "; ".join(f"{p.id or '(no id)'}: {p.status.split(': ', 1)[-1]}" for p in bad[:3])
-        print(f"warning: {args.measured}: {len(bad)} row(s) with bad cells were not priced ({shown}"
-              f"{'; …' if len(bad) > 3 else ''}); each row's reason is its status in predictions.csv",
-              file=sys.stderr)
+        print(f"warning: {args.measured}: {bad}", file=sys.stderr)
     if args.json:
         print_json({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
                     "statistic": stat,
@@ -186,7 +183,7 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
     titled = [(by, f"{schema}: error by {by} vs {main} ({knobs} knobs)", rows) for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
-                                 f"inferred from the nearest InferenceMAX recipe or the fallback rule (each row's guess is in the "
+                                 f"inferred from the nearest measured InferenceMAX run or the fallback rule (each row's guess is in the "
                                  f"status column of predictions.csv), error by system vs "
                                  f"{vs(lambda p: p.status.startswith('ambiguous'))} ({knobs} knobs)",
                        ambiguous))
