@@ -905,6 +905,18 @@ def _aic(r: dict) -> Point:
             # imx-02190 (disaggregated, 4 prefill + 32 decode GPUs, TTFT 232 vs 237 ms): tp_size is the
             # run's total GPU count; the pools are inferred below (infer_pools).
             total = tp
+        elif (framework_family(pt.framework) == "vllm" and not (r.get("attention_dp_size") or "").strip()
+              and mtp and ep and mtp * ep > tp and (mtp * ep) % tp == 0):
+            # vLLM without expert parallelism shards every MoE layer over all tp × dp ranks
+            # (FusedMoEParallelConfig.make: "flatten_tp_across_dp", tp_size = dp_size × tp_size;
+            # vllm/model_executor/layers/fused_moe/config.py), so a MoE TP wider than tp_size is the
+            # run's data parallelism: e.g. the Qwen3-235B-A22B-FP8 H200 rows with tp_size 1 and
+            # moe_tp_size 4 (235 GB of weights, which one 141 GB GPU cannot hold) measure the TPOT of
+            # the tp_size 4 rows (41-44 ms against 34-46 ms), those with moe_tp_size 2 that of tp_size 2
+            # (55-59 ms against 51-59 ms)
+            dp = mtp * ep // tp
+            pt.warnings.append(f"moe_tp×moe_ep {mtp * ep} > tp_size {tp} and no attention_dp_size: read as "
+                               f"vLLM data parallelism {dp} (vLLM shards the MoE over tp × dp ranks)")
         if conc is None:
             conc = bs * dp0 if bs else None
         unknown = conc is None

@@ -1214,3 +1214,26 @@ def test_one_worker_count_missing_or_a_blank_gpu_count_is_an_invalid_row(shared_
     for rid, col in (("aic-pw-blank", "prefill_num_workers"), ("aic-dw-blank", "decode_num_workers")):
         assert by[rid] == (f"invalid: {col} is blank while the other pool's worker count is set "
                            "(rows converted from InferenceMAX leave both blank)")
+
+
+def test_vllm_moe_tp_wider_than_tp_is_data_parallelism(shared_data):
+    """vLLM without expert parallelism shards each MoE layer over all tp × dp ranks
+    (FusedMoEParallelConfig.make, flatten_tp_across_dp: tp_size = dp_size × tp_size). The
+    Qwen3-235B-A22B-FP8 H200 vLLM rows logging tp_size 1 and moe_tp_size 4 (or 2), no
+    attention_dp_size, ran on 4 (2) GPUs: 235 GB of FP8 weights do not fit one 141 GB H200, and
+    their TPOT is that of the tp_size 4 (2) rows. They were priced as 1 GPU (infeasible); now as
+    data parallelism moe_tp×moe_ep / tp_size."""
+    _, pts = read_measured(shared_data / "measured" / "aiconfigurator_silicon_public.csv")
+    by = {p.id: p for p in pts}
+    stem = "qwen_qwen3_235b_a22b_fp8_qwen_qwen3_235b_a22b_fp8_h200_sxm_vllm_agg_"
+    # tp_size 1, moe_tp_size 4, moe_ep_size 1 -> DP 4 on 4 GPUs; moe_tp_size 2 -> DP 2
+    # tp_size 2, moe_tp_size 4 -> TP 2 x DP 2 (the row's cells: aiconfigurator_silicon_public.csv)
+    for rid, tp, dp in (("2000x100_c5_tp1_epnone_10", 1, 4), ("4000x100_c4_tp1_epnone_22", 1, 2),
+                        ("2000x100_c11_tp2_epnone_13", 2, 2)):
+        p = by[stem + rid]
+        assert p.status == "ok" and (p.deploy["tp"], p.deploy["dp"], p.deploy["ep"]) == (tp, dp, 1), (rid, p.deploy)
+        assert any(w.startswith(f"moe_tp×moe_ep {tp * dp} > tp_size {tp} and no attention_dp_size: read as "
+                                f"vLLM data parallelism {dp}") for w in p.warnings), p.warnings
+    # a row whose MoE width is its tp_size keeps its layout (tp_size 4, moe_tp_size 4)
+    p = by[stem + "8000x100_c8_tp4_epnone_38"]
+    assert (p.deploy["tp"], p.deploy["dp"]) == (4, 1) and not any("data parallelism" in w for w in p.warnings)
