@@ -965,7 +965,10 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
         if m:  # a validator named its field: point at the key, and at the file that set it
             path += (m.group(1),)
             msg = m.group(2)
-        problems.append((_origin(origins, path, file), toml_key_path(*path), msg))
+        # a missing key is set by no file: it is the spec being read that lacks it (not the include
+        # that happened to set the rest of its table)
+        problems.append((file if msg == "missing (required)" else _origin(origins, path, file),
+                         toml_key_path(*path), msg))
     # a misspelt key (``tdpp``, ``[memory.hbmm]``) also leaves the key it stands for missing: that
     # follows from the typo, which its own line names ("did you mean 'tdp'?"), and would be blamed on
     # whichever file (an include) set the rest of the table. Only the typo is reported.
