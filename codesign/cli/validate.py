@@ -180,7 +180,8 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
         return f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if fell_back else "")
 
     main = vs(lambda p: p.status == "ok")
-    titled = [(by, f"{schema}: error by {by} vs {main} ({knobs} knobs)", rows) for by, rows in tables.items()]
+    titled = [(by, f"{schema}: {'overall error' if by == 'all' else f'error by {by}'} vs {main} ({knobs} knobs)", rows)
+              for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
                                  f"inferred from the nearest measured InferenceMAX run or the fallback rule (each row's guess is in the "
