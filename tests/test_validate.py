@@ -860,14 +860,14 @@ def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data
     assert rc == 0, err
     text = " ".join(out.split())  # rich wraps titles
     assert "the other where a row lacks it" not in text
-    for by in ("all", "system", "model", "mode"):
-        assert f"inferencemax: error by {by} vs median TTFT/TPOT (calibrated knobs)" in text, text
+    for title in ("overall error", "error by system", "error by model", "error by mode"):
+        assert f"inferencemax: {title} vs median TTFT/TPOT (calibrated knobs)" in text, text
     assert "status column of predictions.csv), error by system vs median TTFT/TPOT (calibrated knobs)" in text
     rc, out, err = cli("validate", m, "--statistic", "mean")
     assert rc == 0, err
     text = " ".join(out.split())
-    for by in ("all", "system", "model", "mode"):
-        assert (f"inferencemax: error by {by} vs mean TTFT/TPOT (the other where a row lacks it) "
+    for title in ("overall error", "error by system", "error by model", "error by mode"):
+        assert (f"inferencemax: {title} vs mean TTFT/TPOT (the other where a row lacks it) "
                 "(calibrated knobs)") in text, text
     assert "status column of predictions.csv), error by system vs mean TTFT/TPOT (calibrated knobs)" in text
 
