@@ -1282,8 +1282,128 @@ def _driver_url(url: str) -> str:
     return url
 
 
-def _rdb_storage(url: str, attempts: int = 6):
-    """Optuna's RDBStorage for ``url``, retried when workers started together race to create its
+#: Seconds between the heartbeats a process records for the trials it is running in a database
+#: storage (PostgreSQL, SQLite; Optuna's ``heartbeat_interval``). A running trial unheard of for
+#: :data:`HEARTBEAT_GRACE` intervals belongs to a process that died without a word (SIGKILL, the
+#: OOM killer, a lost machine): the next batch of any process on the study fails it and enqueues its
+#: design again where it was enqueued (a seed, a refill), so the study still reaches its trial count.
+#: Without heartbeats such a trial stayed RUNNING for good and was counted towards ``--trials``.
+#: ``CODESIGN_HEARTBEAT_S`` (a whole number of seconds) overrides it, for tests.
+HEARTBEAT_S = 20
+#: Heartbeat intervals a running trial may go unheard of before it is failed (Optuna's
+#: ``grace_period`` = this × :data:`HEARTBEAT_S`: 2 minutes by default, beyond a first batch's JAX
+#: compilation, during which the heartbeat thread keeps beating).
+HEARTBEAT_GRACE = 6
+
+
+def heartbeat_s() -> int:
+    """:data:`HEARTBEAT_S`, or ``CODESIGN_HEARTBEAT_S`` where it is set to a whole number >= 1."""
+    raw = os.environ.get("CODESIGN_HEARTBEAT_S", "").strip()
+    if not raw:
+        return HEARTBEAT_S
+    if not raw.isdigit() or int(raw) < 1:
+        raise CodesignError(f"CODESIGN_HEARTBEAT_S={raw!r}: expected a whole number of seconds >= 1")
+    return int(raw)
+
+
+def _requeue_stale(study, trial) -> None:
+    """Optuna's ``heartbeat_stale_trial_callback``: a trial failed for its silent process gives its
+    design back where it was an enqueued one, as :func:`_give_back` does for an interrupted batch."""
+    if "fixed_params" in trial.system_attrs:
+        study.enqueue_trial(dict(trial.system_attrs["fixed_params"]),
+                            user_attrs={"seed_source": trial.user_attrs["seed_source"]}
+                            if "seed_source" in trial.user_attrs else None)
+
+
+def _fail_stale(study) -> None:
+    """Fail the running trials of ``study`` whose process has stopped beating (database storages;
+    nothing for a journal, whose own run fails them when it resumes: :func:`_prepare`)."""
+    import optuna
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
+
+
+def _wait_for_running(study) -> bool:
+    """A study that is full only with the running trials of other processes (database storages):
+    wait until they are told or, their process silent beyond the grace period, failed
+    (:func:`_fail_stale`). Returns whether any was failed (the caller then runs their places),
+    ``False`` at once for a journal (no heartbeats) or when none is running. A worker that simply
+    left would otherwise leave the study short of its trial count whenever the last process to
+    stop was not the one that died (shared PostgreSQL, one machine lost)."""
+    import time
+
+    import optuna
+    from optuna.storages._heartbeat import is_heartbeat_enabled
+
+    storage = study._storage
+    if not is_heartbeat_enabled(storage):
+        return False
+    interval = storage.get_heartbeat_interval()
+    deadline = time.monotonic() + interval * (HEARTBEAT_GRACE + 2)
+    said = False
+    while True:
+        running = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+        if not running:
+            return False
+        if said is False:
+            print(f"waiting for {len(running)} running trial(s) of other processes (a trial whose process "
+                  f"is silent for {interval * HEARTBEAT_GRACE} s is failed and run again)", file=sys.stderr)
+            said = True
+        _fail_stale(study)
+        failed = {t.number for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.FAIL,))}
+        if any(t.number in failed for t in running):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(min(interval, 2.0))
+
+
+class _Heartbeat:
+    """Records a heartbeat for each trial of a batch (:meth:`add`, at once) and again every
+    interval from a daemon thread until the batch is told (``with`` block), for a storage with
+    heartbeats; does nothing for one without (a journal)."""
+
+    def __init__(self, study):
+        from optuna.storages._heartbeat import is_heartbeat_enabled
+
+        self._storage = study._storage
+        self._on = is_heartbeat_enabled(self._storage)
+        self._ids: list[int] = []
+        self._stop = None
+
+    def add(self, trial) -> None:
+        if self._on:
+            self._ids.append(trial._trial_id)
+            self._storage.record_heartbeat(trial._trial_id)
+
+    def __enter__(self):
+        if self._on:
+            import threading
+
+            self._stop = threading.Event()
+            interval = self._storage.get_heartbeat_interval()
+
+            def beat():
+                while not self._stop.wait(interval):
+                    for tid in list(self._ids):
+                        try:
+                            self._storage.record_heartbeat(tid)
+                        except Exception:  # noqa: BLE001 - a missed beat is retried next interval
+                            pass
+            threading.Thread(target=beat, name="codesign-heartbeat", daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        if self._stop is not None:
+            self._stop.set()
+        return False
+
+
+def _rdb_storage(url: str, attempts: int = 6, beat: int = HEARTBEAT_S):
+    """Optuna's RDBStorage for ``url``, with heartbeats (:data:`HEARTBEAT_S`), retried when workers
+    started together race to create its
     tables on an empty database: PostgreSQL lets only one concurrent CREATE TABLE of a name win and
     fails the others with a unique violation on ``pg_type`` ("duplicate key value violates unique
     constraint pg_type_typname_nsp_index", seen with three ``codesign worker`` processes on a new
@@ -1295,7 +1415,10 @@ def _rdb_storage(url: str, attempts: int = 6):
 
     for i in range(attempts):
         try:
-            return optuna.storages.RDBStorage(url, heartbeat_interval=None)
+            with warnings.catch_warnings():  # "heartbeat_interval is an experimental feature"
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                return optuna.storages.RDBStorage(url, heartbeat_interval=beat, grace_period=beat * HEARTBEAT_GRACE,
+                                                  heartbeat_stale_trial_callback=_requeue_stale)
         except Exception as exc:  # noqa: BLE001 - sqlalchemy's IntegrityError / ProgrammingError
             text = str(exc)
             if i == attempts - 1 or not ("duplicate key" in text or "already exists" in text):
@@ -1502,11 +1625,12 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
     db = _sqlite_path(url)
     if db is not None:  # SQLite creates the file, not its directory ("unable to open database file")
         _make_parent(db, f"the database {redact(url)}", url)
+    beat = heartbeat_s()
     try:
         import logging
 
         logging.getLogger("sqlalchemy").setLevel(logging.ERROR)
-        return _rdb_storage(_driver_url(url)), redact(url)
+        return _rdb_storage(_driver_url(url), beat=beat), redact(url)
     except ImportError as exc:  # Optuna: "Failed to import DB access module", from SQLAlchemy's driver import
         cause = exc if isinstance(exc, ModuleNotFoundError) else (exc.__cause__ or exc)
         scheme = url.split("://", 1)[0]
@@ -1978,6 +2102,7 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
     tpot_ref = ctx.reference["metrics"].get("min_tpot_s") if ctx.reference else None
     new = 0
     while True:
+        _fail_stale(study)  # a dead process's running trials (database storages), before counting them
         if quota is not None:
             want = quota - new
         else:
@@ -1989,17 +2114,26 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
             # trials nobody runs (seen with 3 PostgreSQL workers)
             want = max(total - held[S.COMPLETE] - held[S.RUNNING], held[S.WAITING])
         if want <= 0:
+            if quota is None and _wait_for_running(study):
+                continue  # a silent process's trials were failed: their places are free again
             break
         batch = min(s.batch_size, want)
         asked: list = []
+        heart = _Heartbeat(study)
         try:
-            for _ in range(batch):
-                # a signal while the trial is created is raised once it is in `asked`, so the
-                # clean-up below gives it back (one left RUNNING otherwise: fresh-user stress test)
-                with interrupts.held():
-                    asked.append(study.ask())
-            values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
-            rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate, tpot_reference_s=tpot_ref)
+            with heart:
+                for _ in range(batch):
+                    # a signal while the trial is created is raised once it is in `asked`, so the
+                    # clean-up below gives it back (one left RUNNING otherwise: fresh-user stress test)
+                    with interrupts.held(), warnings.catch_warnings():
+                        # Optuna warns that a heartbeat "is supposed to be used with Study.optimize":
+                        # here _Heartbeat beats for the trials asked, as optimize's thread does
+                        warnings.filterwarnings("ignore", "Heartbeat of storage", UserWarning)
+                        asked.append(study.ask())
+                    heart.add(asked[-1])
+                values = [{p.key: suggest(t, p) for p in space.params} for t in asked]
+                rows, configs, reasons = evaluate_envelope(ctx.spec, values, space, ctx.evaluate,
+                                                           tpot_reference_s=tpot_ref)
             for t, m, cfg, reason in zip(asked, rows, configs, reasons):
                 try:
                     _record(t, m, cfg, reason, space, tpot_ref)

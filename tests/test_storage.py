@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 
 import pytest
 from conftest import SPECS
@@ -630,7 +631,7 @@ def test_missing_postgres_driver_names_the_extra(monkeypatch, tmp_path):
     import codesign.search as search
     from codesign.errors import CodesignError
 
-    def no_driver(url):
+    def no_driver(url, **_):
         raise ModuleNotFoundError("No module named 'psycopg2'")
 
     monkeypatch.setattr(search, "_rdb_storage", no_driver)
@@ -762,7 +763,7 @@ def test_a_driver_that_fails_to_load_is_not_called_missing(monkeypatch, tmp_path
     import codesign.search as search
     from codesign.errors import CodesignError
 
-    def broken(url):
+    def broken(url, **_):
         try:
             raise ImportError("libpq.so.5: cannot open shared object file: No such file or directory")
         except ImportError as e:  # how Optuna's RDBStorage wraps SQLAlchemy's failed driver import
@@ -972,3 +973,73 @@ def test_a_journal_storage_pickles_and_still_works(tmp_path):
     assert [s.study_name for s in again.get_all_studies()] == ["p"]
     optuna.create_study(study_name="q", storage=again)  # writes through the unpickled lock
     assert not os.path.lexists(str(tmp_path / "p.journal.lock"))
+
+
+@pytest.mark.filterwarnings("ignore:Heartbeat of storage")  # the simulated dead worker's own ask
+def test_a_trial_left_running_by_a_dead_worker_is_failed_and_its_design_run_again(cli, tmp_path, monkeypatch):
+    """A worker killed without a word (SIGKILL, the OOM killer, a lost machine) left its running trials
+    RUNNING for good in a database storage, and the study counted them towards --trials: it ended
+    short of its trial count. With heartbeats (search.HEARTBEAT_S; here 1 s, so a trial unheard of
+    for 6 s is stale) the next batch of a worker fails them and enqueues an enqueued design again.
+    The dead worker is simulated: one enqueued trial asked and one asked from the sampler, each with a
+    heartbeat recorded, then left without a tell."""
+    import optuna
+
+    from codesign.search import HEARTBEAT_GRACE, open_storage
+
+    monkeypatch.setenv("CODESIGN_HEARTBEAT_S", "1")
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
+    assert rc == 0, err
+    store, _ = open_storage(url, None)
+    study = optuna.load_study(study_name="jalapeno-gpt-oss-120b", storage=store)
+    done = [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
+    design = dict(done[0].params)
+    study.enqueue_trial(design)
+    orphans = [study.ask(), study.ask()]  # the enqueued design first, then one from the sampler
+    for t in orphans:
+        store.record_heartbeat(t._trial_id)
+    time.sleep(HEARTBEAT_GRACE * 1 + 1.5)  # unheard of for longer than the grace period
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "10")
+    assert rc == 0, err
+    by = {t.number: t for t in _trials(url)}
+    assert by[orphans[0].number].system_attrs["fixed_params"] == design  # the enqueued one
+    assert "fixed_params" not in by[orphans[1].number].system_attrs
+    assert all(by[t.number].state.name == "FAIL" for t in orphans)
+    assert not [t for t in by.values() if t.state.name == "RUNNING"]
+    complete = [t for t in by.values() if t.state.name == "COMPLETE"]
+    assert len(complete) == 10  # the two stale trials no longer count towards --trials
+    # the enqueued design was given back and run again (the sampler's own is not requeued)
+    assert sum(t.params == design for t in complete) == 2
+
+
+def test_a_bad_heartbeat_override_is_refused(cli, tmp_path, monkeypatch):
+    monkeypatch.setenv("CODESIGN_HEARTBEAT_S", "0.5")
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", f"sqlite:///{tmp_path / 's.db'}", "--trials", "3")
+    assert rc == 2 and "CODESIGN_HEARTBEAT_S='0.5': expected a whole number of seconds >= 1" in err, err
+
+
+@pytest.mark.filterwarnings("ignore:Heartbeat of storage")  # the simulated dead worker's own ask
+def test_a_worker_waits_for_a_dead_workers_trials_instead_of_leaving_the_study_short(cli, tmp_path, monkeypatch):
+    """The study is full only because of a dead process's running trials (5 complete + 2 orphans of
+    --trials 7): the worker joining at once used to stop with 5 complete. It says it waits, fails
+    them once they are unheard of for the grace period (6 s at CODESIGN_HEARTBEAT_S=1) and runs
+    their places."""
+    import optuna
+
+    from codesign.search import open_storage
+
+    monkeypatch.setenv("CODESIGN_HEARTBEAT_S", "1")
+    url = f"sqlite:///{tmp_path / 'study.db'}"
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
+    assert rc == 0, err
+    store, _ = open_storage(url, None)
+    study = optuna.load_study(study_name="jalapeno-gpt-oss-120b", storage=store)
+    for t in (study.ask(), study.ask()):
+        store.record_heartbeat(t._trial_id)
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "7")
+    assert rc == 0, err
+    assert "waiting for 2 running trial(s) of other processes (a trial whose process is silent for 6 s is " \
+           "failed and run again)" in err, err
+    states = Counter(t.state.name for t in _trials(url))
+    assert states == {"COMPLETE": 7, "FAIL": 2}, states
