@@ -975,6 +975,28 @@ def test_a_journal_storage_pickles_and_still_works(tmp_path):
     assert not os.path.lexists(str(tmp_path / "p.journal.lock"))
 
 
+def _dead_worker(cli, url, *, enqueue):
+    """A study of 5 complete trials in ``url`` and a simulated dead worker: two trials asked (the
+    first an enqueued copy of a complete design where ``enqueue``), a heartbeat recorded for each,
+    never told. Returns (the enqueued design or None, the two trials)."""
+    import optuna
+
+    from codesign.search import open_storage
+
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
+    assert rc == 0, err
+    store, _ = open_storage(url, None)
+    study = optuna.load_study(study_name="jalapeno-gpt-oss-120b", storage=store)
+    design = None
+    if enqueue:
+        design = dict(next(t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE").params)
+        study.enqueue_trial(design)
+    orphans = [study.ask(), study.ask()]
+    for t in orphans:
+        store.record_heartbeat(t._trial_id)
+    return design, orphans
+
+
 @pytest.mark.filterwarnings("ignore:Heartbeat of storage")  # the simulated dead worker's own ask
 def test_a_trial_left_running_by_a_dead_worker_is_failed_and_its_design_run_again(cli, tmp_path, monkeypatch):
     """A worker killed without a word (SIGKILL, the OOM killer, a lost machine) left its running trials
@@ -983,22 +1005,11 @@ def test_a_trial_left_running_by_a_dead_worker_is_failed_and_its_design_run_agai
     for 6 s is stale) the next batch of a worker fails them and enqueues an enqueued design again.
     The dead worker is simulated: one enqueued trial asked and one asked from the sampler, each with a
     heartbeat recorded, then left without a tell."""
-    import optuna
-
-    from codesign.search import HEARTBEAT_GRACE, open_storage
+    from codesign.search import HEARTBEAT_GRACE
 
     monkeypatch.setenv("CODESIGN_HEARTBEAT_S", "1")
     url = f"sqlite:///{tmp_path / 'study.db'}"
-    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
-    assert rc == 0, err
-    store, _ = open_storage(url, None)
-    study = optuna.load_study(study_name="jalapeno-gpt-oss-120b", storage=store)
-    done = [t for t in study.get_trials(deepcopy=False) if t.state.name == "COMPLETE"]
-    design = dict(done[0].params)
-    study.enqueue_trial(design)
-    orphans = [study.ask(), study.ask()]  # the enqueued design first, then one from the sampler
-    for t in orphans:
-        store.record_heartbeat(t._trial_id)
+    design, orphans = _dead_worker(cli, url, enqueue=True)  # the enqueued design first, then the sampler's
     time.sleep(HEARTBEAT_GRACE * 1 + 1.5)  # unheard of for longer than the grace period
     rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "10")
     assert rc == 0, err
@@ -1025,18 +1036,9 @@ def test_a_worker_waits_for_a_dead_workers_trials_instead_of_leaving_the_study_s
     --trials 7): the worker joining at once used to stop with 5 complete. It says it waits, fails
     them once they are unheard of for the grace period (6 s at CODESIGN_HEARTBEAT_S=1) and runs
     their places."""
-    import optuna
-
-    from codesign.search import open_storage
-
     monkeypatch.setenv("CODESIGN_HEARTBEAT_S", "1")
     url = f"sqlite:///{tmp_path / 'study.db'}"
-    rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "5")
-    assert rc == 0, err
-    store, _ = open_storage(url, None)
-    study = optuna.load_study(study_name="jalapeno-gpt-oss-120b", storage=store)
-    for t in (study.ask(), study.ask()):
-        store.record_heartbeat(t._trial_id)
+    _dead_worker(cli, url, enqueue=False)
     rc, _, err = cli("worker", FLAGSHIP, "--storage", url, "--trials", "7")
     assert rc == 0, err
     assert "waiting for 2 running trial(s) of other processes (a trial whose process is silent for 6 s is " \
