@@ -270,7 +270,9 @@ def _plot_hv(path: Path, hv: dict, spec: Spec) -> None:
         ax.step(hv["trials"], hv["hypervolume"], where="post", color="tab:blue")
     ax.set_xlabel("trials")
     ax.set_ylabel("hypervolume of the feasible front ↑ (objective units)")
-    ax.set_title(f"{spec.name or spec.path}: reference point {hv.get('reference_point')}", fontsize=8)
+    ref = hv.get("reference_point")
+    ref_text = "none" if ref is None else "(" + ", ".join(f"{float(v):.4g}" for v in ref) + ")"
+    ax.set_title(f"{spec.name or spec.path}: reference point {ref_text}", fontsize=8)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path)
@@ -490,7 +492,7 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     if ref:
         for m in objs:
             cols.append((f"{m} ×ref", f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref",
-                         ["1"] + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
+                         ["1" if m in ref["metrics"] else "—"] + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
     merged = doc.get("duplicate_trials_merged") or 0
     title = (f"Pareto designs: {len(rows)} of {trials(doc['trials'])} ({doc['feasible_trials']} feasible"

@@ -641,13 +641,18 @@ def reference_envelope(ref_spec: Spec, space: SearchSpace, evaluate,
     ``deployment.*`` search parameters, so it gets every deployment choice the designs get).
 
     Each metric takes its best value over the choices, as published comparisons report each
-    metric at its best configuration. Returns ``{"metrics", "configs", "choices"}``.
+    metric at its best configuration. Returns ``{"metrics", "configs", "choices"}``, and
+    ``"infeasible_reason"`` where an objective has no value at any choice (the reference cannot be
+    served there: TP above the model's heads or the scale-up domain, weights that do not fit).
     """
     dep = [p for p in space.params if p.key.startswith("deployment.") and p.type == "categorical"]
     env = SearchSpace((), space.objectives, (), tuple(space.envelope) + tuple((p.key, p.choices) for p in dep))
-    metrics, configs, _ = evaluate_envelope(ref_spec, [{}], env, evaluate, tpot_reference_s)
-    return {"metrics": {k: v for k, v in metrics[0].items() if math.isfinite(v)}, "configs": configs[0],
-            "choices": {k: [_plain(c) for c in v] for k, v in env.envelope}}
+    metrics, configs, reasons = evaluate_envelope(ref_spec, [{}], env, evaluate, tpot_reference_s)
+    out = {"metrics": {k: v for k, v in metrics[0].items() if math.isfinite(v)}, "configs": configs[0],
+           "choices": {k: [_plain(c) for c in v] for k, v in env.envelope}}
+    if any(m not in out["metrics"] for m, _ in space.objectives):
+        out["infeasible_reason"] = reasons[0] or _no_value_reason(metrics[0], space, tpot_reference_s)
+    return out
 
 
 def _plain(x):
@@ -1651,6 +1656,9 @@ def open_storage(url: str | None, out_dir, *, repair: bool = False):
             msg += " (an '@' inside the password must be written %40)"
         if re.match(r"^postgres(ql)?(\+\w+)?://", url) and "Can't load plugin" in msg:
             msg += ' (no PostgreSQL driver installed: pip install -e ".[postgres]" installs psycopg2-binary)'
+        elif "Can't load plugin" in msg:  # SQLAlchemy knows no dialect of that name (foo://)
+            msg = (f"no database of the scheme {url.split('://', 1)[0]}:// is known; codesign supports and tests a "
+                   "journal file (PATH.journal or journal:PATH), sqlite:///PATH and postgresql://user:password@host/db")
         raise CodesignError(f"cannot open storage {redact(url)}: {msg}") from None
 
 

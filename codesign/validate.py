@@ -782,6 +782,17 @@ def duplicate_ids(points: list[Point]) -> dict[str, list[int]]:
     return {i: ns for i, ns in where.items() if len(ns) > 1}
 
 
+def _system(pt: Point) -> None:
+    """Mark a row whose system cell is blank invalid, and one naming no known system unsupported
+    (an invalid or unsupported row keeps its first reason)."""
+    if pt.status != "ok":
+        return
+    if not (pt.system or "").strip():
+        pt.status = f"invalid: no system name ({'hardware' if pt.schema == 'inferencemax' else 'system'} is empty)"
+    elif system_name(pt.system) not in SYSTEMS:
+        pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
+
+
 def _model(pt: Point) -> None:
     if not (pt.model_name or "").strip():
         if pt.status == "ok":
@@ -853,8 +864,7 @@ def _aic(r: dict) -> Point:
                       tuple(f"{p}_{c}" for p in ("prefill", "decode") for c in ("tp_size", "pp_size", "num_workers"))))
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
-    if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
-        pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
+    _system(pt)
     # the measured concurrency: silicon_concurrency=N in silicon_data_source, else _c<N>_ in the id;
     # one that is there but not a whole number >= 1 makes the row invalid (never priced at another)
     m = re.search(r"silicon_concurrency=([^;\s]*)", r.get("silicon_data_source") or "")
@@ -991,8 +1001,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     pt.concurrency = _invalid(pt, r, "conc") or 0
     pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
     _model(pt)
-    if system_name(pt.system) not in SYSTEMS and pt.status == "ok":
-        pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
+    _system(pt)
     spec_method = r.get("spec_method", "none") or "none"
     if spec_method == "mtp":
         # DeepSeek's multi-token-prediction heads: 3 draft tokens per step, the TensorRT-LLM

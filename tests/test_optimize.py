@@ -233,6 +233,24 @@ def test_infeasible_reasons_count_missed_constraints(cli, tmp_path):
                        "no concurrency point meets the SLOs (ttft_s <= 0.001 s)": 6}
 
 
+def test_a_reference_that_cannot_be_served_is_said_not_compared(cli, tmp_path):
+    """Served at TP 128 alone, GB200 cannot run gpt-oss-120b (64 attention heads,
+    hf_configs/gpt-oss-120b.json num_attention_heads; a 72-GPU NVLink domain): the reference row showed
+    "—" metrics but 1 in its ×ref columns, and the run said "0 Pareto design(s) beat" it (fresh-user
+    trial, session 25). Now its ×ref cells are "—" and the run says why it is not compared."""
+    spec = _named(tmp_path, "noref", '[search.envelope]\n"deployment.tp" = [128]\n')
+    rc, out, err = cli("optimize", spec, "--trials", "3", "--out", tmp_path / "o")
+    assert rc == 1, err
+    text = " ".join(out.split())
+    assert "the reference gb200-gpt-oss-120b cannot be served over deployment.tp = 128: tp 128 is above the " \
+           "model's 64 attention heads" in text, text
+    assert "widen [search.envelope] or change search.reference" in text and "beat gb200" not in text
+    ref_row = next(line for line in out.splitlines() if "│   ref │" in line or "│ ref " in line)
+    assert " 1 " not in ref_row and ref_row.count("—") >= 5, ref_row
+    doc = json.loads((tmp_path / "o" / "pareto.json").read_text())
+    assert "64 attention heads" in doc["reference"]["infeasible_reason"]
+
+
 def test_infeasible_reasons_group_one_cause_whatever_its_numbers(cli, tmp_path):
     # gpt-oss-120b has 117B parameters (OpenAI's model card), its MoE weights in MXFP4 (4.25 bits
     # each with the block scales): over 60 GB, over 7 GB per chip even at TP 8, more than 1-2 GB

@@ -206,6 +206,16 @@ def test_postgres_scheme_alias_is_postgresql(monkeypatch):
     assert _driver_url("sqlite:///x.db") == "sqlite:///x.db"
 
 
+def test_an_unknown_database_scheme_says_which_storages_there_are(cli):
+    """foo://bar reached SQLAlchemy, whose "Can't load plugin: sqlalchemy.dialects:foo" was printed
+    as it was (fresh-user trial, session 25)."""
+    rc, _, err = cli("worker", FLAGSHIP, "--storage", "foo://u:s3cr3t@h/db", "--trials", "5")
+    assert rc == 2, err
+    assert ("cannot open storage foo://u:***@h/db: no database of the scheme foo:// is known; codesign supports "
+            "and tests a journal file") in err, err
+    assert "sqlalchemy" not in err and "s3cr3t" not in err
+
+
 def test_a_password_read_as_the_port_is_not_echoed(cli):
     """user:password/db without "@host" parses with the password as the port: the refusal hides it
     and says where a password goes."""

@@ -580,6 +580,7 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
         "decode-tp-zero": dict(DISAGG, decode_tp="0"),    # was: ok, priced at TP 1
         "disagg-word": dict(disagg="maybe"),              # was: priced as aggregated
         "no-model": dict(model_key=""),
+        "no-system": dict(hardware=" "),                 # was: "unsupported: no hardware spec for system  "
     }
     rows = [IMX_ROW] + [dict(IMX_ROW, point_id=k, **v) for k, v in cases.items()]
     src = _imx_csv(tmp_path / "bad.csv", *rows)
@@ -596,7 +597,8 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
               "gpus-neg": "total_gpus must be a whole number >= 1 (got -1)",
               "decode-tp-zero": "decode_tp must be a whole number >= 1 (got 0)",
               "disagg-word": "disagg must be True or False (got maybe)",
-              "no-model": "no model name (model_key is empty)"}
+              "no-model": "no model name (model_key is empty)",
+              "no-system": "no system name (hardware is empty)"}
     for k, msg in expect.items():
         assert got[k]["status"].startswith("invalid: ") and msg in got[k]["status"], (k, got[k]["status"])
         assert got[k]["pred_ttft_ms"] == ""

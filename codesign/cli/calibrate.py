@@ -16,7 +16,10 @@ def register(sub) -> None:
                        description="Fit shared, per-system and per-framework efficiency knobs, and per serving "
                                    "stack (Dynamo + an engine) the engine settings, with Adam on "
                                    "jax.grad of the absolute percentage error, soft-capped at 100% (or "
-                                   "--loss ape / log), holding out configurations for an honest error.")
+                                   "--loss ape / log), holding out configurations for an honest error.",
+                       epilog="Exit codes: 0 the calibration TOML was written; 2 bad input (a missing or "
+                              "unreadable file, a bad option, no usable row to fit; one line on stderr); "
+                              "130 interrupted (Ctrl-C): nothing is written.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
     p.add_argument("--out", type=path_type, default="calibration.toml", help="output TOML (default: calibration.toml)")
     p.add_argument("--systems", default=None,

@@ -12,10 +12,10 @@ def register(sub) -> None:
     p = sub.add_parser(
         "optimize", help="search hardware/deployment parameters (Optuna, multi-objective)",
         description="Search the [search] parameters of SPEC against its objectives and constraints. "
-                    "Progress goes to stderr, the Pareto table to stdout; DIR receives pareto.csv, "
-                    "pareto.json, pareto.png and designs/*.toml. Rerunning the same command resumes "
-                    "the study stored in DIR (or in --storage). DIR must be new, empty, or the output "
-                    "directory of a previous run.",
+                    "Progress goes to stderr, the Pareto table to stdout; the output directory (--out DIR) "
+                    "receives pareto.csv, pareto.json, pareto.png, hypervolume.png and designs/*.toml. "
+                    "Rerunning the same command resumes the study stored in DIR (or in --storage). DIR "
+                    "must be new, empty, or the output directory of a previous run.",
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (every trial "
                "infeasible: the output files are still written, and the table names the most common "
                "reasons); 2 bad input (spec, option or output directory; one line on stderr); "
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
-    p.add_argument("--out", type=path_type, default=None, help="output directory: new, empty, or a previous run's to resume it "
+    p.add_argument("--out", metavar="DIR", type=path_type, default=None, help="output directory: new, empty, or a previous run's to resume it "
                                                 "(default: runs/<spec name>)")
     p.add_argument("--storage", help=f"where the study is stored (default: DIR/study.journal): {STORAGE_HELP}. "
                                      "The password in a URL is never printed. "
@@ -38,6 +38,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..errors import CodesignError, ExitCode
@@ -91,8 +92,13 @@ def run(args) -> int:
             n = sum(1 for r in doc["pareto"] if r["beats_reference"])
             choices = "; ".join(f"{k} = {', '.join(str(v) for v in vs)}"
                                 for k, vs in (ref.get("choices") or {}).items())
-            con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
-                      f"(reference: each metric at its best over {choices or 'its deployment'}).", highlight=False)
+            if ref.get("infeasible_reason"):
+                con.print(f"[red]the reference {escape(ref['name'])} cannot be served[/red] over "
+                          f"{escape(choices or 'its deployment')}: {escape(ref['infeasible_reason'])}; no design "
+                          "is compared with it (widen " + escape("[search.envelope]") + " or change search.reference)", highlight=False)
+            else:
+                con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
+                          f"(reference: each metric at its best over {choices or 'its deployment'}).", highlight=False)
         con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png, hypervolume.png and {len(doc['pareto'])} design(s) in {out}/designs/")
         con.print(f"storage: {doc['storage']}")
     return ExitCode.OK if doc["pareto"] else ExitCode.NO_RESULT

@@ -20,7 +20,12 @@ from ._common import path_type
 def register(sub) -> None:
     p = sub.add_parser("validate", help="compare the cost model with measured serving data",
                        description="Predict every row of a measured CSV (aiconfigurator or InferenceMAX "
-                                   "schema) and report the errors.")
+                                   "schema) and report the errors.",
+                       epilog="Exit codes: 0 the file was priced (a row that cannot be priced is kept in "
+                              "predictions.csv with an invalid: or unsupported: status, and counted on stderr); "
+                              "2 bad input (a missing, empty or unreadable file, a missing column, a bad option "
+                              "or cost model, or no row that could be priced; one line on stderr); "
+                              "130 interrupted (Ctrl-C).")
     p.add_argument("measured", help="measured CSV (aiconfigurator_silicon_public.csv or inferencemax_public.csv schema)")
     p.add_argument("--out", type=path_type, help="directory for predictions.csv")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")

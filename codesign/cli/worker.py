@@ -10,7 +10,7 @@ import sys
 
 def register(sub) -> None:
     p = sub.add_parser(
-        "worker", help="join a shared study (PostgreSQL or journal file) and add trials to it",
+        "worker", help="join a shared study (PostgreSQL, SQLite or journal file) and add trials to it",
         description="Open the study of SPEC in --storage (created if new, and then seeded) and ask, "
                     "evaluate and tell batches until it holds --trials trials. Start one per machine "
                     "(or several per machine) against the same PostgreSQL URL; `codesign optimize SPEC "
