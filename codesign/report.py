@@ -15,7 +15,7 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
 from .evaluation import jsonable
-from .search import (SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats, hypervolume_series,
+from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats, hypervolume_series,
                      ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, load_raw
 from .units import format_quantity
@@ -242,6 +242,10 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "infeasible_reasons": infeasible_reasons(result.trials, result.space),
         # trials left off the front because they repeat a listed design (see each row's duplicate_trials)
         "duplicate_trials_merged": sum(len(v) for v in result.duplicates.values()),
+        # trials of the exact front left off because a listed design matches them within
+        # search.PARETO_RESOLUTION (relative) on every objective and beats them beyond it on one
+        "unresolved_trials": list(result.unresolved),
+        "pareto_resolution": PARETO_RESOLUTION,
         "objectives": objectives,
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
                         for c in result.space.constraints],
@@ -495,8 +499,11 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                          ["1" if m in ref["metrics"] else "—"] + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
     merged = doc.get("duplicate_trials_merged") or 0
+    unresolved = doc.get("unresolved_trials") or []
     title = (f"Pareto designs: {len(rows)} of {trials(doc['trials'])} ({doc['feasible_trials']} feasible"
-             + (f"; {merged} repeat trial(s) of a listed design merged" if merged else "") + ")"
+             + (f"; {merged} repeat trial(s) of a listed design merged" if merged else "")
+             + (f"; {len(unresolved)} within {doc.get('pareto_resolution', 1e-4):.2%} of a listed design left out"
+                if unresolved else "") + ")"
              + (f", vs {ref.get('name')}" if ref else ""))
 
     widths = _fit_columns([(key, header, cells, key not in params) for key, header, cells in cols],
