@@ -2227,14 +2227,13 @@ def resolved_front(values: np.ndarray, directions: list[str], rel: float = PARET
         return keep
     tol = rel * np.maximum(np.abs(v), 1e-300)
     ranks = np.stack([np.argsort(np.argsort(v[:, j], kind="stable"), kind="stable") for j in range(v.shape[1])], 1)
-    kept: list[int] = []
+    kept = np.zeros((0, v.shape[1]))
     for i in np.argsort(ranks.sum(axis=1), kind="stable"):
-        for j in kept:  # j as good as i within i's tolerance everywhere, and better beyond it once
-            if np.all(v[j] <= v[i] + tol[i]) and np.any(v[j] < v[i] - tol[i]):
-                keep[i] = False
-                break
-        if keep[i]:
-            kept.append(int(i))
+        # a kept row as good as i within i's tolerance everywhere, and better beyond it once
+        if np.any(np.all(kept <= v[i] + tol[i], axis=1) & np.any(kept < v[i] - tol[i], axis=1)):
+            keep[i] = False
+        else:
+            kept = np.vstack([kept, v[i]])
     return keep
 
 
