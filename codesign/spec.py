@@ -562,7 +562,18 @@ def _read_toml(path: Path, *, by: tuple[str, str] | None) -> dict:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise SpecError([(str(path), "", f"TOML syntax error: {exc}")]) from None
+        raise SpecError([(str(path), "", f"TOML syntax error: {exc}{_toml_line(text, str(exc))}")]) from None
+
+
+def _toml_line(text: str, message: str) -> str:
+    """The line a TOML error points at, and what "Cannot overwrite a value" means (tomllib names
+    neither: a key set twice said only "Cannot overwrite a value (at line 25, column 14)")."""
+    m = re.search(r"\(at line (\d+), column \d+\)", message)
+    lines = text.splitlines()
+    if not m or not 1 <= int(m.group(1)) <= len(lines):
+        return ""
+    why = " (a key set twice, or a table and a key of one name)" if message.startswith("Cannot overwrite") else ""
+    return f": {lines[int(m.group(1)) - 1].strip()[:80]!r}{why}"
 
 
 def _merge(base: dict, over: dict, origins: dict, file: str, prefix: tuple = ()) -> None:

@@ -217,6 +217,16 @@ def test_toml_syntax_error(cli, tmp_path):
     assert len(err.strip().splitlines()) == 1 and "syntax.toml" in err and "TOML syntax error" in err
 
 
+def test_a_key_set_twice_quotes_its_line(cli, tmp_path):
+    """tomllib says only "Cannot overwrite a value (at line 3, column 6)" (fresh-user trial, session 25)."""
+    spec = tmp_path / "twice.toml"
+    spec.write_text('[chip]\ntdp = "700 W"\ntdp = "600 W"\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and len(err.strip().splitlines()) == 1, err
+    assert "twice.toml: TOML syntax error: Cannot overwrite a value (at line 3, column" in err
+    assert """: 'tdp = "600 W"' (a key set twice, or a table and a key of one name)""" in err, err
+
+
 def test_missing_included_file(cli, tmp_path):
     spec = tmp_path / "inc.toml"
     spec.write_text('include = ["hardware/nope.toml"]\n')
