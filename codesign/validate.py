@@ -1787,7 +1787,7 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
 
 
 def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None = None, pm=None,
-            domain: dict | None = None, basis_for=None) -> list[Point]:
+            domain: dict | None = None, basis_for=None, progress=None) -> list[Point]:
     """Fill ``pred_*`` of every ``ok`` point (in place) and return the points.
 
     A point whose activations are a 4-bit format (compute class ``fp4``: DeepSeek-R1 ``fp4`` rows)
@@ -1804,6 +1804,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
         basis_for: ``f(point) -> str``, the calibration tables that priced the point, joined by
             ``+`` (``codesign_baseline.efficiency_for``'s basis: ``shared+systems.b200+frameworks.sglang``);
             named in the reasons of a point whose system is outside ``domain``.
+        progress: optional ``callback(done, total)``: rows priced so far of those grouped for
+            pricing, after each group (a spec per system, model, framework and mode).
     """
     from .evaluation import evaluate
     from .pluginmanager import get_plugin_manager
@@ -1817,7 +1819,12 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
     refuse_fp4_without_fp4_units(points, hardware, pm)
     mark_multinode_tp(points, hardware)
     cache: dict = {}
-    for key, pts in group_points(points).items():
+    groups = group_points(points)
+    total, done = sum(len(pts) for pts in groups.values()), 0
+    for key, pts in groups.items():
+        if progress:
+            progress(done, total)
+        done += len(pts)
         spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
         ev = evaluate(spec, overrides, cost_model=cost_model, pm=pm)
         col = {c: j for j, c in enumerate(concs)}
@@ -1833,6 +1840,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
             if p.schema == "inferencemax":
                 p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
+    if progress:
+        progress(total, total)
     if domain is not None:
         for p in points:
             basis = basis_for(p) if basis_for is not None and priced(p.status) else None

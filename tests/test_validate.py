@@ -70,9 +70,12 @@ def test_predict_and_csv(shared_data, tmp_path):
     src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
     sub = _subset(src, tmp_path / "aic.csv", AIC_IDS | {"dsr1_b200_sglang_fp4_agg_1024x1024_c64_cfg99"}, "id")
     schema, pts = read_measured(sub)
-    predict(pts)
+    seen = []
+    predict(pts, progress=lambda done, total: seen.append((done, total)))
     ok = [p for p in pts if p.status == "ok"]
     assert ok, [p.status for p in pts]
+    # progress: rows priced so far, from 0 to every row grouped for pricing (the ok rows, here)
+    assert seen[0][0] == 0 and seen[-1] == (len(ok), len(ok)) and all(a[0] <= b[0] for a, b in zip(seen, seen[1:]))
     for p in ok:
         assert p.pred_ttft_s > 0 and p.pred_tpot_s > 0
     write_predictions(pts, tmp_path / "out" / "predictions.csv", schema)

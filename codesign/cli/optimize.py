@@ -61,8 +61,11 @@ def run(args) -> int:
     task = prog.add_task(spec.name or args.spec, total=None)
 
     def progress(done, total):
-        # the bar starts with the first trial count, so a spec error is one line with no bar above it
+        # the bar starts with the first trial count, so a spec error is one line with no bar above it,
+        # and not for a finished study (its "nothing to run" had a full bar above it)
         if not prog.live.is_started:
+            if total is not None and done >= total:
+                return
             prog.start()
         prog.update(task, completed=done, total=total)
 

@@ -93,7 +93,25 @@ def run(args) -> int:
               f"(--statistic {fitted} compares like with like)", file=sys.stderr)
     if args.cost_model and args.cost_model != "analytical":
         eff_for, basis_for = (lambda p: {}), None  # knobs belong to the analytical model
-    predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for)
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    # rows priced so far on stderr (the aiconfigurator file takes minutes on 2 cores); gone once done
+    prog = Progress(TextColumn("[bold]validate[/bold] rows priced"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    task = prog.add_task("validate", total=None)
+
+    def progress(done, total):
+        if not prog.live.is_started:
+            prog.start()
+        prog.update(task, completed=done, total=total)
+
+    try:
+        predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for,
+                progress=progress)
+    finally:
+        if prog.live.is_started:
+            prog.stop()
     tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
