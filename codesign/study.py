@@ -328,10 +328,24 @@ def _spec_link(spec: Path, report_dir: Path) -> str:
 
 
 # ------------------------------------------------------------------------------- optimize
+def _data_path(file: str, base: Path) -> Path:
+    """``file`` from the study's directory ``base``; a path into the shared data
+    (``../../shared/data/jalapeno_published.csv``, a ``published`` table or a ``measured`` overlay) is read from ``$CODESIGN_SHARED_DATA`` where that
+    is set (a checkout whose shared data is elsewhere: the default is the checkout's ``../shared/data``)."""
+    from .validate import shared_data_dir
+
+    posix = Path(file).as_posix()
+    if os.environ.get("CODESIGN_SHARED_DATA") and "shared/data/" in posix:
+        return shared_data_dir() / posix.split("shared/data/", 1)[1]
+    return base / file
+
+
 def _published(pub: Published, base: Path) -> dict[str, dict[str, float]]:
-    path = (base / pub.file)
+    path = _data_path(pub.file, base)
     if not path.is_file():
-        raise CodesignError(f"published table {path} not found")
+        raise CodesignError(f"published table {path} not found"
+                            + ("" if "shared/data/" not in Path(pub.file).as_posix() else
+                               " (a path into the shared data is read from $CODESIGN_SHARED_DATA where it is set)"))
     out: dict[str, dict[str, float]] = {}
     with path.open() as fh:
         for r in csv.DictReader(fh):
@@ -574,9 +588,12 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
         configs = [{k: _plain_num(combos[cfg[i]][j]) for j, k in enumerate(keys)} for i in keep]
         d["series"][label] = {"concurrency": cc[keep].tolist(), "interactivity_tok_s_user": x.tolist(),
                               "mixed_tok_s_per_chip": y.tolist(), "deployment": configs}
+    missing = None
     if step.measured:
-        mpath = base / step.measured
-        if mpath.is_file():
+        mpath = _data_path(step.measured, base)
+        if not mpath.is_file():  # the curves stand without it; the report says it is missing
+            missing = mpath
+        else:
             with mpath.open() as fh:
                 rows = [r for r in csv.DictReader(fh) if all(r.get(k) == v for k, v in step.measured_filter.items())]
             by_hw: dict[str, list] = {}
@@ -603,7 +620,11 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     lines = [f"## {step.title or step.name}", "",
              "Throughput per chip against interactivity (model: each spec's frontier over "
              + (", ".join(f"{k} ∈ {list(v)}" for k, v in step.envelope.items()) or "its deployment")
-             + " and the concurrency sweep; faint dots are the dominated configurations), with the "
-             "measured InferenceMAX points overlaid as crosses.", "",
+             + " and the concurrency sweep; faint dots are the dominated configurations), "
+             + ("with the measured InferenceMAX points overlaid as crosses." if missing is None else
+                f"without measured points: {missing} not found (a path into the shared data is read from "
+                "$CODESIGN_SHARED_DATA where it is set)."), "",
              f"![{step.name}]({step.name}.png)", ""]
+    if missing is not None:
+        d["measured_missing"] = str(missing)
     return lines, d

@@ -109,3 +109,20 @@ def test_a_resumed_optimize_step_says_so_on_stderr(cli, tmp_path):
     rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
     assert rc == 0 and json.loads(stdout)["study"]["steps"]["o"]["trials"] == 3, err
     assert f"resuming: 2 completed trials in {out / 'o' / 'study.journal'}" in err, err
+
+
+def test_a_published_table_in_the_shared_data_follows_codesign_shared_data(tmp_path, monkeypatch):
+    """studies/jalapeno.toml names ../../shared/data/jalapeno_published.csv, from the study's own
+    directory: a checkout whose shared data is elsewhere (CI on a clone in /tmp, with
+    CODESIGN_SHARED_DATA set) said 'published table /tmp/ci-main/studies/../../shared/data/... not
+    found' (session 25). Where the variable is set, such a path is read from it."""
+    from codesign.study import _data_path
+
+    base = tmp_path / "repo" / "studies"
+    monkeypatch.delenv("CODESIGN_SHARED_DATA", raising=False)
+    assert _data_path("../../shared/data/jalapeno_published.csv", base) == \
+        base / "../../shared/data/jalapeno_published.csv"
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path / "elsewhere"))
+    assert _data_path("../../shared/data/jalapeno_published.csv", base) == \
+        tmp_path / "elsewhere" / "jalapeno_published.csv"
+    assert _data_path("tables/mine.csv", base) == base / "tables/mine.csv"  # not shared data: as written
