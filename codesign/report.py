@@ -15,8 +15,8 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
 from .evaluation import jsonable
-from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats, hypervolume_series,
-                     ratio_metrics, ratios, satisfied, trial_problems)
+from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
+                     hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, load_raw
 from .units import format_quantity
 
@@ -496,7 +496,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     if ref:
         for m in objs:
             cols.append((f"{m} ×ref", f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref",
-                         ["1" if m in ref["metrics"] else "—"] + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
+                         ["1" if m in ref["metrics"] else "—"]  # an unservable reference has no value
+                         + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
     merged = doc.get("duplicate_trials_merged") or 0
     unresolved = doc.get("unresolved_trials") or []

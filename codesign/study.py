@@ -329,9 +329,10 @@ def _spec_link(spec: Path, report_dir: Path) -> str:
 
 # ------------------------------------------------------------------------------- optimize
 def _data_path(file: str, base: Path) -> Path:
-    """``file`` from the study's directory ``base``; a path into the shared data
-    (``../../shared/data/jalapeno_published.csv``, a ``published`` table or a ``measured`` overlay) is read from ``$CODESIGN_SHARED_DATA`` where that
-    is set (a checkout whose shared data is elsewhere: the default is the checkout's ``../shared/data``)."""
+    """``file`` from the study's directory ``base``; a path into the shared data (a ``published``
+    table or a ``measured`` overlay: ``../../shared/data/jalapeno_published.csv``) is read from
+    ``$CODESIGN_SHARED_DATA`` where that is set (a checkout whose shared data is elsewhere; the
+    default is the checkout's ``../shared/data``)."""
     from .validate import shared_data_dir
 
     posix = Path(file).as_posix()

@@ -98,7 +98,8 @@ def run(args) -> int:
             if ref.get("infeasible_reason"):
                 con.print(f"[red]the reference {escape(ref['name'])} cannot be served[/red] over "
                           f"{escape(choices or 'its deployment')}: {escape(ref['infeasible_reason'])}; no design "
-                          "is compared with it (widen " + escape("[search.envelope]") + " or change search.reference)", highlight=False)
+                          "is compared with it (widen " + escape("[search.envelope]") + " or change search.reference)",
+                          highlight=False)
             else:
                 con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
                           f"(reference: each metric at its best over {choices or 'its deployment'}).", highlight=False)
