@@ -2252,7 +2252,8 @@ def _result(ctx: _Context, new: int) -> SearchResult:
     pareto = [ts[0] for ts in same.values()]
     duplicates = {ts[0].number: [u.number for u in ts[1:]] for ts in same.values() if len(ts) > 1}
     pareto.sort(key=lambda t: t.values[0], reverse=directions[0] == "maximize")
-    listed = resolved_front(np.asarray([t.values for t in pareto], dtype=np.float64).reshape(len(pareto), -1),
+    listed = resolved_front(np.asarray([t.values for t in pareto], dtype=np.float64).reshape(len(pareto),
+                                                                                             len(directions)),
                             directions)
     unresolved = [t.number for t, k in zip(pareto, listed) if not k]
     pareto = [t for t, k in zip(pareto, listed) if k]

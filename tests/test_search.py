@@ -470,3 +470,4 @@ def test_the_listed_front_leaves_out_what_the_model_does_not_resolve():
     w = np.array([[1000.0, 2.0], [1000.05, 2.0001]])
     assert resolved_front(w, dirs).sum() == 2  # neither is better beyond 1e-4 on any objective
     assert resolved_front(np.zeros((0, 2)), dirs).tolist() == []
+    assert resolved_front(np.asarray([]).reshape(0, len(dirs)), dirs).tolist() == []  # a run with no feasible design
