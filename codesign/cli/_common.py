@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import CodesignError
@@ -137,3 +138,35 @@ def default_out_dir(spec, spec_path: str) -> Path:
                           "must be one file name (no '/', '\\', '.' or '..'); rename it or give --out")])
     return Path("runs") / name
 
+
+
+@contextmanager
+def progress_bar(command: str, description: str = "", *, transient: bool = False, skip_finished: bool = False):
+    """A rich progress bar on stderr (``<command> <description>  bar  done/total  elapsed``); yields
+    ``callback(done, total)``. The bar starts with the first count, so input refused before any work
+    is one line with no bar above it, and stops when the block ends (an error included).
+
+    Args:
+        transient: remove the bar once done (``validate``: its tables follow).
+        skip_finished: a first count that is already complete starts no bar (a finished study's
+            "nothing to run" had a full bar above it).
+    """
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    prog = Progress(TextColumn(f"[bold]{command}[/bold] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=transient)
+    task = prog.add_task(description, total=None)
+
+    def progress(done, total):
+        if not prog.live.is_started:
+            if skip_finished and total is not None and done >= total:
+                return
+            prog.start()
+        prog.update(task, completed=done, total=total)
+
+    try:
+        yield progress
+    finally:
+        if prog.live.is_started:
+            prog.stop()

@@ -39,13 +39,12 @@ def register(sub) -> None:
 def run(args) -> int:
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..errors import CodesignError, ExitCode
     from ..report import print_table, write_outputs
     from ..search import run_search
     from ..spec import load_spec
-    from ._common import default_out_dir, ensure_out_dir
+    from ._common import default_out_dir, ensure_out_dir, progress_bar
 
     spec = load_spec(args.spec)
     if args.trials is not None and args.trials < 1:
@@ -56,27 +55,12 @@ def run(args) -> int:
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
-    prog = Progress(TextColumn("[bold]optimize[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err, transient=False)
-    task = prog.add_task(spec.name or args.spec, total=None)
-
-    def progress(done, total):
-        # the bar starts with the first trial count, so a spec error is one line with no bar above it,
-        # and not for a finished study (its "nothing to run" had a full bar above it)
-        if not prog.live.is_started:
-            if total is not None and done >= total:
-                return
-            prog.start()
-        prog.update(task, completed=done, total=total)
-
-    try:
+    # a finished study's "nothing to run" had a full bar above it: no bar when the first count is complete
+    with progress_bar("optimize", spec.name or args.spec, skip_finished=True) as progress:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
                             storage=args.storage, progress=progress, workers=args.workers,
                             out_option=out_option,  # refuses a directory of unrelated files
                             note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
-    finally:
-        if prog.live.is_started:
-            prog.stop()
     if result.new_trials == 0:
         n = len(result.trials)
         err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run "

@@ -32,15 +32,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import jsonable
     from ..search import SEARCH_METRICS, run_sweep
     from ..spec import load_spec
-    from ._common import default_out_dir, ensure_out_dir
+    from ._common import default_out_dir, ensure_out_dir, progress_bar
 
     spec = load_spec(args.spec)
     if args.points < 1 or args.points > 10_000_000:
@@ -50,23 +48,9 @@ def run(args) -> int:
     # checked now, created once the sweep has run (a refused [search] leaves no empty directory)
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
-    err = Console(stderr=True)
-    prog = Progress(TextColumn("[bold]sweep[/bold]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=err)
-    task = prog.add_task("sweep", total=None)
-
-    def progress(done, total):
-        # the bar starts with the first count, once [search] is accepted: a spec error is one line
-        if not prog.live.is_started:
-            prog.start()
-        prog.update(task, completed=done, total=total)
-
-    try:
+    with progress_bar("sweep") as progress:
         res = run_sweep(spec, points=args.points, method=args.method, seed=args.seed, chunk=args.chunk,
                         progress=progress)
-    finally:
-        if prog.live.is_started:
-            prog.stop()
     space = res["space"]
     fc, fm = res["front"]["columns"], res["front"]["metrics"]
     metrics = list(dict.fromkeys([m for m, _ in space.objectives] + [c.metric for c in space.constraints]

@@ -68,7 +68,7 @@ def _efficiency_for(uncalibrated: bool, path=None):
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, predict, priced, read_measured,
                             shared_data_warning, write_predictions)
-    from ._common import ensure_out_dir, print_json
+    from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
         from ..pluginmanager import get_plugin_manager
@@ -93,25 +93,10 @@ def run(args) -> int:
               f"(--statistic {fitted} compares like with like)", file=sys.stderr)
     if args.cost_model and args.cost_model != "analytical":
         eff_for, basis_for = (lambda p: {}), None  # knobs belong to the analytical model
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     # rows priced so far on stderr (the aiconfigurator file takes minutes on 2 cores); gone once done
-    prog = Progress(TextColumn("[bold]validate[/bold] rows priced"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-    task = prog.add_task("validate", total=None)
-
-    def progress(done, total):
-        if not prog.live.is_started:
-            prog.start()
-        prog.update(task, completed=done, total=total)
-
-    try:
+    with progress_bar("validate", "rows priced", transient=True) as progress:
         predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for,
                 progress=progress)
-    finally:
-        if prog.live.is_started:
-            prog.stop()
     tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
