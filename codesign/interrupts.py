@@ -116,14 +116,23 @@ def catch(seen: list) -> dict:
         return {}
     _depth, _pending = 0, None  # a section an earlier command in this process left open (a test)
     raised: list[int] = []
+    owed: list[int] = []  # a swallowed interrupt whose re-delivery is on its way
 
     def owe() -> bool:
-        """The raised interrupt was swallowed: raise it again soon (True), unless disarmed."""
+        """The raised interrupt was swallowed: raise it again soon (True), unless disarmed.
+        ``raised`` stays set until the re-delivery, so a signal that lands meanwhile (here, while
+        the timer thread starts, inside ``sys.unraisablehook``, where a raise is printed as
+        "Exception ignored in sys.unraisablehook" and lost; seen in CI with Ctrl-C to a
+        ``--workers`` group) counts as a second one and is only noted."""
         if not raised or 0 in seen:
             return False
-        signum = raised.pop()
+        if owed:
+            return True
+        owed.append(raised[-1])
 
         def again():
+            signum = owed.pop()
+            raised.clear()  # the re-delivered signal raises again
             if signal.getsignal(signum) is on_signal and 0 not in seen:  # not once the command is done
                 _send_to_main(signum)
 

@@ -967,6 +967,37 @@ def test_a_signal_inside_a_gc_callback_is_raised_again_outside_it():
             signal.signal(signum, handler)
 
 
+def test_a_signal_while_a_swallowed_interrupt_is_owed_is_only_noted():
+    """Ctrl-C to a ``--workers`` group: a worker's first KeyboardInterrupt was swallowed (a gc
+    callback), and a second signal landed while ``sys.unraisablehook`` started the re-delivery
+    timer; the handler raised there, and stderr showed "Exception ignored in
+    sys.unraisablehook" and a traceback (CI of stop 31). The second signal is now only noted;
+    the re-delivery still raises, once, in the main thread."""
+    import types
+
+    from codesign import interrupts
+
+    seen: list[int] = []
+    previous = interrupts.catch(seen)
+    try:
+        handler = signal.getsignal(signal.SIGTERM)
+        with pytest.raises(KeyboardInterrupt):
+            handler(signal.SIGTERM, None)  # the first signal raises ...
+        swallowed = types.SimpleNamespace(exc_value=KeyboardInterrupt(), exc_type=KeyboardInterrupt,
+                                          exc_traceback=None, err_msg=None, object=None)
+        interrupts._unraisable(swallowed)  # ... where Python swallows it: a re-delivery is owed
+        handler(signal.SIGTERM, None)  # the second signal, inside that window: noted, not raised
+        assert seen == [signal.SIGTERM, signal.SIGTERM]
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            time.sleep(30.0)  # the owed signal comes REDELIVER_S later, waking the sleep
+        assert time.monotonic() - start < 10.0
+    finally:
+        seen.append(0)
+        for signum, h in previous.items():
+            signal.signal(signum, h)
+
+
 def test_a_journal_storage_pickles_and_still_works(tmp_path):
     """Optuna's JournalStorage pickles (multiprocessing, joblib); the lock class holding signals
     off was first defined inside a function, and pickling the storage failed ("Can't pickle local
