@@ -2664,8 +2664,11 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
         progress: optional ``callback(done, total)``.
 
     Returns:
-        ``{"space", "points", "feasible", "front": {"columns", "metrics"}, "hypervolume",
-        "reference_point"}``: the front as parameter columns and metric columns (arrays).
+        ``{"space", "points", "feasible", "front": {"columns", "metrics"}, "unresolved_points",
+        "pareto_resolution", "hypervolume", "reference_point"}``: the front as parameter columns and
+        metric columns (arrays), without the ``unresolved_points`` designs that another front design
+        beats within :data:`PARETO_RESOLUTION` (:func:`resolved_front`, as ``optimize`` lists its
+        front); the hypervolume is the exact front's.
     """
     from .evaluation import evaluate as _evaluate
     from .pluginmanager import get_plugin_manager
@@ -2699,7 +2702,8 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
             progress(sl.stop, n)
     doc: dict[str, Any] = {"space": space, "points": n, "feasible": n_feasible, "method": method, "seed": seed}
     if not keep_cols:
-        doc.update(front={"columns": {}, "metrics": {}}, hypervolume=0.0, reference_point=None)
+        doc.update(front={"columns": {}, "metrics": {}}, unresolved_points=0, pareto_resolution=PARETO_RESOLUTION,
+                   hypervolume=0.0, reference_point=None)
         return doc
     fc = {k: np.concatenate([c[k] for c in keep_cols]) for k in keep_cols[0]}
     fm = {k: np.concatenate([c[k] for c in keep_met]) for k in keep_met[0]}
@@ -2711,6 +2715,12 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
     fm = {k: v[sel] for k, v in fm.items()}
     vmin = _as_min(vals[sel], dirs)
     ref = hv_reference_point(vmin)
-    doc.update(front={"columns": fc, "metrics": fm}, hypervolume=hypervolume(vmin, ref),
+    # listed as optimize lists its front: a design beaten beyond PARETO_RESOLUTION on one objective
+    # by one no worse than that on any is left out (counted); the hypervolume is the exact front's
+    listed = resolved_front(vals[sel], dirs)
+    doc.update(front={"columns": {k: v[listed] for k, v in fc.items()},
+                      "metrics": {k: v[listed] for k, v in fm.items()}},
+               unresolved_points=int((~listed).sum()), pareto_resolution=PARETO_RESOLUTION,
+               hypervolume=hypervolume(vmin, ref),
                reference_point=[(-x if d == "maximize" else x) for x, d in zip(ref, dirs)])
     return doc

@@ -1211,7 +1211,7 @@ def _say_pools(pools: dict) -> str:
 def _placeholder_logged(which: list[str], dpa: dict) -> str:
     """The start of both warnings of a row with placeholder pools ``which`` (``dpa``: the logged
     attention-DP cells by pool)."""
-    return (f"placeholder TP 1 / EP 1 logged for workers of several GPUs (attention DP logged: "
+    return ("placeholder TP 1 / EP 1 logged for workers of several GPUs (attention DP logged: "
             + ", ".join(f"{k} {dpa[k] or '-'}" for k in which) + ")")
 
 

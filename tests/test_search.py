@@ -252,6 +252,13 @@ def test_sweep_cli_writes_front(cli, tmp_path):
         assert not (a[0] >= b[0] and a[1] <= b[1] and a != b)
     for r in doc["front"]:
         assert r["metrics"]["peak_power_w"] <= 700 + 1e-6
+    # listed as optimize lists its front: no listed design beats another by more than the resolution
+    # on one objective while within it on the other (a float32 tie is not a trade-off)
+    rel = doc["pareto_resolution"]
+    assert rel == 1e-4 and isinstance(doc["unresolved_points"], int) and doc["unresolved_points"] >= 0
+    for a, b in itertools.permutations(v, 2):
+        ta, tl = rel * abs(b[0]), rel * abs(b[1])
+        assert not (a[0] >= b[0] - ta and a[1] <= b[1] + tl and (a[0] > b[0] + ta or a[1] < b[1] - tl)), (a, b)
 
 
 def test_sweep_json_gives_counts_as_integers(cli, tmp_path):

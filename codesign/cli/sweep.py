@@ -66,6 +66,8 @@ def run(args) -> int:
         "objectives": [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in space.objectives],
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound} for c in space.constraints],
         "hypervolume": res["hypervolume"], "hypervolume_reference_point": res["reference_point"],
+        # front designs another one beats within this relative resolution are not listed
+        "pareto_resolution": res["pareto_resolution"], "unresolved_points": res["unresolved_points"],
         "front": rows,
     })
     ensure_out_dir(out, out_option)
@@ -80,7 +82,9 @@ def run(args) -> int:
         json.dump(doc, sys.stdout, indent=2)
         print()
     else:
-        print(f"{res['points']} designs ({args.method}), {res['feasible']} feasible, {n} on the Pareto front; "
+        left = (f" ({res['unresolved_points']} more within the {res['pareto_resolution']:g} relative resolution "
+                "left out)" if res["unresolved_points"] else "")
+        print(f"{res['points']} designs ({args.method}), {res['feasible']} feasible, {n} on the Pareto front{left}; "
               f"hypervolume {res['hypervolume']:.6g}")
         print(f"wrote {out}/sweep_front.csv and {out}/sweep_front.json")
     return ExitCode.OK if n else ExitCode.NO_RESULT
