@@ -1807,7 +1807,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
         progress: optional ``callback(done, total)``: rows priced so far of those grouped for
             pricing, after each group (a spec per system, model, framework and mode).
     """
-    from .evaluation import evaluate
+    from .evaluation import cost_model_name, evaluate
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
@@ -1826,20 +1826,14 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             progress(done, total)
         done += len(pts)
         spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
-        ev = evaluate(spec, overrides, cost_model=cost_model, pm=pm)
-        col = {c: j for j, c in enumerate(concs)}
-        for p, i in zip(pts, index):
-            j = col[p.concurrency]
-            if not ev.feasible[i, j]:
-                p.status = "infeasible: " + str(ev.point_reasons[i, j] if ev.point_reasons is not None else "")
-                continue
-            # a median TTFT is the steady state: the start-up wave sits in the tail
-            ttft_key = ("ttft_steady_s" if p.ttft_stat == "median" and "ttft_steady_s" in ev.points
-                        else "ttft_s")
-            p.pred_ttft_s = float(ev.points[ttft_key][i, j])
-            p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
-            if p.schema == "inferencemax":
-                p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
+        name = cost_model_name(spec, cost_model=cost_model, pm=pm)
+        can_vary = set(pm.cost_model(name).parameters())
+        if set(overrides) <= can_vary:
+            runs = [(pts, index, concs, evaluate(spec, overrides, cost_model=cost_model, pm=pm))]
+        else:
+            runs = _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cost_model, pm)
+        for run_pts, run_index, run_concs, ev in runs:
+            _fill(run_pts, run_index, run_concs, ev)
     if progress:
         progress(total, total)
     if domain is not None:
@@ -1847,6 +1841,52 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             basis = basis_for(p) if basis_for is not None and priced(p.status) else None
             p.extrapolated = extrapolation(p, domain, basis) if priced(p.status) else []
     return points
+
+
+def _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cost_model, pm):
+    """A group priced one configuration at a time, for a cost model that cannot vary every key a
+    group's vectorised call sends (a third-party model declares what it varies in ``parameters()``):
+    each configuration's own spec, and only the override keys the model declares. A configuration
+    the model refuses (``CodesignError``: a mode or setting it does not price) marks its rows
+    ``unsupported: cost model NAME: why`` instead of stopping the run.
+
+    Returns:
+        ``[(points, index into the run's designs, concurrencies, Evaluation)]``, one per priced
+        configuration.
+    """
+    from .evaluation import evaluate
+
+    runs = []
+    for i in sorted(set(int(i) for i in index)):
+        sub = [p for p, k in zip(pts, index) if k == i]
+        spec, overrides, sub_index, concs = build_spec(sub, efficiency_for, hardware=hardware, cache=cache)
+        keep = {k: v for k, v in overrides.items() if k in can_vary}
+        try:
+            ev = evaluate(spec, keep, cost_model=cost_model, pm=pm)
+        except CodesignError as exc:
+            for p in sub:
+                p.status = f"unsupported: {exc}" if name in str(exc) else f"unsupported: cost model {name}: {exc}"
+            continue
+        runs.append((sub, sub_index, concs, ev))
+    return runs
+
+
+def _fill(pts, index, concs, ev) -> None:
+    """Set the ``pred_*`` (or an ``infeasible`` status) of ``pts`` from ``ev`` (design ``index[i]``
+    of point ``i``, concurrency columns ``concs``)."""
+    col = {c: j for j, c in enumerate(concs)}
+    for p, i in zip(pts, index):
+        j = col[p.concurrency]
+        if not ev.feasible[i, j]:
+            p.status = "infeasible: " + str(ev.point_reasons[i, j] if ev.point_reasons is not None else "")
+            continue
+        # a median TTFT is the steady state: the start-up wave sits in the tail
+        ttft_key = ("ttft_steady_s" if p.ttft_stat == "median" and "ttft_steady_s" in ev.points
+                    else "ttft_s")
+        p.pred_ttft_s = float(ev.points[ttft_key][i, j])
+        p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
+        if p.schema == "inferencemax":
+            p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
 
 
 def mark_multinode_tp(points: list[Point], hardware: dict) -> None:

@@ -108,6 +108,31 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     assert "pred_tput_per_gpu_tok_s" in rows[0] and "extrapolated" in rows[0]
 
 
+def test_validate_prices_with_a_third_party_cost_model(shared_data, tmp_path, capsys):
+    """``validate --cost-model roofline`` (the example plugin, written as a third party would) exited
+    2 with "the roofline cost model cannot vary network.scaleup_bandwidth, ...": a group's vectorised
+    call sends hardware, workload and efficiency keys no third-party model declares (fresh-user
+    trial, session 26). A model that cannot vary them is priced one configuration at a time, and a
+    row it declines (the roofline model prices aggregated serving only) is ``unsupported``, naming
+    it, not a stopped run. Its predictions say no calibration priced them."""
+    import json
+
+    pytest.importorskip("codesign_roofline")
+    from codesign.cli import main
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    ids = ["imx-00017", "imx-00018", "imx-00019", "imx-00152"]  # B200 aggregated C = 8, 16, 64; GB200 disaggregated
+    sub = _subset(src, tmp_path / "imx.csv", set(ids), "point_id")
+    assert main(["validate", str(sub), "--cost-model", "roofline", "--out", str(tmp_path / "o"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["calibrated"] is False and doc["calibration"] is None
+    rows = {r["point_id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    for i in ids[:3]:
+        assert rows[i]["status"] == "ok" and float(rows[i]["pred_tpot_ms"]) > 0, rows[i]
+    assert rows["imx-00152"]["status"].startswith("unsupported: ") and "roofline" in rows["imx-00152"]["status"]
+    assert rows["imx-00152"]["pred_tpot_ms"] == ""
+
+
 def test_cli_validate_with_a_calibration_file(shared_data, tmp_path, capsys):
     """--calibration FILE prices with that file's knobs: the shipped file passed explicitly gives the
     default predictions; a calibration with every GB200 overhead raised gives slower ones."""

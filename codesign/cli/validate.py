@@ -92,7 +92,8 @@ def run(args) -> int:
         print(f"note: the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
               f"(--statistic {fitted} compares like with like)", file=sys.stderr)
     if args.cost_model and args.cost_model != "analytical":
-        eff_for, basis_for = (lambda p: {}), None  # knobs belong to the analytical model
+        # knobs (and the domain they were fitted on) belong to the analytical model
+        eff_for, basis_for, domain = (lambda p: {}), None, None
     # rows priced so far on stderr (the aiconfigurator file takes minutes on 2 cores); gone once done
     with progress_bar("validate", "rows priced", transient=True) as progress:
         predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for,
