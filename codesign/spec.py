@@ -586,6 +586,31 @@ def _merge(base: dict, over: dict, origins: dict, file: str, prefix: tuple = ())
             _mark(value, origins, file, path)
 
 
+#: Top-level tables an include replaces whole when it names another model or chip than an earlier
+#: include (``name``): its model or hardware, not a patch of the earlier one.
+_NAMED_PARTS = {"model": ("model",), "chip": ("chip", "memory", "network")}
+
+
+def _replace_named(merged: dict, sub: dict, origins: dict) -> None:
+    """Drop from ``merged`` (in place) the tables of a model or chip that the include ``sub``
+    replaces: ``include = ["gb200-gpt-oss-120b.toml", "models/qwen3-8b.toml"]`` merged the two
+    models key by key, and gpt-oss-120b's experts and sliding window, which qwen3-8b does not set,
+    stayed under the name qwen3-8b and were priced (fresh-user trial, session 26). A chip of
+    another name takes the ``[memory]`` and ``[network]`` tables the include sets with it. The
+    including file's own tables still merge (``[model] name = "renamed"`` over an included model)."""
+    for part, tables in _NAMED_PARTS.items():
+        old, new = merged.get(part), sub.get(part)
+        if not (isinstance(old, dict) and isinstance(new, dict)):
+            continue
+        if old.get("name") is None or new.get("name") is None or old.get("name") == new.get("name"):
+            continue
+        for t in tables:
+            if t in sub and t in merged:
+                del merged[t]
+                for path in [k for k in origins if k[:1] == (t,)]:
+                    del origins[path]
+
+
 def _mark(value, origins, file, path):
     origins[path] = file
     if isinstance(value, dict):
@@ -618,6 +643,7 @@ def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dic
         raise SpecError([(display, "include", "include cycle: " + " -> ".join(str(s) for s in _stack + (key,)))])
     for inc in includes:
         sub, sub_origins = load_raw(p.parent / inc, _stack + (key,), _by=(display, "include"))
+        _replace_named(merged, sub, origins)
         _merge(merged, sub, origins, "", ())
         origins.update(sub_origins)
     _merge(merged, data, origins, display, ())

@@ -522,3 +522,33 @@ def test_a_key_left_out_is_still_missing(cli, tmp_path):
     spec = _jalapeno_copy(tmp_path, "no-tdp", '\ntdp = "700 W"', "\n")
     rc, _, err = cli("evaluate", spec)
     assert rc == 2 and err.strip() == f"error: {spec}: chip.tdp: missing (required)", err
+
+
+def test_an_include_naming_another_model_or_chip_replaces_it_whole(tmp_path):
+    """``include = ["gb200-gpt-oss-120b.toml", "models/qwen3-8b.toml"]`` merged the two models key
+    by key: gpt-oss-120b's 128 experts and sliding window, which qwen3-8b's file does not set, were
+    priced under the name qwen3-8b (fresh-user trial, session 26). The later include's model is
+    used whole, as if it were the only one; likewise a chip of another name brings its own memory
+    tiers (GB200's Grace host memory does not stay under an H100)."""
+    import attrs
+
+    mixed = tmp_path / "mixed.toml"
+    mixed.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}", '
+                     f'"{(SPECS / "models" / "qwen3-8b.toml").as_posix()}", '
+                     f'"{(SPECS / "hardware" / "h100.toml").as_posix()}"]\n')
+    alone = tmp_path / "alone.toml"  # the same parts, the model and chip given once
+    alone.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n')
+    got = load_spec(mixed)
+    from codesign.spec import Model, load_raw, spec_from_dict
+
+    qwen = spec_from_dict(load_raw(SPECS / "models" / "qwen3-8b.toml")[0]["model"], cls=Model)
+    assert attrs.asdict(got.model) == attrs.asdict(qwen)
+    h100 = load_raw(SPECS / "hardware" / "h100.toml")[0]
+    assert ("host" in (h100.get("memory") or {})) == (got.memory.host is not None)
+    assert got.chip.name == "h100"
+    # the including file's own [model] still merges over the include (a renamed variant)
+    renamed = tmp_path / "renamed.toml"
+    renamed.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                       '[model]\nname = "my-gpt-oss"\n')
+    r = load_spec(renamed)
+    assert r.model.name == "my-gpt-oss" and r.model.num_experts == load_spec(alone).model.num_experts
