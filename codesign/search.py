@@ -713,8 +713,16 @@ def trial_problems(trial, space: SearchSpace) -> list[str]:
     c = trial.constraints or {}
     metrics = trial.user_attrs.get("metrics") or {}
     if isinstance(c, dict):
-        out += [f"constraint {con.describe()} not met" for con in space.constraints
-                if not con.slo and metrics.get(con.metric) is not None and c.get(con.name, 0.0) > 0]
+        for con in space.constraints:
+            if con.slo or not c.get(con.name, 0.0) > 0:
+                continue
+            if metrics.get(con.metric) is not None:
+                out.append(f"constraint {con.describe()} not met")
+            elif trial.user_attrs.get("feasible"):
+                # a priced design without the value: a cost model that does not model it (NaN
+                # area_mm2 is allowed) made every design infeasible with no reason given
+                out.append(f"constraint {con.describe()} not met: the cost model gives no {con.metric} "
+                           "(not modelled); drop the constraint or use a cost model that models it")
     return out
 
 

@@ -478,3 +478,26 @@ def test_the_listed_front_leaves_out_what_the_model_does_not_resolve():
     assert resolved_front(w, dirs).sum() == 2  # neither is better beyond 1e-4 on any objective
     assert resolved_front(np.zeros((0, 2)), dirs).tolist() == []
     assert resolved_front(np.asarray([]).reshape(0, len(dirs)), dirs).tolist() == []  # a run with no feasible design
+
+
+def test_a_constraint_on_a_metric_the_cost_model_does_not_give_says_so():
+    """A cost model may leave area_mm2 NaN ("not modelled", docs/plugins.md); under an area
+    constraint every design was infeasible and infeasible_reasons was empty (fresh-user trial of a
+    third-party plugin, session 26). The missed constraint now says the value is missing."""
+    import types
+
+    from codesign.search import Constraint, SearchSpace, trial_problems
+
+    con = Constraint("area_mm2", 800.0, "max")
+    space = SearchSpace((), (("peak_mixed_tok_s_per_kw", "maximize"),), (con,))
+    priced = types.SimpleNamespace(user_attrs={"feasible": True, "metrics": {"area_mm2": None}},
+                                   constraints={con.name: 1.0, "infeasible": 0.0})
+    (why,) = trial_problems(priced, space)
+    assert why.startswith("constraint area_mm2 <= 800") and "gives no area_mm2 (not modelled)" in why
+    over = types.SimpleNamespace(user_attrs={"feasible": True, "metrics": {"area_mm2": 900.0}},
+                                 constraints={con.name: 100.0, "infeasible": 0.0})
+    assert trial_problems(over, space) == [f"constraint {con.describe()} not met"]
+    unserved = types.SimpleNamespace(user_attrs={"feasible": False, "infeasible_reason": "weights do not fit",
+                                                 "metrics": {"area_mm2": None}},
+                                     constraints={con.name: 1.0, "infeasible": 1.0})
+    assert trial_problems(unserved, space) == ["weights do not fit"]
