@@ -719,3 +719,21 @@ def test_numerics_quantize_refuses_to_overwrite_its_input_or_an_empty_output(cli
     _refused(cli("numerics", "quantize", "--format", "mxfp4", a, a), f"output {a}: is the input file {a}")
     assert a.read_bytes() == before
     _refused(cli("numerics", "quantize", "--format", "mxfp4", a, ""), "argument OUT: '': empty; give a path")
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_closed_stdout_is_no_failure(extra):
+    """``codesign evaluate ... | head -1``: rich ended the process with exit 1 when its stdout was
+    closed ("no feasible design" here), and a JSON dump left "Exception ignored ... BrokenPipeError"
+    on stderr (fresh-user trial, session 26). The reader has what it wanted: exit 0, stderr quiet.
+    The pipe is closed before the command writes, so its first write fails."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-c", "import sys; from codesign.cli import entry; sys.argv[0] = 'codesign'; entry()",
+           "evaluate", str(SPECS / "examples" / "gb200-gpt-oss-120b.toml"), *extra]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "Exception ignored" not in err and "Broken" not in err, err

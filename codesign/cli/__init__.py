@@ -77,6 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         return ExitCode.USAGE_ERROR
     interrupted: list[int] = []  # the signals (SIGINT, SIGTERM) that interrupted the command
     previous = interrupts.catch(interrupted)
+    _broken_pipe_as_exception()
     try:
         rc = int(args.func(args) or 0)
         if interrupted:  # a Ctrl-C (or SIGTERM) that a callback swallowed (a finaliser; a gc callback gets it again)
@@ -104,7 +105,11 @@ def main(argv: list[str] | None = None) -> int:
         code = ExitCode.TERMINATED if interrupted[:1] == [signal.SIGTERM] else ExitCode.INTERRUPTED
         _json_error(getattr(args, "json", False), line, code)  # a script reading stdout gets a document
         return code
-    except BrokenPipeError:  # pragma: no cover - e.g. `codesign ... | head`
+    except BrokenPipeError:  # e.g. `codesign evaluate ... | head -1`: the reader has what it wanted
+        try:  # the interpreter's last flush of stdout would fail again ("Exception ignored", exit 120)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor (a test)
+            pass
         return ExitCode.OK
     except Exception as exc:  # a bug in codesign or a plugin: one line, the traceback behind --debug
         if args.debug:  # the traceback, then the same line and exit code as without --debug
@@ -124,6 +129,20 @@ def main(argv: list[str] | None = None) -> int:
             for signum, handler in previous.items():
                 if handler is not None:  # None: a handler not set from Python, which cannot be put back
                     signal.signal(signum, handler)
+
+
+def _broken_pipe_as_exception() -> None:
+    """rich ends the process with exit 1 when stdout is closed under it (``Console.on_broken_pipe``,
+    its documented hook: ``codesign evaluate ... | head -1`` exited 1, which here means "no feasible
+    design"; fresh-user trial, session 26). It raises BrokenPipeError instead, which :func:`main`
+    handles as for a ``print``."""
+    from rich.console import Console
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+    Console.on_broken_pipe = on_broken_pipe
 
 
 def _print_traceback() -> None:
