@@ -3,7 +3,8 @@
 ``[search] reference`` names either a registered baseline (``"gb200"``, from the
 ``codesign_baselines`` hook) or a spec file relative to the spec. :func:`reference_spec` builds the
 reference :class:`~codesign.spec.Spec` that reports compare every design against, priced by the same
-cost model on the same workload.
+cost model on the same workload (a reference spec file's own ``deployment.cost_model`` gives way to
+the spec's).
 """
 
 from __future__ import annotations
@@ -100,6 +101,13 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
     raw_ref, origins = load_raw(path)
     if "model" not in raw_ref or "workload" not in raw_ref:
         raw_ref = _replace_hardware(spec_raw, raw_ref)
+    # priced by the spec's cost model, whatever the reference file (or the deployment it includes)
+    # names: a spec that set cost_model = "toy" had its designs priced by toy and its reference by
+    # the analytical model, and printed "11× the reference" (fresh-user trial, session 26)
+    deployment = raw_ref.setdefault("deployment", {})
+    if isinstance(deployment, dict):  # (anything else is refused by the loader, naming the file)
+        mine = spec_raw.get("deployment")
+        deployment["cost_model"] = mine.get("cost_model", "analytical") if isinstance(mine, dict) else "analytical"
     ref = spec_from_dict(raw_ref, file=os.path.relpath(path), origins=origins)
     return attrs.evolve(ref, name=ref.name or path.stem, path=str(path))
 
