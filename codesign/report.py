@@ -14,7 +14,7 @@ import numpy as np
 from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
-from .evaluation import jsonable
+from .evaluation import cost_model_record, jsonable
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, load_raw
@@ -230,6 +230,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
     doc = {
         "schema_version": SCHEMA_VERSION,
         "spec": spec.path,
+        "cost_model": cost_model_record(spec),  # what priced the designs and the reference
         "study": result.study.study_name,
         "storage": result.storage,
         "trials": len(result.trials),

@@ -124,6 +124,7 @@ def test_an_output_directory_holds_one_study_and_that_study_resumes(cli, tmp_pat
     assert rc == 0, err
     doc = json.loads(stdout)
     assert doc["study"] == "alpha" and doc["trials"] == 12 and doc["new_trials"] == 4
+    assert doc["cost_model"]["name"] == "analytical"  # what priced the designs and the reference
 
 
 def test_a_shared_rdb_storage_holds_many_studies_but_each_directory_one(cli, tmp_path):

@@ -254,6 +254,7 @@ def test_sweep_cli_writes_front(cli, tmp_path):
         assert r["metrics"]["peak_power_w"] <= 700 + 1e-6
     # listed as optimize lists its front: no listed design beats another by more than the resolution
     # on one objective while within it on the other (a float32 tie is not a trade-off)
+    assert doc["cost_model"]["name"] == "analytical" and doc["cost_model"]["plugin"].startswith("analytical (codesign ")
     rel = doc["pareto_resolution"]
     assert rel == 1e-4 and isinstance(doc["unresolved_points"], int) and doc["unresolved_points"] >= 0
     for a, b in itertools.permutations(v, 2):

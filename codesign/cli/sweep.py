@@ -35,7 +35,7 @@ def run(args) -> int:
 
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
-    from ..evaluation import jsonable
+    from ..evaluation import cost_model_record, jsonable
     from ..search import SEARCH_METRICS, run_sweep
     from ..spec import load_spec
     from ._common import default_out_dir, ensure_out_dir, progress_bar
@@ -61,7 +61,8 @@ def run(args) -> int:
     rows = [{"params": {k: jsonable(v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in fc.items()},
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     doc = jsonable({
-        "schema_version": 1, "spec": spec.path, "method": res["method"], "seed": res["seed"],
+        "schema_version": 1, "spec": spec.path, "cost_model": cost_model_record(spec),
+        "method": res["method"], "seed": res["seed"],
         "points": res["points"], "feasible_points": res["feasible"],
         "objectives": [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in space.objectives],
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound} for c in space.constraints],
