@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Callable, Literal
 
 import attrs
@@ -18,6 +20,31 @@ PEAK_FALLBACK: dict[str, tuple[str, ...]] = {
     "int8": ("int8", "fp8", "bf16"),
     "bf16": ("bf16",),
 }
+
+
+#: The chip peaks a format's GEMMs can run at (:data:`ComputeClass`, the ``chip.peak_flops`` keys).
+COMPUTE_CLASSES = ("bf16", "fp8", "fp6", "fp4", "int8")
+
+
+def _check_class(v) -> None:
+    """A registered format's ``compute_class`` is a chip peak (``"fp3"`` was accepted and the
+    analytical model then raised ``KeyError: 'fp3'``, blamed on it; fresh-user trial, session 26)."""
+    if v not in COMPUTE_CLASSES:
+        raise ValueError(f"compute_class must be one of {', '.join(COMPUTE_CLASSES)} (got {v!r})")
+
+
+def _check_bits(field: str, v, *, low: float | None) -> None:
+    """A storage cost in bits: finite, above 0 for ``bits_per_element`` (0 priced gpt-oss-120b's
+    weights at 0.5 GB per chip), at least 0 for ``per_tensor_bits``."""
+    ok = isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v) \
+        and (v > low if low is not None else v >= 0)
+    if not ok:
+        raise ValueError(f"{field} must be a finite number {'> 0' if low is not None else '>= 0'} [bit] (got {v!r})")
+
+
+def _check_block(v) -> None:
+    if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v > 0):
+        raise ValueError(f"block_size must be a whole number > 0 or None (got {v!r})")
 
 
 @frozen(kw_only=True)
@@ -42,10 +69,10 @@ class NumberFormat:
     """
 
     name: str
-    bits_per_element: float
-    compute_class: ComputeClass
-    block_size: int | None = None
-    per_tensor_bits: float = 0.0
+    bits_per_element: float = attrs.field(validator=lambda self, a, v: _check_bits(a.name, v, low=0.0))
+    compute_class: ComputeClass = attrs.field(validator=lambda self, a, v: _check_class(v))
+    block_size: int | None = attrs.field(default=None, validator=lambda self, a, v: _check_block(v))
+    per_tensor_bits: float = attrs.field(default=0.0, validator=lambda self, a, v: _check_bits(a.name, v, low=None))
     description: str = ""
     quantize: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
     plugin: str = ""

@@ -148,6 +148,33 @@ def test_registration_hook_that_raises_is_skipped():
     assert {s.name: s.status for s in pm.status}["raiser"] == "failed"
 
 
+class _BadFormat:
+    @codesign.hookimpl
+    def codesign_number_formats(self):
+        from codesign.formats import NumberFormat
+
+        return [NumberFormat(name="fp3x", bits_per_element=3.0, compute_class="fp3")]
+
+
+def test_a_number_format_without_a_chip_peak_is_refused_naming_its_plugin():
+    """A format whose compute_class is no chip peak ("fp3") was registered, and pricing a spec that
+    used it raised an internal KeyError blamed on the analytical model; a bits_per_element of 0
+    priced gpt-oss-120b's weights at 0.5 GB per chip (fresh-user trial, session 26). The record is
+    refused where it is made, so the plugin's hook fails, named, and the other formats load."""
+    from codesign.formats import NumberFormat
+
+    pm = PluginManager()
+    pm.register(_BadFormat(), "fp3-plugin")
+    with pytest.warns(PluginWarning, match=r"plugin fp3-plugin.*failed in codesign_number_formats: ValueError: "
+                                           r"compute_class must be one of bf16, fp8, fp6, fp4, int8 \(got 'fp3'\)"):
+        formats = pm.number_formats
+    assert "fp3x" not in formats and "mxfp4" in formats
+    for bad in ({"bits_per_element": 0}, {"bits_per_element": float("nan")}, {"block_size": 0},
+                {"per_tensor_bits": -1.0}):
+        with pytest.raises(ValueError):
+            NumberFormat(**{"name": "x", "bits_per_element": 4.0, "compute_class": "fp4", **bad})
+
+
 def test_registration_hook_with_wrong_records_is_named():
     pm = PluginManager()
     pm.register(_WrongRecords(), "wrong")
