@@ -346,6 +346,29 @@ class PluginManager:
                               f"start: {type(exc).__name__}: {exc}") from exc
 
 
+    def cost_model_parameters(self, name: str, *, spec=None) -> list[str]:
+        """The spec key paths the cost model ``name`` can vary (its ``parameters()``).
+
+        Raises:
+            PluginError: as :meth:`cost_model`.
+            PluginBugError: ``parameters()`` raised or returned something other than key paths
+                (named with its plugin: it was an internal error naming neither, fresh-user trial of
+                session 26).
+        """
+        name = self.resolve_cost_model(name, spec)
+        model = self.cost_model(name, spec=spec)
+        label = self.plugin_label(self.cost_models[name].plugin)
+        try:
+            keys = list(model.parameters())
+        except Exception as exc:  # noqa: BLE001
+            raise PluginBugError(f"cost model {name!r} (plugin {label}) raised in parameters(): "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        if not all(isinstance(k, str) for k in keys):
+            raise PluginBugError(f"cost model {name!r} (plugin {label}): parameters() must return spec key "
+                                 f"paths (str), got {keys[:3]!r}")
+        return keys
+
+
 @functools.cache
 def get_plugin_manager() -> PluginManager:
     """The process-wide plugin manager (entry points loaded once)."""

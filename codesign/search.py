@@ -1935,8 +1935,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
     spec = resolve_efficiency(spec, pm=pm)  # efficiency_from: the same knobs for gradients and evaluations
-    model = pm.cost_model(cost_model_name(spec, pm=pm))
-    space = _build_space(spec, model.parameters(), pm)
+    space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
     s = spec.search
     seed = s.seed if seed is None else seed
     store, where = open_storage(storage, out_dir, repair=repair)
@@ -2683,7 +2682,7 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
 
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
-    space = _build_space(spec, pm.cost_model(cost_model_name(spec, pm=pm)).parameters(), pm)
+    space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
     seed = spec.search.seed if seed is None else seed
     cols, n = sample_columns(space, points, seed, method)
     m = len(space.combos())

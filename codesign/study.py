@@ -269,7 +269,7 @@ def _variable_keys(spec_path: Path) -> list[str] | None:
     try:
         spec = load_spec(spec_path)
         pm = get_plugin_manager()
-        return list(pm.cost_model(spec.deployment.cost_model, spec=spec).parameters())
+        return pm.cost_model_parameters(spec.deployment.cost_model, spec=spec)
     except CodesignError:
         return None
 

@@ -1827,7 +1827,7 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
         done += len(pts)
         spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
         name = cost_model_name(spec, cost_model=cost_model, pm=pm)
-        can_vary = set(pm.cost_model(name).parameters())
+        can_vary = set(pm.cost_model_parameters(name))
         if set(overrides) <= can_vary:
             runs = [(pts, index, concs, evaluate(spec, overrides, cost_model=cost_model, pm=pm))]
         else:

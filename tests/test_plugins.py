@@ -175,6 +175,30 @@ def test_a_number_format_without_a_chip_peak_is_refused_naming_its_plugin():
             NumberFormat(**{"name": "x", "bits_per_element": 4.0, "compute_class": "fp4", **bad})
 
 
+class _BrokenParameters:
+    @codesign.hookimpl
+    def codesign_cost_models(self):
+        class Model:
+            def parameters(self):
+                raise RuntimeError("toy parameters boom")
+
+        return [codesign.CostModelInfo(name="toy-params", version="0.1", description="broken", factory=Model)]
+
+
+def test_a_cost_model_whose_parameters_raise_is_named():
+    """``parameters()`` raising gave "internal error: RuntimeError: toy parameters boom (at ...)",
+    naming neither the cost model nor its plugin, unlike every other plugin failure (fresh-user
+    trial, session 26)."""
+    from codesign.errors import PluginBugError
+
+    pm = PluginManager()
+    pm.register(_BrokenParameters(), "toy-plugin")
+    with pytest.raises(PluginBugError, match=r"cost model 'toy-params' \(plugin toy-plugin\b.*\) raised in "
+                                             r"parameters\(\): RuntimeError: toy parameters boom"):
+        pm.cost_model_parameters("toy-params")
+    assert "memory.hbm.bandwidth" in pm.cost_model_parameters("analytical")
+
+
 def test_registration_hook_with_wrong_records_is_named():
     pm = PluginManager()
     pm.register(_WrongRecords(), "wrong")
