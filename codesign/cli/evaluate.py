@@ -56,6 +56,8 @@ def _fmt(x, scale=1.0, digits=3, unit=""):
 
 
 def _print_table(spec, ev, summary, design):
+    import math
+
     from rich.console import Console
     from rich.table import Table
 
@@ -100,7 +102,8 @@ def _print_table(spec, ev, summary, design):
         row = [str(int(c))]
         for _, key, scale in cols[1:]:
             row.append(_fmt(float(ev.points[key][0, j]), scale))
-        why = ev.point_reasons[0, j] if ev.point_reasons is not None else (ev.reasons[0] or "infeasible")
+        why = (ev.point_reasons[0, j] if ev.point_reasons is not None else "") or ev.reasons[0] \
+            or "no reason given by the cost model"  # (an empty reason printed "...: " and nothing)
         row.append("yes" if ev.feasible[0, j] else "no")
         if not ev.feasible[0, j]:
             notes.setdefault(str(why), []).append(int(c))
@@ -111,7 +114,8 @@ def _print_table(spec, ev, summary, design):
     con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
               f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
-    con.print(f"area {design['area_mm2']:.0f} mm², peak power {design['peak_power_w']:.0f} W, "
+    area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")
+    con.print(f"area {f'{area:.0f} mm²' if math.isfinite(area) else 'not modelled'}, peak power {design['peak_power_w']:.0f} W, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")
               + ("" if ev.reasons[0] else
