@@ -906,14 +906,16 @@ def test_an_interrupted_workers_run_leaves_no_trial_running_and_no_lock(tmp_path
     and the parent waits for them."""
     out = tmp_path / "w"
     journal = out / "study.journal"
-    cmd = CODESIGN + ["optimize", str(FLAGSHIP), "--trials", "400", "--workers", "2", "--out", str(out)]
+    # as a terminal's foreground job: a test run started with `&` or nohup passes SIGINT on ignored
+    # (the shell's SIG_IGN for background jobs), and the CLI rightly leaves an ignored SIGINT alone,
+    # so the Ctrl-C below was ignored and the run went on to its end (exit 0; a pre-check CI started
+    # in the background, session 26). Set in the child's Python, not by a preexec_fn (a fork of this
+    # multithreaded JAX process)
+    terminal = [sys.executable, "-c", "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                "from codesign.cli import entry; sys.argv[0] = 'codesign'; entry()"]
+    cmd = terminal + ["optimize", str(FLAGSHIP), "--trials", "400", "--workers", "2", "--out", str(out)]
     with open(tmp_path / "stderr.txt", "w") as err:
-        # as a terminal's foreground job: a test run started with `&` or nohup passes SIGINT on
-        # ignored (the shell's SIG_IGN for background jobs), and the CLI rightly leaves an ignored
-        # SIGINT alone, so the Ctrl-C below was ignored and the run went on to its end (exit 0; a
-        # pre-check CI started in the background, session 26)
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
     deadline = time.time() + 240
     told = 0
     while time.time() < deadline and proc.poll() is None:  # the workers are telling trials
