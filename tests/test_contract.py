@@ -101,3 +101,18 @@ def test_roofline_example_runs_end_to_end(cli):
     assert by["roofline"]["status"] == "loaded"
     assert by["roofline"]["distribution"] == "codesign-roofline"
     assert by["roofline"]["cost_models"] == ["roofline"]
+
+
+@needs_roofline
+def test_roofline_example_prices_a_chip_without_host_memory(cli):
+    """The flagship's chip has no [memory.host] (specs/jalapeno-gpt-oss-120b.toml): the roofline
+    example put the ~1e-16 left by 1 - f_sram - f_hbm on a host tier of 0 B/s and returned TPOT =
+    inf on feasible points, an internal error (fresh-user trial, session 26). Its KV cache fits in
+    HBM, so no byte is read from host memory."""
+    import json
+    import math
+
+    rc, out, err = cli("evaluate", SPECS / "jalapeno-gpt-oss-120b.toml", "--cost-model", "roofline", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert all(p["feasible"] and math.isfinite(p["tpot_s"]) for p in doc["points"]), doc["points"]

@@ -179,7 +179,9 @@ class RooflineModel:
         in_hbm = np.minimum(kv_res - in_sram, (np.maximum(hbm_cap - w_res, 0.0) * pp)[:, None])
         frac = np.divide(1.0, kv_res, out=np.zeros_like(kv_res), where=kv_res > 0)
         f_sram, f_hbm = in_sram * frac, in_hbm * frac
-        f_host = np.clip(1.0 - f_sram - f_hbm, 0.0, 1.0)
+        # the rest in bytes, not 1 - f_sram - f_hbm: that left ~1e-16 of the cache on a host tier of
+        # 0 B/s (a spec without [memory.host]) and priced TPOT as inf (fresh-user trial, session 26)
+        f_host = np.clip((kv_res - in_sram - in_hbm) * frac, 0.0, 1.0)
 
         def over(bytes_, bw):
             bw = bw[:, None]
