@@ -359,13 +359,14 @@ class PluginManager:
         model = self.cost_model(name, spec=spec)
         label = self.plugin_label(self.cost_models[name].plugin)
         try:
-            keys = list(model.parameters())
+            got = model.parameters()
+            keys = [] if isinstance(got, str) else list(got)  # a string is no list of keys
         except Exception as exc:  # noqa: BLE001
             raise PluginBugError(f"cost model {name!r} (plugin {label}) raised in parameters(): "
                                  f"{type(exc).__name__}: {exc}") from exc
-        if not all(isinstance(k, str) for k in keys):
-            raise PluginBugError(f"cost model {name!r} (plugin {label}): parameters() must return spec key "
-                                 f"paths (str), got {keys[:3]!r}")
+        if isinstance(got, str) or not all(isinstance(k, str) for k in keys):
+            raise PluginBugError(f"cost model {name!r} (plugin {label}): parameters() must return a list of "
+                                 f"spec key paths (str), got {repr(got)[:80]}")
         return keys
 
 

@@ -722,7 +722,7 @@ def trial_problems(trial, space: SearchSpace) -> list[str]:
                 # a priced design without the value: a cost model that does not model it (NaN
                 # area_mm2 is allowed) made every design infeasible with no reason given
                 out.append(f"constraint {con.describe()} not met: the cost model gives no {con.metric} "
-                           "(not modelled); drop the constraint or use a cost model that models it")
+                           "(not modelled: drop the constraint or use a cost model that models it)")
     return out
 
 

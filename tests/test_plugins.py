@@ -185,6 +185,16 @@ class _BrokenParameters:
         return [codesign.CostModelInfo(name="toy-params", version="0.1", description="broken", factory=Model)]
 
 
+class _StringParameters:
+    @codesign.hookimpl
+    def codesign_cost_models(self):
+        class Model:
+            def parameters(self):
+                return "memory.hbm.capacity"
+
+        return [codesign.CostModelInfo(name="str-params", version="0.1", description="str", factory=Model)]
+
+
 def test_a_cost_model_whose_parameters_raise_is_named():
     """``parameters()`` raising gave "internal error: RuntimeError: toy parameters boom (at ...)",
     naming neither the cost model nor its plugin, unlike every other plugin failure (fresh-user
@@ -197,6 +207,13 @@ def test_a_cost_model_whose_parameters_raise_is_named():
                                              r"parameters\(\): RuntimeError: toy parameters boom"):
         pm.cost_model_parameters("toy-params")
     assert "memory.hbm.bandwidth" in pm.cost_model_parameters("analytical")
+    # one key path as a string, not a list of them: its characters were read as keys, and the user
+    # was told "cannot vary this key; it can vary m, e, m, o, r, y, ..." with exit 2
+    pm2 = PluginManager()
+    pm2.register(_StringParameters(), "str-plugin")
+    with pytest.raises(PluginBugError, match=r"cost model 'str-params' \(plugin str-plugin\b.*\): parameters\(\) "
+                                             r"must return a list of spec key paths \(str\), got 'memory.hbm"):
+        pm2.cost_model_parameters("str-params")
 
 
 def test_registration_hook_with_wrong_records_is_named():
