@@ -222,19 +222,28 @@ class PluginManager:
         kind = _record_type(hook_name)
         out: list = []
         hook = getattr(self.pm.hook, hook_name)
+        what = "records with a name" if kind is None else (
+            f"codesign.{kind.__name__}" if kind.__name__ in _public() else f"{kind.__module__}.{kind.__name__}")
         for impl in hook.get_hookimpls():
             label = self.plugin_label(impl.plugin_name)
             try:
                 records = impl.function()
-                records = list(records or [])
+                single = isinstance(records, (str, bytes, dict)) or (
+                    records is not None and not hasattr(records, "__iter__"))
+                if not single:
+                    records = list(records or [])
             except Exception as exc:  # noqa: BLE001
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: "
                                   f"{type(exc).__name__}: {exc}", exc)
                 continue
+            if single:
+                # one value, not a list of them: list() would split a string into its characters
+                # ("returned str 'g'") or fail with "object is not iterable"
+                self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: returned one "
+                                  f"{type(records).__name__} {records!r:.80}, expected a list of {what}", None)
+                continue
             bad = [r for r in records if (not isinstance(r, kind) if kind is not None else not hasattr(r, "name"))]
             if bad:
-                what = "records with a name" if kind is None else (
-                    f"codesign.{kind.__name__}" if kind.__name__ in _public() else f"{kind.__module__}.{kind.__name__}")
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: returned "
                                   f"{type(bad[0]).__name__} {bad[0]!r:.80}, expected a list of {what}", None)
                 continue

@@ -78,11 +78,18 @@ def test_plugins_list_shows_the_failed_plugin_and_builtins_still_work(tmp_path, 
 
 
 def test_table_output_names_the_failure(tmp_path, monkeypatch, cli):
+    """At 80 columns the table used to cut names ("codesign-roo…") and fold the failure reason into
+    a narrow status cell; the reason is now printed whole under the table (fresh-user trial,
+    session 26)."""
     _fake_dist(tmp_path, monkeypatch)
+    monkeypatch.setenv("COLUMNS", "80")
     with pytest.warns(PluginWarning):
         rc, out, err = cli("plugins", "list")
     assert rc == 0
     assert "broken" in out and "failed" in out
+    assert "…" not in out
+    assert any(line.startswith("broken failed: ") and "RuntimeError: boom at import" in line
+               for line in out.splitlines())
 
 
 def test_strict_mode_makes_a_broken_plugin_fatal(tmp_path, monkeypatch, cli):
@@ -429,3 +436,26 @@ def test_plugins_list_json_shows_declared_accuracy(monkeypatch, cli):
     assert cms["analytical"]["differentiable"] is True
     rc, out, err = cli("plugins", "list", "--json", "--hook", "codesign_number_formats")
     assert {p["name"] for p in json.loads(out)["plugins"]} == {"mx"}
+
+
+class _OneRecordNotAList:
+    """A registration hook returning one value instead of a list of records."""
+
+    def __init__(self, value):
+        self.value = value
+
+    @codesign.hookimpl
+    def codesign_baselines(self):
+        return self.value
+
+
+@pytest.mark.parametrize("value, shown", [("gb200", r"one str 'gb200'"), (42, r"one int 42")])
+def test_a_hook_returning_one_value_not_a_list_is_named_whole(value, shown):
+    """A baselines hook returning the string "gb200" was reported as "returned str 'g'" (list() split
+    it into characters); an int gave "TypeError: 'int' object is not iterable" (fresh-user trial,
+    session 26). Either way the plugin is named and skipped, and the built-in baselines remain."""
+    pm = PluginManager()
+    pm.register(_OneRecordNotAList(value), "single")
+    with pytest.warns(PluginWarning, match=rf"plugin single.*codesign_baselines: returned {shown}, expected a list of"):
+        baselines = pm.baselines
+    assert "gb200" in baselines and baselines["gb200"].plugin != "single"

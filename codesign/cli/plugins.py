@@ -59,24 +59,31 @@ def run_list(args) -> int:
         return 0
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    # overflow="fold": a narrow terminal wraps a long plugin or hook name instead of cutting it to "codesign-roo…"
     t = Table(title="codesign plugins")
     for col in ("name", "distribution", "version", "status", "hooks", "registers"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for r in doc["plugins"]:
         regs = [f"cost model {m}" for m in r["cost_models"]]
         if r["number_formats"]:
             regs.append("formats " + ", ".join(r["number_formats"]))
         if r["baselines"]:
             regs.append("baselines " + ", ".join(r["baselines"]))
-        status = r["status"] if not r["error"] else f"{r['status']}: {r['error']}"
+        status = r["status"] if not r["error"] else f"{r['status']} (see below)"
         t.add_row(r["name"], r["distribution"], r["version"], status,
                   "\n".join(h.removeprefix("codesign_") for h in r["hooks"]), "\n".join(regs))
     con = Console()
     con.print(t)
+    # a failure's reason is one long line: printed whole under the table, where a narrow column
+    # would have folded it into a tall cell or hidden it
+    for r in doc["plugins"]:
+        if r["error"]:
+            con.print(Text.assemble((r["name"], "bold"), f" {r['status']}: {r['error']}"), soft_wrap=True)
     m = Table(title="cost models (deployment.cost_model; \"auto\" picks the smallest declared error)")
     for col in ("name", "plugin", "version", "accuracy (median |TPOT err|)", "differentiable"):
-        m.add_column(col)
+        m.add_column(col, overflow="fold")
     for c in doc["cost_models"]:
         acc = "undeclared" if c["accuracy"] is None else f"{c['accuracy']:.0%}"
         if c["accuracy_source"]:
