@@ -56,6 +56,10 @@ DESIGN_METRICS: dict[str, tuple[str, str | None]] = {
     "max_concurrency": ("requests", "max"),
 }
 
+#: Design metrics a cost model may leave NaN, "not modelled" (every other design metric is a finite
+#: number >= 0 on every design, feasible or not: :func:`codesign.evaluation.check_contract`).
+NAN_DESIGN_METRICS = ("area_mm2",)
+
 #: Design metrics that count whole things (chips; requests served at once): JSON documents give a
 #: whole value as an integer (``"chips": 8``), as they give the concurrency.
 COUNT_DESIGN_METRICS = ("chips", "max_concurrency")

@@ -335,6 +335,53 @@ def test_negative_value_is_a_named_plugin_error(tmp_path):
         evaluate(_spec(tmp_path, "neg"), pm=pm)
 
 
+def _design_set(key, value):
+    """A cost model: the analytical model's answer with design metric ``key`` set to ``value``."""
+
+    def ev_with(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        ev.design[key] = np.full(np.shape(ev.design[key]), value, dtype=float)
+        return ev
+
+    return ev_with
+
+
+@pytest.mark.parametrize("key, value", [("chips", np.nan), ("chips", np.inf), ("peak_power_w", np.inf),
+                                        ("peak_power_w", np.nan), ("tdp_w", np.nan),
+                                        ("max_concurrency", np.nan), ("area_mm2", np.inf)])
+def test_a_non_finite_design_metric_is_a_named_plugin_bug(tmp_path, key, value):
+    """docs/plugins.md: every design metric is a finite number >= 0 on every design; only area_mm2
+    may be NaN (not modelled). chips = NaN was an internal ValueError in evaluate's table naming no
+    plugin, peak_power_w = inf passed the contract (fresh-user trial, session 27)."""
+    from codesign.errors import PluginBugError
+    from codesign.evaluation import evaluate
+
+    pm = _with("odd", _design_set(key, value))
+    shown = "nan" if np.isnan(value) else "inf"
+    with pytest.raises(PluginBugError, match=rf"cost model 'odd' \(plugin odd-plugin.*\) returned design "
+                                             rf"metric {key} = {shown}; expected a finite number >= 0"):
+        evaluate(_spec(tmp_path, "odd"), pm=pm)
+
+
+def test_area_not_modelled_may_be_nan(tmp_path):
+    from codesign.evaluation import evaluate
+
+    ev = evaluate(_spec(tmp_path, "noarea"), pm=_with("noarea", _design_set("area_mm2", np.nan)))
+    assert np.isnan(ev.design["area_mm2"][0]) and ev.feasible.any()
+
+
+def test_cli_names_the_plugin_of_a_nan_chips_in_one_line(tmp_path, monkeypatch, cli):
+    pm = _with("odd", _design_set("chips", np.nan))
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    for extra in ((), ("--json",)):
+        rc, out, err = cli("evaluate", _spec(tmp_path, "odd").path, *extra)
+        first = err.strip().splitlines()[0]
+        assert rc == 3 and "Traceback" not in err and "ValueError" not in err
+        assert first == ("internal error: cost model 'odd' (plugin odd-plugin (<in-process>)) returned design metric "
+                         "chips = nan; "
+                         "expected a finite number >= 0 on every design, feasible or not")
+
+
 def test_missing_metric_and_wrong_type_are_named(tmp_path):
     from codesign.evaluation import evaluate
 
