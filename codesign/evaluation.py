@@ -13,7 +13,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .costmodel import DESIGN_METRICS, NAN_DESIGN_METRICS, POINT_METRICS, Evaluation
-from .errors import CodesignError, PluginBugError, PluginError, format_value
+from .errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, PluginError, format_value
 from .spec import Spec
 
 SCHEMA_VERSION = 1
@@ -48,7 +48,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
             and spec.deployment.cost_model != "auto":
         try:
             ok = bool(info.supports(spec))
-        except Exception as exc:  # noqa: BLE001
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
             raise PluginBugError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) raised in "
                               f"supports(): {type(exc).__name__}: {exc}") from exc
         if not ok:
@@ -61,7 +61,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         ev = model.evaluate(spec, pm.number_formats, overrides)
     except CodesignError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
+    except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug (sys.exit too) must not become a traceback
         raise PluginBugError(f"{who} raised {type(exc).__name__}: {exc}") from exc
     n = 1
     for v in (overrides or {}).values():

@@ -308,6 +308,70 @@ def test_cli_reports_a_raising_cost_model_in_one_line(tmp_path, monkeypatch, cli
     assert rc == 3 and json.loads(out)["error"] == {"message": first, "exit_code": 3}
 
 
+def _exits(spec, formats, overrides):
+    raise SystemExit(5)
+
+
+def test_a_cost_model_calling_sys_exit_is_a_named_plugin_bug_exit_3(tmp_path, monkeypatch, cli):
+    """A plugin's sys.exit(5) is its bug like any exception: exit 3 with one line naming the
+    plugin. It ended `codesign evaluate` with exit 5 and no message (fresh-user trial, session 27)."""
+    from codesign.errors import PluginBugError
+    from codesign.evaluation import evaluate
+
+    pm = _with("quitter", _exits)
+    with pytest.raises(PluginBugError, match=r"cost model 'quitter' \(plugin quitter-plugin.*\) raised SystemExit: 5"):
+        evaluate(_spec(tmp_path, "quitter"), pm=pm)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "quitter").path)
+    assert rc == 3 and out == "" and "Traceback" not in err
+    assert err.splitlines()[0].startswith("internal error: cost model 'quitter' (plugin quitter-plugin")
+
+
+def test_sys_exit_in_a_plugin_factory_parameters_or_hook_is_named():
+    """Every call into plugin code treats SystemExit as the plugin's bug, as the entry-point load does."""
+    from codesign.errors import PluginBugError
+
+    class Plugin:
+        @codesign.hookimpl
+        def codesign_cost_models(self):
+            class Model:
+                def parameters(self):
+                    raise SystemExit("bye from parameters")
+
+            def factory():
+                raise SystemExit(7)
+
+            return [codesign.CostModelInfo(name="dying", version="1", description="d", factory=factory),
+                    codesign.CostModelInfo(name="halfdying", version="1", description="d", factory=Model)]
+
+    class Hook:
+        @codesign.hookimpl
+        def codesign_number_formats(self):
+            raise SystemExit(2)
+
+    pm = PluginManager()
+    pm.register(Plugin(), "dying-plugin")
+    with pytest.raises(PluginBugError, match=r"cost model 'dying' \(plugin dying-plugin.*\) failed to start: SystemExit: 7"):
+        pm.cost_model("dying")
+    with pytest.raises(PluginBugError, match=r"'halfdying'.*raised in parameters\(\): SystemExit: bye from parameters"):
+        pm.cost_model_parameters("halfdying")
+    pm.register(Hook(), "exit-hook")
+    with pytest.warns(PluginWarning, match=r"plugin exit-hook.*failed in codesign_number_formats: SystemExit: 2"):
+        assert "mxfp4" in pm.number_formats
+
+
+def test_keyboard_interrupt_in_a_cost_model_is_still_an_interrupt(tmp_path, monkeypatch, cli):
+    """Ctrl-C while a plugin runs is the user's interrupt, not the plugin's bug: exit 130."""
+
+    def interrupted(spec, formats, overrides):
+        raise KeyboardInterrupt
+
+    pm = _with("slow", interrupted)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "slow").path)
+    assert rc == 130 and err.strip() == "interrupted"
+
+
 def test_nan_on_a_feasible_point_is_a_named_plugin_error(tmp_path):
     from codesign.evaluation import evaluate
 
