@@ -243,8 +243,14 @@ class PluginManager:
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: name "
                                   f"{bad[0].name!r} must be lowercase letters, digits, '_', '.', '-'", None)
                 continue
-            out.extend(attrs.evolve(r, plugin=impl.plugin_name) if attrs.has(type(r)) and hasattr(r, "plugin")
-                       else r for r in records)
+            try:  # evolve runs the record's validators again (a CostModelInfo's accuracy: NaN, < 0)
+                records = [attrs.evolve(r, plugin=impl.plugin_name) if attrs.has(type(r)) and hasattr(r, "plugin")
+                           else r for r in records]
+            except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
+                self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: "
+                                  f"{type(exc).__name__}: {exc}", exc)
+                continue
+            out.extend(records)
         by_name: dict[str, Any] = {}
         for r in out:
             if r.name not in by_name:

@@ -540,3 +540,48 @@ def test_plugins_list_json_shows_declared_accuracy(monkeypatch, cli):
     assert cms["analytical"]["differentiable"] is True
     rc, out, err = cli("plugins", "list", "--json", "--hook", "codesign_number_formats")
     assert {p["name"] for p in json.loads(out)["plugins"]} == {"mx"}
+
+
+# ---------------------------------------------------------------------- declared accuracy
+@pytest.mark.parametrize("value, shown", [(float("nan"), "nan"), (-0.5, "-0.5"), (0.0, "0.0"),
+                                          (float("inf"), "inf"), ("0.1", "'0.1'"), (True, "true")])
+def test_cost_model_info_refuses_an_accuracy_that_is_no_positive_number(value, shown):
+    with pytest.raises(ValueError, match=rf"cost model 'm': accuracy = {shown}; expected None \(undeclared\) "
+                                         r"or the measured median relative TPOT error, a finite number > 0"):
+        codesign.CostModelInfo(name="m", version="1", description="d", factory=object, accuracy=value)
+    # numpy scalars are numbers: kept as a Python float (json.dumps cannot print np.float32)
+    info = codesign.CostModelInfo(name="m", version="1", description="d", factory=object,
+                                  accuracy=np.float32(0.25))
+    assert type(info.accuracy) is float and info.accuracy == 0.25
+
+
+def test_a_negative_accuracy_is_named_and_does_not_win_auto(tmp_path):
+    """accuracy = -1 won cost_model = "auto" over every honest model (fresh-user trial, session 27):
+    the plugin is named, its records skipped, and auto picks among the others."""
+    pm = PluginManager()
+    pm.register(_model_plugin("honest", _stub, accuracy=0.2), "honest-plugin")
+    pm.register(_model_plugin("liar", _stub, accuracy=-1.0), "liar-plugin")
+    with pytest.warns(PluginWarning, match=r"plugin liar-plugin.*failed in codesign_cost_models: ValueError: "
+                                           r"cost model 'liar': accuracy = -1.0"):
+        assert pm.select_cost_model(_spec(tmp_path, "auto")) == "honest"
+    assert "liar" not in pm.cost_models
+    assert {s.name: s.status for s in pm.status}["liar-plugin"] == "failed"
+
+
+def test_plugins_list_json_stays_json_with_a_nan_accuracy(monkeypatch, cli):
+    """A NaN accuracy reached `plugins list --json` as a bare NaN, which no strict JSON reader takes."""
+    pm = PluginManager()
+    pm.register(_model_plugin("nanacc", _stub, accuracy=float("nan")), "nanacc-plugin")
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    with pytest.warns(PluginWarning, match="accuracy = nan"):
+        rc, out, err = cli("plugins", "list", "--json")
+
+    def no_constant(name):
+        raise AssertionError(f"invalid JSON constant {name} in plugins list --json")
+
+    doc = json.loads(out, parse_constant=no_constant)
+    assert rc == 0 and "nanacc" not in {m["name"] for m in doc["cost_models"]}
+    row = {p["name"]: p for p in doc["plugins"]}["nanacc-plugin"]
+    assert row["status"] == "failed" and "accuracy = nan" in row["error"]
+    assert any(p.startswith("plugin nanacc-plugin") and "accuracy = nan" in p for p in doc["problems"])
+    assert "warning: plugin nanacc-plugin" in err
