@@ -56,6 +56,10 @@ DESIGN_METRICS: dict[str, tuple[str, str | None]] = {
     "max_concurrency": ("requests", "max"),
 }
 
+#: Design metrics a cost model may leave NaN, "not modelled" (every other design metric is a finite
+#: number >= 0 on every design, feasible or not: :func:`codesign.evaluation.check_contract`).
+NAN_DESIGN_METRICS = ("area_mm2",)
+
 #: Design metrics that count whole things (chips; requests served at once): JSON documents give a
 #: whole value as an integer (``"chips": 8``), as they give the concurrency.
 COUNT_DESIGN_METRICS = ("chips", "max_concurrency")
@@ -181,6 +185,29 @@ class CostModel(Protocol):
         """
 
 
+def _as_accuracy(value):
+    """A declared accuracy as a Python float (a numpy scalar too: ``plugins list --json`` prints it);
+    anything that is no real number is left as it is, for :func:`_check_accuracy` to refuse."""
+    import numbers
+
+    return float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else value
+
+
+def _check_accuracy(info, attribute, value) -> None:
+    """``accuracy`` is ``None`` (undeclared) or a finite number > 0. NaN reached ``plugins list
+    --json`` as a bare ``NaN`` (invalid JSON) and a negative value won ``cost_model = "auto"``
+    (fresh-user trial, session 27). Raised inside a plugin's ``codesign_cost_models``, the plugin
+    manager names the plugin and skips its records."""
+    import math
+
+    if value is None or (isinstance(value, float) and math.isfinite(value) and value > 0):
+        return
+    from .errors import format_value
+
+    raise ValueError(f"cost model {info.name!r}: accuracy = {format_value(value)}; expected None (undeclared) "
+                     f"or the measured median relative TPOT error, a finite number > 0 (0.15 = 15 %)")
+
+
 @frozen(kw_only=True)
 class CostModelInfo:
     """A cost model registered through ``codesign_cost_models``.
@@ -193,7 +220,8 @@ class CostModelInfo:
         factory: zero-argument callable returning a :class:`CostModel`.
         differentiable: ``True`` if ``evaluate`` is built on JAX and supports ``grad``.
         accuracy: declared median relative error of ``tpot_s`` against measurements (``0.15`` =
-            15 %), or ``None`` when undeclared. ``deployment.cost_model = "auto"`` picks the loaded
+            15 %), a finite number > 0, or ``None`` when undeclared (anything else, NaN or a
+            negative number, raises ValueError). ``deployment.cost_model = "auto"`` picks the loaded
             model with the smallest declared ``accuracy`` that supports the spec; undeclared
             models rank last.
         accuracy_source: where ``accuracy`` was measured (data file, rows, date), one line.
@@ -207,7 +235,7 @@ class CostModelInfo:
     description: str
     factory: Callable[[], CostModel] = attrs.field(eq=False, repr=False)
     differentiable: bool = False
-    accuracy: float | None = None
+    accuracy: float | None = attrs.field(default=None, converter=_as_accuracy, validator=_check_accuracy)
     accuracy_source: str = ""
     supports: Callable[[Any], bool] | None = attrs.field(default=None, eq=False, repr=False)
     plugin: str = ""

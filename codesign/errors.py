@@ -74,6 +74,13 @@ class PluginBugError(PluginError, BugError):
     hint = "This is a bug in that plugin, not in your input"
 
 
+#: What a call into plugin code catches, to name the plugin: any exception, and ``SystemExit`` (a
+#: plugin's ``sys.exit(5)`` is that plugin's bug, exit 3 with its name, not codesign's exit status:
+#: the command exited 5 and said nothing, fresh-user trial of session 27). Never
+#: ``KeyboardInterrupt``: Ctrl-C and SIGTERM stay interrupts (:mod:`codesign.interrupts`).
+PLUGIN_EXCEPTIONS = (Exception, SystemExit)
+
+
 def format_value(value) -> str:
     """A TOML value as a message shows it: as the user wrote it in TOML, not as Python's ``repr``.
 

@@ -12,8 +12,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .costmodel import DESIGN_METRICS, POINT_METRICS, Evaluation
-from .errors import CodesignError, PluginBugError, PluginError
+from .costmodel import DESIGN_METRICS, NAN_DESIGN_METRICS, POINT_METRICS, Evaluation
+from .errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, PluginError, format_value
 from .spec import Spec
 
 SCHEMA_VERSION = 1
@@ -48,7 +48,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
             and spec.deployment.cost_model != "auto":
         try:
             ok = bool(info.supports(spec))
-        except Exception as exc:  # noqa: BLE001
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
             raise PluginBugError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) raised in "
                               f"supports(): {type(exc).__name__}: {exc}") from exc
         if not ok:
@@ -61,7 +61,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         ev = model.evaluate(spec, pm.number_formats, overrides)
     except CodesignError:
         raise
-    except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
+    except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug (sys.exit too) must not become a traceback
         raise PluginBugError(f"{who} raised {type(exc).__name__}: {exc}") from exc
     n = 1
     for v in (overrides or {}).values():
@@ -153,7 +153,10 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
     :mod:`codesign.testing`): an :class:`Evaluation`; ``feasible`` of shape ``(n, c)``; every
     :data:`~codesign.costmodel.POINT_METRICS` key with shape ``(n, c)``; every
     :data:`~codesign.costmodel.DESIGN_METRICS` key with shape ``(n,)``; no NaN, infinite or
-    negative point metric on a point the model calls feasible; no negative design metric.
+    negative point metric on a point the model calls feasible; every
+    :data:`~codesign.costmodel.DESIGN_METRICS` value a finite number ``>= 0`` on every design,
+    feasible or not (:data:`~codesign.costmodel.NAN_DESIGN_METRICS`, ``area_mm2``, may also be NaN:
+    not modelled); no negative value in a design metric of the model's own.
 
     Args:
         n_designs: the expected ``n`` (designs asked for), if known.
@@ -199,7 +202,23 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
         if v.shape != (f.shape[0],):
             raise PluginBugError(f"{who} returned design metric {metric} with shape {v.shape}, "
                               f"expected ({f.shape[0]},)")
-        if np.issubdtype(v.dtype, np.number) and (v < 0).any():
+        if metric in DESIGN_METRICS:
+            # the design exists whether or not it can serve: its chips, TDP, peak power, weights per
+            # chip and KV slots are numbers (a NaN chips was an internal ValueError in evaluate's
+            # table, an inf peak power passed into reports); area_mm2 alone may be NaN, "not modelled"
+            if not (np.issubdtype(v.dtype, np.number) and not np.issubdtype(v.dtype, np.complexfloating)):
+                raise PluginBugError(f"{who} returned design metric {metric} of dtype {v.dtype}, "
+                                     f"expected numbers")
+            allowed = np.isnan(v) if metric in NAN_DESIGN_METRICS else np.zeros(v.shape, dtype=bool)
+            bad = ~(np.isfinite(v) & (v >= 0)) & ~allowed
+            if bad.any():
+                i = int(np.argwhere(bad)[0][0])
+                at = f" for design {i}" if v.size > 1 else ""
+                rule = ("a finite number >= 0, or NaN when not modelled" if metric in NAN_DESIGN_METRICS
+                        else "a finite number >= 0 on every design, feasible or not")
+                raise PluginBugError(f"{who} returned design metric {metric} = {format_value(float(v[i]))}"
+                                     f"{at}; expected {rule}")
+        elif np.issubdtype(v.dtype, np.number) and (v < 0).any():
             raise PluginBugError(f"{who} returned design metric {metric} = {v[v < 0][0]} (negative)")
     if len(ev.reasons) != f.shape[0]:
         raise PluginBugError(f"{who} returned {len(ev.reasons)} reasons for {f.shape[0]} designs "

@@ -33,7 +33,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from .errors import PluginBugError, PluginError
+from .errors import PLUGIN_EXCEPTIONS, PluginBugError, PluginError
 
 GROUP = "codesign"
 #: Environment variable that makes plugin failures fatal.
@@ -155,7 +155,7 @@ class PluginManager:
                 continue
             try:
                 module = ep.load()
-            except (Exception, SystemExit) as exc:  # noqa: BLE001 - isolation is the point
+            except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - isolation is the point
                 self._failed(st, f"{type(exc).__name__}: {exc}", exc)
                 continue
             self._register(module, st)
@@ -232,7 +232,7 @@ class PluginManager:
                     records is not None and not hasattr(records, "__iter__"))
                 if not single:
                     records = list(records or [])
-            except Exception as exc:  # noqa: BLE001
+            except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: "
                                   f"{type(exc).__name__}: {exc}", exc)
                 continue
@@ -252,8 +252,14 @@ class PluginManager:
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: name "
                                   f"{bad[0].name!r} must be lowercase letters, digits, '_', '.', '-'", None)
                 continue
-            out.extend(attrs.evolve(r, plugin=impl.plugin_name) if attrs.has(type(r)) and hasattr(r, "plugin")
-                       else r for r in records)
+            try:  # evolve runs the record's validators again (a CostModelInfo's accuracy: NaN, < 0)
+                records = [attrs.evolve(r, plugin=impl.plugin_name) if attrs.has(type(r)) and hasattr(r, "plugin")
+                           else r for r in records]
+            except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
+                self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: "
+                                  f"{type(exc).__name__}: {exc}", exc)
+                continue
+            out.extend(records)
         by_name: dict[str, Any] = {}
         for r in out:
             if r.name not in by_name:
@@ -314,7 +320,7 @@ class PluginManager:
             if spec is not None and info.supports is not None:
                 try:
                     ok = bool(info.supports(spec))
-                except Exception as exc:  # noqa: BLE001
+                except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
                     self._fail(f"cost model {info.name!r} (plugin {self.plugin_label(info.plugin)}) "
                                f"raised in supports(): {type(exc).__name__}: {exc}", exc)
                     ok = False
@@ -350,7 +356,7 @@ class PluginManager:
         info = models[name]
         try:
             return info.factory()
-        except Exception as exc:  # noqa: BLE001
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
             raise PluginBugError(f"cost model {name!r} (plugin {self.plugin_label(info.plugin)}) failed to "
                               f"start: {type(exc).__name__}: {exc}") from exc
 
@@ -370,7 +376,7 @@ class PluginManager:
         try:
             got = model.parameters()
             keys = [] if isinstance(got, str) else list(got)  # a string is no list of keys
-        except Exception as exc:  # noqa: BLE001
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
             raise PluginBugError(f"cost model {name!r} (plugin {label}) raised in parameters(): "
                                  f"{type(exc).__name__}: {exc}") from exc
         if isinstance(got, str) or not all(isinstance(k, str) for k in keys):

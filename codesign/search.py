@@ -41,7 +41,7 @@ from attrs import frozen
 
 from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
+from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
 from .units import QuantityError, parse_quantity
@@ -1140,7 +1140,7 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
         info = plugins[name]
         try:
             return info.factory(seed=seed, population=population, space=space)
-        except Exception as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
             raise PluginBugError(f"sampler {name!r} (plugin {info.plugin}) failed to start: "
                                  f"{type(exc).__name__}: {exc}") from exc
     raise CodesignError(sampler_problem(name, pm=pm))

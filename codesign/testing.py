@@ -24,6 +24,8 @@ checkout) and small batches derived from it:
 * **batches**: a batch of ``n`` designs equals the designs priced one at a time;
 * **NaN handling**: infeasible points are NaN in every point metric with ``feasible=False`` and a
   reason; feasible points finite and non-negative; a design whose weights cannot fit is infeasible;
+  design metrics finite and non-negative on every design, feasible or not (``area_mm2`` may be NaN,
+  not modelled);
 * **determinism**: the same call twice gives identical arrays;
 * **monotonicity**: more HBM bandwidth never slows decode (TPOT), more compute never slows prefill
   (TTFT), more HBM capacity never lowers the maximum concurrency;
@@ -288,6 +290,21 @@ class CostModelContract:
         for k, v in base.points.items():
             v = np.asarray(v)[f]
             assert np.all(np.isfinite(v)) and np.all(v >= 0), f"{k} on feasible points: {v}"
+
+    def test_design_metrics_finite_nonnegative(self, spec, pm, parameters):
+        """Every design metric is a finite number >= 0 on every design, feasible or not (the chips,
+        TDP and peak power of a design that cannot serve are still numbers); ``area_mm2`` may be
+        NaN, "not modelled" (:data:`codesign.costmodel.NAN_DESIGN_METRICS`)."""
+        from .costmodel import NAN_DESIGN_METRICS
+
+        over = None
+        if _HBM_CAP in parameters:  # one design whose weights cannot fit among feasible ones
+            over = {_HBM_CAP: np.array([1e6] + [spec.memory.hbm.capacity] * (N - 1))}
+        ev = self.run(spec, over, pm)
+        for k in DESIGN_METRICS:
+            v = np.asarray(ev.design[k], dtype=float)
+            ok = (np.isfinite(v) & (v >= 0)) | (np.isnan(v) if k in NAN_DESIGN_METRICS else False)
+            assert np.all(ok), f"design metric {k}: {v}"
 
     def test_infeasible_design_is_nan(self, spec, pm, parameters):
         """A design whose weights cannot fit (1 MB of HBM) is infeasible everywhere, NaN, explained."""

@@ -315,6 +315,70 @@ def test_cli_reports_a_raising_cost_model_in_one_line(tmp_path, monkeypatch, cli
     assert rc == 3 and json.loads(out)["error"] == {"message": first, "exit_code": 3}
 
 
+def _exits(spec, formats, overrides):
+    raise SystemExit(5)
+
+
+def test_a_cost_model_calling_sys_exit_is_a_named_plugin_bug_exit_3(tmp_path, monkeypatch, cli):
+    """A plugin's sys.exit(5) is its bug like any exception: exit 3 with one line naming the
+    plugin. It ended `codesign evaluate` with exit 5 and no message (fresh-user trial, session 27)."""
+    from codesign.errors import PluginBugError
+    from codesign.evaluation import evaluate
+
+    pm = _with("quitter", _exits)
+    with pytest.raises(PluginBugError, match=r"cost model 'quitter' \(plugin quitter-plugin.*\) raised SystemExit: 5"):
+        evaluate(_spec(tmp_path, "quitter"), pm=pm)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "quitter").path)
+    assert rc == 3 and out == "" and "Traceback" not in err
+    assert err.splitlines()[0].startswith("internal error: cost model 'quitter' (plugin quitter-plugin")
+
+
+def test_sys_exit_in_a_plugin_factory_parameters_or_hook_is_named():
+    """Every call into plugin code treats SystemExit as the plugin's bug, as the entry-point load does."""
+    from codesign.errors import PluginBugError
+
+    class Plugin:
+        @codesign.hookimpl
+        def codesign_cost_models(self):
+            class Model:
+                def parameters(self):
+                    raise SystemExit("bye from parameters")
+
+            def factory():
+                raise SystemExit(7)
+
+            return [codesign.CostModelInfo(name="dying", version="1", description="d", factory=factory),
+                    codesign.CostModelInfo(name="halfdying", version="1", description="d", factory=Model)]
+
+    class Hook:
+        @codesign.hookimpl
+        def codesign_number_formats(self):
+            raise SystemExit(2)
+
+    pm = PluginManager()
+    pm.register(Plugin(), "dying-plugin")
+    with pytest.raises(PluginBugError, match=r"cost model 'dying' \(plugin dying-plugin.*\) failed to start: SystemExit: 7"):
+        pm.cost_model("dying")
+    with pytest.raises(PluginBugError, match=r"'halfdying'.*raised in parameters\(\): SystemExit: bye from parameters"):
+        pm.cost_model_parameters("halfdying")
+    pm.register(Hook(), "exit-hook")
+    with pytest.warns(PluginWarning, match=r"plugin exit-hook.*failed in codesign_number_formats: SystemExit: 2"):
+        assert "mxfp4" in pm.number_formats
+
+
+def test_keyboard_interrupt_in_a_cost_model_is_still_an_interrupt(tmp_path, monkeypatch, cli):
+    """Ctrl-C while a plugin runs is the user's interrupt, not the plugin's bug: exit 130."""
+
+    def interrupted(spec, formats, overrides):
+        raise KeyboardInterrupt
+
+    pm = _with("slow", interrupted)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "slow").path)
+    assert rc == 130 and err.strip() == "interrupted"
+
+
 def test_nan_on_a_feasible_point_is_a_named_plugin_error(tmp_path):
     from codesign.evaluation import evaluate
 
@@ -340,6 +404,53 @@ def test_negative_value_is_a_named_plugin_error(tmp_path):
     pm = _with("neg", negative)
     with pytest.raises(PluginError, match=r"cost model 'neg'.*returned power_w = -5.0 at concurrency 1"):
         evaluate(_spec(tmp_path, "neg"), pm=pm)
+
+
+def _design_set(key, value):
+    """A cost model: the analytical model's answer with design metric ``key`` set to ``value``."""
+
+    def ev_with(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        ev.design[key] = np.full(np.shape(ev.design[key]), value, dtype=float)
+        return ev
+
+    return ev_with
+
+
+@pytest.mark.parametrize("key, value", [("chips", np.nan), ("chips", np.inf), ("peak_power_w", np.inf),
+                                        ("peak_power_w", np.nan), ("tdp_w", np.nan),
+                                        ("max_concurrency", np.nan), ("area_mm2", np.inf)])
+def test_a_non_finite_design_metric_is_a_named_plugin_bug(tmp_path, key, value):
+    """docs/plugins.md: every design metric is a finite number >= 0 on every design; only area_mm2
+    may be NaN (not modelled). chips = NaN was an internal ValueError in evaluate's table naming no
+    plugin, peak_power_w = inf passed the contract (fresh-user trial, session 27)."""
+    from codesign.errors import PluginBugError
+    from codesign.evaluation import evaluate
+
+    pm = _with("odd", _design_set(key, value))
+    shown = "nan" if np.isnan(value) else "inf"
+    with pytest.raises(PluginBugError, match=rf"cost model 'odd' \(plugin odd-plugin.*\) returned design "
+                                             rf"metric {key} = {shown}; expected a finite number >= 0"):
+        evaluate(_spec(tmp_path, "odd"), pm=pm)
+
+
+def test_area_not_modelled_may_be_nan(tmp_path):
+    from codesign.evaluation import evaluate
+
+    ev = evaluate(_spec(tmp_path, "noarea"), pm=_with("noarea", _design_set("area_mm2", np.nan)))
+    assert np.isnan(ev.design["area_mm2"][0]) and ev.feasible.any()
+
+
+def test_cli_names_the_plugin_of_a_nan_chips_in_one_line(tmp_path, monkeypatch, cli):
+    pm = _with("odd", _design_set("chips", np.nan))
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    for extra in ((), ("--json",)):
+        rc, out, err = cli("evaluate", _spec(tmp_path, "odd").path, *extra)
+        first = err.strip().splitlines()[0]
+        assert rc == 3 and "Traceback" not in err and "ValueError" not in err
+        assert first == ("internal error: cost model 'odd' (plugin odd-plugin (<in-process>)) returned design metric "
+                         "chips = nan; "
+                         "expected a finite number >= 0 on every design, feasible or not")
 
 
 def test_missing_metric_and_wrong_type_are_named(tmp_path):
@@ -459,3 +570,48 @@ def test_a_hook_returning_one_value_not_a_list_is_named_whole(value, shown):
     with pytest.warns(PluginWarning, match=rf"plugin single.*codesign_baselines: returned {shown}, expected a list of"):
         baselines = pm.baselines
     assert "gb200" in baselines and baselines["gb200"].plugin != "single"
+
+
+# ---------------------------------------------------------------------- declared accuracy
+@pytest.mark.parametrize("value, shown", [(float("nan"), "nan"), (-0.5, "-0.5"), (0.0, "0.0"),
+                                          (float("inf"), "inf"), ("0.1", "'0.1'"), (True, "true")])
+def test_cost_model_info_refuses_an_accuracy_that_is_no_positive_number(value, shown):
+    with pytest.raises(ValueError, match=rf"cost model 'm': accuracy = {shown}; expected None \(undeclared\) "
+                                         r"or the measured median relative TPOT error, a finite number > 0"):
+        codesign.CostModelInfo(name="m", version="1", description="d", factory=object, accuracy=value)
+    # numpy scalars are numbers: kept as a Python float (json.dumps cannot print np.float32)
+    info = codesign.CostModelInfo(name="m", version="1", description="d", factory=object,
+                                  accuracy=np.float32(0.25))
+    assert type(info.accuracy) is float and info.accuracy == 0.25
+
+
+def test_a_negative_accuracy_is_named_and_does_not_win_auto(tmp_path):
+    """accuracy = -1 won cost_model = "auto" over every honest model (fresh-user trial, session 27):
+    the plugin is named, its records skipped, and auto picks among the others."""
+    pm = PluginManager()
+    pm.register(_model_plugin("honest", _stub, accuracy=0.2), "honest-plugin")
+    pm.register(_model_plugin("liar", _stub, accuracy=-1.0), "liar-plugin")
+    with pytest.warns(PluginWarning, match=r"plugin liar-plugin.*failed in codesign_cost_models: ValueError: "
+                                           r"cost model 'liar': accuracy = -1.0"):
+        assert pm.select_cost_model(_spec(tmp_path, "auto")) == "honest"
+    assert "liar" not in pm.cost_models
+    assert {s.name: s.status for s in pm.status}["liar-plugin"] == "failed"
+
+
+def test_plugins_list_json_stays_json_with_a_nan_accuracy(monkeypatch, cli):
+    """A NaN accuracy reached `plugins list --json` as a bare NaN, which no strict JSON reader takes."""
+    pm = PluginManager()
+    pm.register(_model_plugin("nanacc", _stub, accuracy=float("nan")), "nanacc-plugin")
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    with pytest.warns(PluginWarning, match="accuracy = nan"):
+        rc, out, err = cli("plugins", "list", "--json")
+
+    def no_constant(name):
+        raise AssertionError(f"invalid JSON constant {name} in plugins list --json")
+
+    doc = json.loads(out, parse_constant=no_constant)
+    assert rc == 0 and "nanacc" not in {m["name"] for m in doc["cost_models"]}
+    row = {p["name"]: p for p in doc["plugins"]}["nanacc-plugin"]
+    assert row["status"] == "failed" and "accuracy = nan" in row["error"]
+    assert any(p.startswith("plugin nanacc-plugin") and "accuracy = nan" in p for p in doc["problems"])
+    assert "warning: plugin nanacc-plugin" in err

@@ -184,6 +184,16 @@ def test_grid_sampler_and_plugin_sampler_hook(tmp_path):
     with pytest.raises(PluginBugError, match=r"sampler 'broken' \(plugin .*\) failed to start: ZeroDivisionError"):
         make_sampler("broken", 0, 8, space=space, pm=pm)
 
+    def exiting(*, seed, population, space):
+        raise SystemExit(4)  # sys.exit in a plugin is its bug too (fresh-user trial, session 27)
+
+    def exiting_samplers():
+        return [SamplerInfo(name="exiting", description="exits", factory=exiting)]
+
+    pm.register(types.SimpleNamespace(codesign_samplers=codesign.hookimpl(exiting_samplers)), name="exitplug")
+    with pytest.raises(PluginBugError, match=r"sampler 'exiting' \(plugin .*\) failed to start: SystemExit: 4"):
+        make_sampler("exiting", 0, 8, space=space, pm=pm)
+
 
 def test_a_plugin_sampler_is_accepted_when_the_spec_is_loaded(tmp_path, monkeypatch):
     """search.sampler is checked at load (with every other [search] key): a built-in, or a name
