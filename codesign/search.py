@@ -434,7 +434,11 @@ def format_sqnr_db(name: str, pm=None) -> float:
         val = math.inf
     else:
         x = np.random.default_rng(0).standard_normal((64, 1024)).astype(np.float32)
-        y = np.asarray(fmt.quantize(x), dtype=np.float64)
+        try:
+            y = np.asarray(fmt.quantize(x), dtype=np.float64)
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin's bug, named
+            raise PluginBugError(f"number format {name!r} (plugin {fmt.plugin}) raised in quantize: "
+                                 f"{type(exc).__name__}: {exc}") from exc
         err = float(np.sum((x.astype(np.float64) - y) ** 2))
         val = math.inf if err == 0 else 10.0 * math.log10(float(np.sum(x.astype(np.float64) ** 2)) / err)
     _SQNR_CACHE[name] = val

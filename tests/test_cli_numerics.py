@@ -272,3 +272,24 @@ def test_synthetic_values_that_fill_no_whole_block_are_refused(monkeypatch, caps
     assert main(["numerics", "error", "--format", "fake48", "--synthetic", "normal", "--blocks", "3", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["n_elements"] == 96 and doc["source"] == "synthetic normal, 96 values (2 blocks of 48), seed 0"
+
+
+def test_a_format_whose_quantize_raises_is_a_named_plugin_bug(monkeypatch, tmp_path, capsys):
+    """A plugin format's quantize raising anything but ValueError (a refused option, the user's
+    input) ended as "internal error: RuntimeError: ..." without naming the format's plugin
+    (session 27); it is the plugin's bug: exit 3, one line naming format and plugin."""
+    from types import SimpleNamespace
+
+    from codesign.cli import numerics
+
+    def boom(x, **kw):
+        raise RuntimeError("kernel table missing")
+
+    fake = SimpleNamespace(name="fake8", plugin="fake-plugin", block_size=32, quantize=boom)
+    monkeypatch.setattr(numerics, "_format", lambda name: fake)
+    src = tmp_path / "x.npy"
+    np.save(src, np.ones((2, 32), dtype=np.float32))
+    assert main(["numerics", "quantize", "--format", "fake8", str(src), str(tmp_path / "y.npy")]) == 3
+    _, err = capsys.readouterr()
+    assert "number format 'fake8' (plugin fake-plugin) raised in quantize: RuntimeError: kernel table missing" in err
+    assert "Traceback" not in err and not (tmp_path / "y.npy").exists()

@@ -31,7 +31,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..errors import CodesignError
+from ..errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError
 from ._common import _check_parents, check_out_file, path_type, seed_type, whole_type
 
 SCHEMA_VERSION = 1
@@ -183,8 +183,11 @@ def _load(path: str, fmt):
 def _quantize(fmt, x, args):
     try:
         return fmt.quantize(x, rounding=args.rounding, scale_recipe=args.scale_recipe)
-    except ValueError as exc:
+    except ValueError as exc:  # the format's refusal of an option or value: the user's input
         raise CodesignError(f"{fmt.name}: {exc}") from exc
+    except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - anything else is the plugin's bug, named
+        raise PluginBugError(f"number format {fmt.name!r} (plugin {fmt.plugin}) raised in quantize: "
+                             f"{type(exc).__name__}: {exc}") from exc
 
 
 def run_quantize(args) -> int:
