@@ -552,3 +552,48 @@ def test_an_include_naming_another_model_or_chip_replaces_it_whole(tmp_path):
                        '[model]\nname = "my-gpt-oss"\n')
     r = load_spec(renamed)
     assert r.model.name == "my-gpt-oss" and r.model.num_experts == load_spec(alone).model.num_experts
+
+
+# ------------------------------------------------- a model check of several keys, blamed on an override
+GPT_OSS = SPECS / "models" / "gpt-oss-120b.toml"
+
+
+@pytest.mark.parametrize("override, key, words", [
+    # gpt-oss-120b has 36 layers (36 layer_types) and 128 experts, 4 per token (its model file)
+    ("num_layers = 10", "model.num_layers", "layer_types has 36 entries for num_layers = 10"),
+    ("num_experts = 2", "model.num_experts", "must be at most num_experts (got 4 of 2 experts)"),
+    ('attention = "mla"', "model.attention", "MLA needs kv_lora_rank"),
+])
+def test_a_bad_override_of_an_included_model_names_the_overriding_file(cli, tmp_path, override, key, words):
+    """A spec that includes a model and overrides one of its keys with a value that disagrees with
+    the model's other keys was blamed on the model file, at the key the override did not touch
+    (``models/gpt-oss-120b.toml: model.layer_types: has 36 entries for 10 layers`` for
+    ``num_layers = 10`` written in the including spec; fresh-user trial, session 27). The line names
+    the file where the bad value was written and its key; the model file is named as the setter of
+    the other key."""
+    spec = tmp_path / "over.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                    f"[model]\n{override}\n")
+    rc, out, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: {spec}: {key}: ") and words in lines[0], lines[0]
+
+
+def test_a_bad_override_in_a_nested_include_names_that_include(tmp_path):
+    """Three levels: top.toml includes mid.toml, which includes the model and a file that sets
+    num_layers = 10. The override is in patch.toml, the last writer, though neither it nor the model
+    file is the spec being loaded."""
+    (tmp_path / "patch.toml").write_text("[model]\nnum_layers = 10\n")
+    (tmp_path / "mid.toml").write_text(f'include = ["{GPT_OSS.as_posix()}", "patch.toml"]\n')
+    top = tmp_path / "top.toml"
+    top.write_text(f'include = ["{SPECS.as_posix()}/hardware/gb200.toml", "mid.toml", '
+                   f'"{SPECS.as_posix()}/workloads/inferencemax-8k1k.toml"]\n')
+    with pytest.raises(SpecError) as e:
+        load_spec(top)
+    (file, path, msg), = e.value.problems
+    assert file.endswith("patch.toml") and path == "model.num_layers", e.value
+    assert f"layer_types is set in {GPT_OSS.as_posix()}" in msg
+    # the model file alone is consistent: the same keys without the patch load
+    (tmp_path / "mid.toml").write_text(f'include = ["{GPT_OSS.as_posix()}"]\n')
+    assert load_spec(top).model.num_layers == 36
