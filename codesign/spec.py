@@ -319,6 +319,20 @@ class Model:
             raise FieldsError(("index_topk", "attention", "q_lora_rank"),
                               "DeepSeek sparse attention (index_topk) is modelled on MLA with a q_lora_rank "
                               "(its indexer projects the compressed query)")
+        # a dense model (no layer of moe_layers is MoE) reads none of the experts' keys: set, they
+        # were silently ignored (num_experts = 8 on Llama priced a dense Llama)
+        moe_keys = [k for k, v in (("num_experts", self.num_experts), ("experts_per_token", self.experts_per_token),
+                                   ("moe_intermediate_size", self.moe_intermediate_size),
+                                   ("num_shared_experts", self.num_shared_experts or None),
+                                   ("expert_bias", self.expert_bias or None), ("router_bias", self.router_bias or None))
+                    if v is not None]
+        if moe_keys and not any(self.moe_layers):
+            listed = moe_keys[0] if len(moe_keys) == 1 else ", ".join(moe_keys[:-1]) + " and " + moe_keys[-1]
+            raise FieldsError((*moe_keys, "moe_layers"),
+                              f"{listed} {'is' if len(moe_keys) == 1 else 'are'} set, but no layer is MoE "
+                              "(moe_layers has no true entry), so a "
+                              "dense model would be priced; list each layer's FFN in moe_layers (true for MoE) "
+                              f"or drop {'it' if len(moe_keys) == 1 else 'them'}")
         if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
             raise FieldsError(("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size"),
                               "MoE layers need num_experts, experts_per_token and moe_intermediate_size")
@@ -326,6 +340,13 @@ class Model:
             raise FieldsError(("experts_per_token", "num_experts"),
                               f"experts_per_token must be at most num_experts (got {self.experts_per_token} "
                               f"of {self.num_experts} experts)")
+        if self.attention == "gqa" and self.num_attention_heads % self.num_kv_heads:
+            # each key/value head serves an equal group of query heads (HF repeat_kv); MLA caches one
+            # latent per token and has no key/value heads in this sense (num_kv_heads is not read)
+            raise FieldsError(("num_kv_heads", "num_attention_heads"),
+                              f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                              f"num_kv_heads ({self.num_kv_heads}): grouped-query attention shares each "
+                              "key/value head among an equal group of query heads")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
             raise FieldsError(("attention", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),
                               "MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
@@ -1068,7 +1089,12 @@ def _fields_problem(fields, message: str, path: tuple, origins: dict, file: str)
     latest = max(setters, key=lambda f: rank.get(setters[f], len(order) if setters[f] == file else -1))
     blamed = setters[latest]
     key = latest if fields[0] in setters else fields[0]
-    others = [f"{f} is set in {g}" for f, g in setters.items() if g != blamed]
+    by_file: dict[str, list[str]] = {}
+    for f, g in setters.items():
+        if g != blamed:
+            by_file.setdefault(g, []).append(f)
+    others = [(f"{ks[0]} is" if len(ks) == 1 else f"{', '.join(ks[:-1])} and {ks[-1]} are") + f" set in {g}"
+              for g, ks in by_file.items()]
     return blamed, toml_key_path(*path, key), message + (f" ({'; '.join(others)})" if others else "")
 
 
