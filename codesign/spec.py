@@ -236,6 +236,12 @@ class Model:
     (``"full"`` attention, ``"sliding"``-window attention or ``"linear"`` attention: Gated
     DeltaNet, whose cache is a fixed-size recurrent state per request), ``moe_layers`` each
     layer's FFN (``True`` for MoE).
+
+    A model is MoE by ``moe_layers``: the experts' keys (``num_experts``, ``experts_per_token``,
+    ``moe_intermediate_size``, ``num_shared_experts``, ``expert_bias``, ``router_bias``) on a
+    model with no MoE layer are refused, not ignored. GQA (``attention = "gqa"``) needs
+    ``num_attention_heads`` to be a multiple of ``num_kv_heads``; MLA does not read
+    ``num_kv_heads`` (the importer writes the query head count there).
     """
 
     name: str
