@@ -75,6 +75,26 @@ def reference_problems(spec_path: str, name: str) -> list[tuple[str, str, str]]:
     return []
 
 
+def _baseline_hardware(b: Baseline, pm, where: str) -> Path:
+    """The hardware file of baseline ``b``, which ``where`` (the spec file) names as its reference.
+
+    Raises:
+        SpecError: at ``where``'s ``search.reference``, naming the baseline, its plugin and the
+            path, when the plugin registered no hardware file or one that does not exist (the
+            message named only the missing path: '/…/tpu9.toml: no such file').
+    """
+    who = f"baseline {b.name!r} (plugin {pm.plugin_label(b.plugin)})"
+    if not b.hardware:
+        raise SpecError([(where, "search.reference", f"{who} registers no hardware file; the plugin "
+                                                     "cannot serve as a reference")])
+    path = Path(b.hardware)
+    if not path.is_file():
+        raise SpecError([(where, "search.reference", f"{who} names the hardware file {str(path)!r}, which "
+                                                     f"{'is not a file' if path.exists() else 'does not exist'}; "
+                                                     "the plugin is broken or incompletely installed")])
+    return path
+
+
 def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
     from .pluginmanager import get_plugin_manager
 
@@ -84,7 +104,7 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
     where = spec_path or "<spec>"
     if name in baselines:
         b = baselines[name]
-        hw_raw, hw_origins = load_raw(b.hardware)
+        hw_raw, hw_origins = load_raw(_baseline_hardware(b, pm, spec_origins.get(("search", "reference")) or where))
         raw = _replace_hardware(spec_raw, hw_raw)
         if b.efficiency and b.cost_model == (raw.get("deployment", {}).get("cost_model", "analytical")):
             raw["efficiency"] = dict(b.efficiency)

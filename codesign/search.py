@@ -139,6 +139,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         SpecError: a problem in ``[search]``, at its TOML key path with the dotted key quoted
             (``search.params."memory.hbm.bandwidth"``, as the spec loader names it).
     """
+    from .spec import _origin
+
     s = spec.search
     if s is None:
         raise _err(spec, "search", "missing: `codesign optimize`, `sweep` and `worker` need a [search] table")
@@ -146,15 +148,10 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     params = []
     for key, p in s.params.items():
         where = toml_key_path("search", "params", key)  # search.params."memory.hbm.bandwidth", as the loader says it
-        try:
-            kind = quantity_kind(key)
-        except KeyError:
-            problems.append((spec.path, where, "no such spec key"))
+        if why := _param_key_problem(spec, key, parameters):  # in the file that wrote the key
+            problems.append((_origin(spec.origins, ("search", "params", key), spec.path), where, why))
             continue
-        if key not in parameters:
-            problems.append((spec.path, where, f"the cost model {spec.deployment.cost_model!r} cannot "
-                                               f"vary this key; it can vary {', '.join(parameters)}"))
-            continue
+        kind = quantity_kind(key)
         try:
             prm = _param(key, kind, p)
         except ParamError as exc:  # a loaded spec has none (codesign.spec checks them): as it says them
@@ -188,8 +185,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     envelope = []
     for key, choices in s.envelope.items():
         where = toml_key_path("search", "envelope", key)
-        if not key.startswith("deployment.") or key not in parameters:
-            problems.append((spec.path, where, "the envelope takes deployment keys the cost model can vary"))
+        if why := _envelope_key_problem(key, parameters):
+            problems.append((_origin(spec.origins, ("search", "envelope", key), spec.path), where, why))
             continue
         if why := envelope_problem(spec.deployment, key, choices, s.params):  # nor these (codesign.spec checks them)
             problems.append((spec.path, where, why))
@@ -198,6 +195,46 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     if problems:
         raise SpecError(problems)
     return SearchSpace(tuple(params), tuple(objectives), tuple(constraints), tuple(envelope))
+
+
+def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> str | None:
+    """Why ``key`` of ``[search.params]`` cannot be searched: no spec key (a typo), or one the cost
+    model (which can vary ``parameters``; None: not known, not judged) cannot vary; None when it can be."""
+    try:
+        quantity_kind(key)
+    except KeyError:
+        return "no such spec key"
+    if parameters is not None and key not in parameters:
+        return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "
+                f"{', '.join(parameters)}")
+    return None
+
+
+def _envelope_key_problem(key: str, parameters: list[str] | None) -> str | None:
+    """Why ``key`` of ``[search.envelope]`` is refused (it takes deployment keys the cost model can
+    vary), or None."""
+    if not key.startswith("deployment.") or (parameters is not None and key not in parameters):
+        return "the envelope takes deployment keys the cost model can vary"
+    return None
+
+
+def search_key_problems(spec: Spec, parameters: list[str] | None) -> list[tuple[str, str, str]]:
+    """The keys of ``[search.params]`` and ``[search.envelope]`` that :func:`build_space` refuses
+    (a misspelt spec key, or one the cost model cannot vary), each ``(file that wrote it, TOML key
+    path, why)``; ``[]`` for a spec without ``[search]``. ``codesign evaluate`` refuses them too: it
+    prices no search, but a typo there went unsaid until ``codesign optimize`` ran the spec."""
+    from .spec import _origin
+
+    if spec.search is None:
+        return []
+    out = []
+    for table, keys, problem in (("params", spec.search.params, lambda k: _param_key_problem(spec, k, parameters)),
+                                 ("envelope", spec.search.envelope, lambda k: _envelope_key_problem(k, parameters))):
+        for key in keys:
+            if why := problem(key):
+                path = ("search", table, key)
+                out.append((_origin(spec.origins, path, spec.path or "<spec>"), toml_key_path(*path), why))
+    return out
 
 
 def _build_space(spec: Spec, parameters: list[str], pm) -> SearchSpace:

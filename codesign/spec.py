@@ -216,6 +216,18 @@ class Network:
 
 
 # -------------------------------------------------------------------------------------- model
+class FieldsError(ValueError):
+    """A check across several fields of one table (``num_layers`` and ``layer_types``): ``fields``
+    are the keys whose values disagree, the one the message is about first. The loader names the
+    key among them that was written last (an including file's override of an included model), in
+    the file that wrote it, since that value broke an agreement the others had; the message itself
+    names every key it is about, so it reads the same at any of them."""
+
+    def __init__(self, fields: tuple[str, ...], message: str):
+        super().__init__(message)
+        self.fields = tuple(fields)
+
+
 @frozen(kw_only=True)
 class Model:
     """The architecture a cost model needs, usually imported from a Hugging Face ``config.json``.
@@ -224,6 +236,12 @@ class Model:
     (``"full"`` attention, ``"sliding"``-window attention or ``"linear"`` attention: Gated
     DeltaNet, whose cache is a fixed-size recurrent state per request), ``moe_layers`` each
     layer's FFN (``True`` for MoE).
+
+    A model is MoE by ``moe_layers``: the experts' keys (``num_experts``, ``experts_per_token``,
+    ``moe_intermediate_size``, ``num_shared_experts``, ``expert_bias``, ``router_bias``) on a
+    model with no MoE layer are refused, not ignored. GQA (``attention = "gqa"``) needs
+    ``num_attention_heads`` to be a multiple of ``num_kv_heads``; MLA does not read
+    ``num_kv_heads`` (the importer writes the query head count there).
     """
 
     name: str
@@ -278,34 +296,66 @@ class Model:
     native_moe_weights_format: str = "bf16"
 
     def __attrs_post_init__(self):
-        if self.layer_types and len(self.layer_types) != self.num_layers:
-            raise ValueError(f"layer_types: has {len(self.layer_types)} entries for {self.num_layers} layers")
-        if self.moe_layers and len(self.moe_layers) != self.num_layers:
-            raise ValueError(f"moe_layers: has {len(self.moe_layers)} entries for {self.num_layers} layers")
+        L = self.num_layers
+        if self.layer_types and len(self.layer_types) != L:
+            raise FieldsError(("layer_types", "num_layers"),
+                              f"layer_types has {len(self.layer_types)} entries for num_layers = {L}; expected one per layer")
+        if self.moe_layers and len(self.moe_layers) != L:
+            raise FieldsError(("moe_layers", "num_layers"),
+                              f"moe_layers has {len(self.moe_layers)} entries for num_layers = {L}; expected one per layer")
         if "sliding" in self.layer_types and self.sliding_window is None:
-            raise ValueError("sliding_window: missing (the sliding layers of layer_types need it)")
+            raise FieldsError(("sliding_window", "layer_types"),
+                              "sliding_window is missing (the sliding layers of layer_types need it)")
         linear = (self.linear_num_key_heads, self.linear_num_value_heads, self.linear_key_head_dim,
                   self.linear_value_head_dim, self.linear_conv_kernel_dim)
         if "linear" in self.layer_types and None in linear:
-            raise ValueError("linear_num_key_heads: the linear-attention layers of layer_types need "
-                             "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
-                             "linear_value_head_dim and linear_conv_kernel_dim")
+            raise FieldsError(("linear_num_key_heads", "layer_types"),
+                              "the linear-attention layers of layer_types need "
+                              "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
+                              "linear_value_head_dim and linear_conv_kernel_dim")
         if "linear" in self.layer_types and self.linear_num_value_heads % self.linear_num_key_heads:
-            raise ValueError("linear_num_value_heads: must be a multiple of linear_num_key_heads (got "
-                             f"{self.linear_num_value_heads} and {self.linear_num_key_heads})")
+            raise FieldsError(("linear_num_value_heads", "linear_num_key_heads"),
+                              "linear_num_value_heads must be a multiple of linear_num_key_heads (got "
+                              f"{self.linear_num_value_heads} and {self.linear_num_key_heads})")
         dsa = (self.index_topk, self.index_n_heads, self.index_head_dim)
         if any(v is not None for v in dsa) and None in dsa:
-            raise ValueError("index_topk: sparse attention needs index_topk, index_n_heads and index_head_dim")
+            raise FieldsError(("index_topk", "index_n_heads", "index_head_dim"),
+                              "sparse attention needs index_topk, index_n_heads and index_head_dim")
         if self.index_topk is not None and not (self.attention == "mla" and self.q_lora_rank):
-            raise ValueError("index_topk: DeepSeek sparse attention is modelled on MLA with a q_lora_rank "
-                             "(its indexer projects the compressed query)")
+            raise FieldsError(("index_topk", "attention", "q_lora_rank"),
+                              "DeepSeek sparse attention (index_topk) is modelled on MLA with a q_lora_rank "
+                              "(its indexer projects the compressed query)")
+        # a dense model (no layer of moe_layers is MoE) reads none of the experts' keys: set, they
+        # were silently ignored (num_experts = 8 on Llama priced a dense Llama)
+        moe_keys = [k for k, v in (("num_experts", self.num_experts), ("experts_per_token", self.experts_per_token),
+                                   ("moe_intermediate_size", self.moe_intermediate_size),
+                                   ("num_shared_experts", self.num_shared_experts or None),
+                                   ("expert_bias", self.expert_bias or None), ("router_bias", self.router_bias or None))
+                    if v is not None]
+        if moe_keys and not any(self.moe_layers):
+            listed = moe_keys[0] if len(moe_keys) == 1 else ", ".join(moe_keys[:-1]) + " and " + moe_keys[-1]
+            raise FieldsError((*moe_keys, "moe_layers"),
+                              f"{listed} {'is' if len(moe_keys) == 1 else 'are'} set, but no layer is MoE "
+                              "(moe_layers has no true entry), so a "
+                              "dense model would be priced; list each layer's FFN in moe_layers (true for MoE) "
+                              f"or drop {'it' if len(moe_keys) == 1 else 'them'}")
         if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
-            raise ValueError("MoE layers need num_experts, experts_per_token and moe_intermediate_size")
+            raise FieldsError(("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size"),
+                              "MoE layers need num_experts, experts_per_token and moe_intermediate_size")
         if self.num_experts and self.experts_per_token and self.experts_per_token > self.num_experts:
-            raise ValueError(f"experts_per_token: must be at most num_experts (got {self.experts_per_token} "
-                             f"of {self.num_experts} experts)")
+            raise FieldsError(("experts_per_token", "num_experts"),
+                              f"experts_per_token must be at most num_experts (got {self.experts_per_token} "
+                              f"of {self.num_experts} experts)")
+        if self.attention == "gqa" and self.num_attention_heads % self.num_kv_heads:
+            # each key/value head serves an equal group of query heads (HF repeat_kv); MLA caches one
+            # latent per token and has no key/value heads in this sense (num_kv_heads is not read)
+            raise FieldsError(("num_kv_heads", "num_attention_heads"),
+                              f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                              f"num_kv_heads ({self.num_kv_heads}): grouped-query attention shares each "
+                              "key/value head among an equal group of query heads")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
-            raise ValueError("MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+            raise FieldsError(("attention", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),
+                              "MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
 
 
 # ----------------------------------------------------------------------------------- workload
@@ -618,6 +668,16 @@ def _mark(value, origins, file, path):
             _mark(v, origins, file, path + (k,))
 
 
+class Origins(dict):
+    """The file that set each key path (a tuple), as :func:`load_raw` merged them; ``order`` lists
+    the files in the order their own keys were merged (an include before the file including it, an
+    earlier include before a later one), so a file later in it overrode the ones before."""
+
+    def __init__(self, *args, order=(), **kw):
+        super().__init__(*args, **kw)
+        self.order = list(order)
+
+
 def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dict, dict]:
     """Read a spec file and its includes, merged, without validating.
 
@@ -637,7 +697,7 @@ def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dic
     if not isinstance(includes, list) or not all(isinstance(i, str) for i in includes):
         raise SpecError([(display, "include", "expected a list of file paths")])
     merged: dict = {}
-    origins: dict = {}
+    origins = Origins()
     key = p.resolve()
     if key in _stack:
         raise SpecError([(display, "include", "include cycle: " + " -> ".join(str(s) for s in _stack + (key,)))])
@@ -646,7 +706,9 @@ def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dic
         _replace_named(merged, sub, origins)
         _merge(merged, sub, origins, "", ())
         origins.update(sub_origins)
+        origins.order += sub_origins.order
     _merge(merged, data, origins, display, ())
+    origins.order.append(display)
     return merged, origins
 
 
@@ -862,6 +924,8 @@ def converter():
 def _format_exception(exc: BaseException, type_) -> str:
     import cattrs
 
+    if isinstance(exc, FieldsError):
+        return "\x00FIELDS\x00" + "\x01".join(exc.fields) + "\x00" + str(exc)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         names = [a.name for a in attrs.fields(exc.cl) if not a.metadata.get("internal")]
         return "\x00UNKNOWN\x00" + "\x00".join(
@@ -998,6 +1062,10 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
                 if m:
                     meant.add(toml_key_path(*path, m.group(1)))
             continue
+        if msg.startswith("\x00FIELDS\x00"):
+            _, _, names, text = msg.split("\x00", 3)
+            problems.append(_fields_problem(names.split("\x01"), text, path, origins, file))
+            continue
         m = re.match(r"^([a-z_][a-z0-9_]*): (.*)$", msg, flags=re.S)
         if m:  # a validator named its field: point at the key, and at the file that set it
             path += (m.group(1),)
@@ -1013,6 +1081,29 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
             if not (text == "missing (required)" and any(key == k or key.startswith(k + ".") for k in meant))]
 
 
+def _fields_problem(fields, message: str, path: tuple, origins: dict, file: str) -> tuple[str, str, str]:
+    """The problem of a :class:`FieldsError` of the table at ``path``: named at the key among
+    ``fields`` that was written last, in the file that wrote it (``include = [model.toml]`` then
+    ``num_layers = 10`` is the including file's mistake, not the model file's ``layer_types``).
+    When the key the message is about (the first) is missing, it is named, in the file that wrote
+    the last of the others. The files that set the other keys are added to the message."""
+    setters = {f: origins[path + (f,)] for f in fields if origins.get(path + (f,))}
+    if not setters:
+        return _origin(origins, path + (fields[0],), file), toml_key_path(*path, fields[0]), message
+    order = getattr(origins, "order", ())
+    rank = {f: i for i, f in enumerate(order)}  # precedence: a file's last position in the merge
+    latest = max(setters, key=lambda f: rank.get(setters[f], len(order) if setters[f] == file else -1))
+    blamed = setters[latest]
+    key = latest if fields[0] in setters else fields[0]
+    by_file: dict[str, list[str]] = {}
+    for f, g in setters.items():
+        if g != blamed:
+            by_file.setdefault(g, []).append(f)
+    others = [(f"{ks[0]} is" if len(ks) == 1 else f"{', '.join(ks[:-1])} and {ks[-1]} are") + f" set in {g}"
+              for g, ks in by_file.items()]
+    return blamed, toml_key_path(*path, key), message + (f" ({'; '.join(others)})" if others else "")
+
+
 def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = None, cls=Spec):
     """Validate a merged spec table into ``cls`` (default :class:`Spec`) through cattrs.
 
@@ -1026,6 +1117,8 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
         spec = converter().structure(data, cls)
     except cattrs.BaseValidationError as exc:
         problems = _cattrs_problems(exc, origins or {}, file)
+    except FieldsError as exc:  # a top-level __attrs_post_init__ check of several keys
+        raise SpecError([_fields_problem(exc.fields, str(exc), (), origins or {}, file)]) from None
     except (ValueError, TypeError) as exc:  # a top-level __attrs_post_init__ check
         raise SpecError([(file, "", str(exc))]) from None
     if cls is Spec:  # [search] values the [deployment] refuses: named with the rest, in one run

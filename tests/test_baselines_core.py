@@ -55,3 +55,61 @@ def test_a_reference_spec_file_is_priced_by_the_specs_cost_model(tmp_path):
     assert reference_spec(s, "gb200").deployment.cost_model == "roofline"
     flagship = load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")
     assert reference_spec(flagship, flagship.search.reference).deployment.cost_model == "analytical"
+
+
+def _pm_with_baseline(**kw):
+    """A plugin manager with the installed plugins and one more registering baseline 'tpu9'."""
+    import pluggy
+
+    import codesign
+    from codesign.pluginmanager import PluginManager
+
+    class TpuPlugin:
+        @pluggy.HookimplMarker("codesign")
+        def codesign_baselines(self):
+            return [codesign.Baseline(name="tpu9", **kw)]
+
+    pm = PluginManager()
+    pm.register(TpuPlugin(), "tpu-plugin")
+    return pm
+
+
+def test_a_baseline_whose_hardware_file_is_missing_is_named_with_its_plugin(cli, tmp_path, monkeypatch):
+    """A plugin's baseline whose hardware TOML is not there said only '/…/tpu9.toml: no such file':
+    not which baseline, which plugin, nor that the spec's search.reference led there (fresh-user
+    trial, session 27). The line is at the spec's search.reference and names all three."""
+    import pytest
+
+    from codesign.baselines import reference_spec
+    from codesign.errors import SpecError
+    from codesign.spec import load_spec
+
+    missing = tmp_path / "gone" / "tpu9.toml"
+    pm = _pm_with_baseline(hardware=missing)
+    spec = tmp_path / "ref.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[search]\nreference = "tpu9"\n')
+    with pytest.raises(SpecError) as e:
+        reference_spec(load_spec(spec), "tpu9", pm=pm)
+    (file, key, msg), = e.value.problems
+    assert (file, key) == (str(spec), "search.reference")
+    assert "baseline 'tpu9' (plugin tpu-plugin" in msg and f"{str(missing)!r}" in msg and "does not exist" in msg
+    # as the user meets it: optimize refuses the spec, one line, exit 2
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("optimize", spec, "--out", tmp_path / "o", "--trials", "1")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0] == f"error: {spec}: search.reference: {msg}"
+
+
+def test_a_baseline_without_a_hardware_file_is_named_with_its_plugin(tmp_path):
+    """hardware = None (the Baseline default) failed inside pathlib: an internal error naming neither."""
+    import pytest
+
+    from codesign.baselines import reference_spec
+    from codesign.errors import SpecError
+    from codesign.spec import load_spec
+
+    flagship = load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")
+    with pytest.raises(SpecError, match=r"search.reference: baseline 'tpu9' \(plugin tpu-plugin.*registers no hardware file"):
+        reference_spec(flagship, "tpu9", pm=_pm_with_baseline())

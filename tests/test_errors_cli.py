@@ -737,3 +737,31 @@ def test_a_closed_stdout_is_no_failure(extra):
     err = proc.stderr.read()
     assert proc.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "Exception ignored" not in err and "Broken" not in err, err
+
+
+# ------------------------------------------------- evaluate refuses the [search] keys optimize refuses
+@pytest.mark.parametrize("table, key, why", [
+    ("params", "memory.hbm.bandwith", "no such spec key"),                              # a typo
+    ("params", "model.hidden_size", "the cost model 'analytical' cannot vary this key"),  # a spec key, not searchable
+    ("envelope", "deployment.tpp", "the envelope takes deployment keys the cost model can vary"),
+])
+def test_evaluate_refuses_a_search_key_that_optimize_refuses(cli, tmp_path, table, key, why):
+    """`codesign evaluate` priced a spec whose [search.params] misspelt a key, which `codesign
+    optimize` then refused (fresh-user trial, session 27): it names the same key, the same way, and
+    the file that wrote it (the including spec here, not the flagship it includes)."""
+    value = '{ low = 1, high = 2 }' if table == "params" else "[1, 2]"
+    spec = tmp_path / "typo.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[search.{table}]\n"{key}" = {value}\n')
+    line = f'{spec}: search.{table}."{key}": {why}'
+    _refused(cli("evaluate", spec), line)
+    _refused(cli("optimize", spec, "--out", tmp_path / "o"), line)
+    # included by another spec, the line still names the file that wrote the key
+    top = tmp_path / "top.toml"
+    top.write_text('include = ["typo.toml"]\n')
+    _refused(cli("evaluate", top), line)
+    _refused(cli("optimize", top, "--out", tmp_path / "o"), line)
+
+
+def test_evaluate_still_prices_a_spec_whose_search_is_sound(cli, tmp_path):
+    rc, out, err = cli("evaluate", SEARCH_SPEC, "--json")
+    assert rc == 0 and json.loads(out)["points"], err

@@ -552,3 +552,109 @@ def test_an_include_naming_another_model_or_chip_replaces_it_whole(tmp_path):
                        '[model]\nname = "my-gpt-oss"\n')
     r = load_spec(renamed)
     assert r.model.name == "my-gpt-oss" and r.model.num_experts == load_spec(alone).model.num_experts
+
+
+# ------------------------------------------------- a model check of several keys, blamed on an override
+GPT_OSS = SPECS / "models" / "gpt-oss-120b.toml"
+
+
+@pytest.mark.parametrize("override, key, words", [
+    # gpt-oss-120b has 36 layers (36 layer_types) and 128 experts, 4 per token (its model file)
+    ("num_layers = 10", "model.num_layers", "layer_types has 36 entries for num_layers = 10"),
+    ("num_experts = 2", "model.num_experts", "must be at most num_experts (got 4 of 2 experts)"),
+    ('attention = "mla"', "model.attention", "MLA needs kv_lora_rank"),
+])
+def test_a_bad_override_of_an_included_model_names_the_overriding_file(cli, tmp_path, override, key, words):
+    """A spec that includes a model and overrides one of its keys with a value that disagrees with
+    the model's other keys was blamed on the model file, at the key the override did not touch
+    (``models/gpt-oss-120b.toml: model.layer_types: has 36 entries for 10 layers`` for
+    ``num_layers = 10`` written in the including spec; fresh-user trial, session 27). The line names
+    the file where the bad value was written and its key; the model file is named as the setter of
+    the other key."""
+    spec = tmp_path / "over.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                    f"[model]\n{override}\n")
+    rc, out, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: {spec}: {key}: ") and words in lines[0], lines[0]
+
+
+def test_a_bad_override_in_a_nested_include_names_that_include(tmp_path):
+    """Three levels: top.toml includes mid.toml, which includes the model and a file that sets
+    num_layers = 10. The override is in patch.toml, the last writer, though neither it nor the model
+    file is the spec being loaded."""
+    (tmp_path / "patch.toml").write_text("[model]\nnum_layers = 10\n")
+    (tmp_path / "mid.toml").write_text(f'include = ["{GPT_OSS.as_posix()}", "patch.toml"]\n')
+    top = tmp_path / "top.toml"
+    top.write_text(f'include = ["{SPECS.as_posix()}/hardware/gb200.toml", "mid.toml", '
+                   f'"{SPECS.as_posix()}/workloads/inferencemax-8k1k.toml"]\n')
+    with pytest.raises(SpecError) as e:
+        load_spec(top)
+    (file, path, msg), = e.value.problems
+    assert file.endswith("patch.toml") and path == "model.num_layers", e.value
+    assert f"layer_types is set in {GPT_OSS.as_posix()}" in msg
+    # the model file alone is consistent: the same keys without the patch load
+    (tmp_path / "mid.toml").write_text(f'include = ["{GPT_OSS.as_posix()}"]\n')
+    assert load_spec(top).model.num_layers == 36
+
+
+# ------------------------------------------------------------------- attention heads, experts
+def _model_spec(tmp_path, model: str, body: str):
+    p = tmp_path / "m.toml"
+    p.write_text(f'include = ["{SPECS.as_posix()}/hardware/gb200.toml", "{SPECS.as_posix()}/models/{model}.toml", '
+                 f'"{SPECS.as_posix()}/workloads/inferencemax-8k1k.toml"]\n[model]\n{body}\n')
+    return p
+
+
+@pytest.mark.parametrize("kv", [7, 128, 3])
+def test_gqa_needs_query_heads_in_equal_groups_per_kv_head(cli, tmp_path, kv):
+    """gpt-oss-120b has 64 query heads: 7 or 3 key/value heads cannot each serve an equal group of
+    them, nor can 128 (more key/value heads than query heads); num_kv_heads = 7 was priced
+    (fresh-user trial, session 27)."""
+    spec = _model_spec(tmp_path, "gpt-oss-120b", f"num_kv_heads = {kv}")
+    rc, out, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: {spec}: model.num_kv_heads: "), lines[0]
+    assert f"num_attention_heads (64) must be a multiple of num_kv_heads ({kv})" in lines[0], lines[0]
+
+
+@pytest.mark.parametrize("model, body", [
+    ("gpt-oss-120b", "num_kv_heads = 1"),    # multi-query attention: one group of 64
+    ("gpt-oss-120b", "num_kv_heads = 64"),   # multi-head attention: groups of one
+    ("deepseek-r1", "num_kv_heads = 7"),     # MLA caches one latent per token: num_kv_heads is not read
+])
+def test_head_counts_that_attention_allows_still_load(tmp_path, model, body):
+    assert load_spec(_model_spec(tmp_path, model, body)).model.num_kv_heads == int(body.split("= ")[1])
+
+
+@pytest.mark.parametrize("body, key, listed", [
+    ("num_experts = 8", "model.num_experts", "num_experts is set"),
+    ("num_experts = 8\nexperts_per_token = 2\nmoe_intermediate_size = 1024",
+     "model.num_experts", "num_experts, experts_per_token and moe_intermediate_size are set"),
+    ("num_shared_experts = 1", "model.num_shared_experts", "num_shared_experts is set"),
+])
+def test_experts_on_a_dense_model_are_refused(cli, tmp_path, body, key, listed):
+    """Llama-3.1-8B lists no MoE layer (its file has no moe_layers): num_experts = 8 set on it was
+    silently ignored and a dense Llama priced (fresh-user trial, session 27). A model is MoE by its
+    moe_layers (one entry per layer, true for MoE, as `codesign model import` writes them); the
+    experts' keys on a model without one are refused."""
+    spec = _model_spec(tmp_path, "llama-3.1-8b", body)
+    rc, out, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: {spec}: {key}: {listed}, but no layer is MoE"), lines[0]
+
+
+def test_moe_layers_emptied_over_an_moe_model_is_refused_at_moe_layers(tmp_path):
+    """The other way round: gpt-oss-120b's experts stay (its file), the including spec empties its
+    moe_layers. The spec wrote the value that made the model dense: it is named, at moe_layers."""
+    spec = _model_spec(tmp_path, "gpt-oss-120b", "moe_layers = []")
+    with pytest.raises(SpecError) as e:
+        load_spec(spec)
+    (file, path, msg), = e.value.problems
+    assert (file, path) == (str(spec), "model.moe_layers") and "no layer is MoE" in msg
+    # the same model with its layers MoE loads, with the experts the file gives (128, top-4)
+    m = load_spec(_model_spec(tmp_path, "gpt-oss-120b", "")).model
+    assert any(m.moe_layers) and (m.num_experts, m.experts_per_token) == (128, 4)

@@ -23,6 +23,8 @@ def run(args) -> int:
     from ._common import print_json
 
     spec = load_spec(args.spec)
+    if spec.search is not None:
+        _check_search_keys(spec, args.cost_model)
     ev = evaluate(spec, cost_model=args.cost_model)
     summary = {k: float(v[0]) for k, v in ev.summary().items()}
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
@@ -42,6 +44,26 @@ def run(args) -> int:
         _print_table(spec, ev, summary, design)
     # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
     return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
+
+
+def _check_search_keys(spec, cost_model: str | None) -> None:
+    """Refuse the ``[search.params]`` and ``[search.envelope]`` keys ``codesign optimize`` refuses
+    (a misspelt key, one the spec's cost model cannot vary), as optimize names them: evaluate prices
+    no search, but it said nothing of them. Judged against the spec's own ``deployment.cost_model``
+    (the one optimize searches with) when it is registered, whatever ``--cost-model`` prices this
+    run; else only misspelt keys are refused."""
+    from ..errors import SpecError
+    from ..evaluation import check_names, cost_model_name
+    from ..pluginmanager import get_plugin_manager
+    from ..search import search_key_problems
+
+    pm = get_plugin_manager()
+    check_names(spec, pm=pm, cost_model=cost_model)  # an unknown name is said first, as evaluate says it
+    own = spec.deployment.cost_model
+    parameters = (pm.cost_model_parameters(cost_model_name(spec, pm=pm))
+                  if own == "auto" or own in pm.cost_models else None)
+    if problems := search_key_problems(spec, parameters):
+        raise SpecError(problems)
 
 
 def _fmt(x, scale=1.0, digits=3, unit=""):

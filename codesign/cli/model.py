@@ -81,7 +81,7 @@ def load_model(source: str | os.PathLike):
         CodesignError: unreadable file, no ``[model]`` table, or an invalid model.
     """
     from ..model_import import hf_config_to_model_table
-    from ..spec import Model, load_raw, spec_from_dict
+    from ..spec import Model, Origins, load_raw, spec_from_dict
 
     p = Path(source)
     if p.suffix.lower() == ".json":
@@ -95,7 +95,8 @@ def load_model(source: str | os.PathLike):
     display = os.path.relpath(p) if not p.is_absolute() else str(p)
     if not isinstance(raw.get("model"), dict):
         raise CodesignError(f"{display}: no [model] table")
-    sub = {k[1:]: f for k, f in origins.items() if k[:1] == ("model",) and len(k) > 1}
+    sub = Origins({k[1:]: f for k, f in origins.items() if k[:1] == ("model",) and len(k) > 1},
+                  order=getattr(origins, "order", ()))
     try:
         return spec_from_dict(raw["model"], cls=Model, file=display, origins=sub)
     except SpecError as exc:
