@@ -133,14 +133,17 @@ def cost_model_name(spec: Spec, *, cost_model: str | None = None, pm=None) -> st
     return pm.resolve_cost_model(cost_model or spec.deployment.cost_model, spec)
 
 
-def cost_model_record(spec: Spec, *, pm=None) -> dict[str, str]:
+def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=None) -> dict[str, str]:
     """What priced ``spec``, for a report: ``{"name": registered name ("auto" resolved), "plugin":
     "NAME (DIST VERSION)"}`` (a result is only as good as its cost model; pareto.json and
-    sweep_front.json did not say which one, even when ``auto`` picked a third party's)."""
+    sweep_front.json did not say which one, even when ``auto`` picked a third party's).
+    ``cost_model``: the one a command line chose instead of ``deployment.cost_model``
+    (``evaluate --cost-model``), or a name already resolved (``spec`` None: ``validate`` records
+    the name each group of rows was priced with)."""
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
-    name = cost_model_name(spec, pm=pm)
+    name = cost_model_name(spec, cost_model=cost_model, pm=pm)
     info = pm.cost_models.get(name)
     return {"name": name, "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
 

@@ -151,6 +151,39 @@ def _causes(reason: str) -> list[str]:
     return list(dict.fromkeys(p.strip() for p in parts if p.strip()))
 
 
+class CauseCounter:
+    """Counts why designs were not feasible, as :func:`infeasible_reasons` describes: :meth:`add`
+    each design's problems (:func:`~codesign.search.trial_problems`, or
+    :func:`~codesign.search.design_problems` for a sweep's designs), then :meth:`top`."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, dict[str, Any]] = {}
+
+    def add(self, problems, count: int = 1) -> None:
+        """Count ``count`` designs whose problems were ``problems`` (each cause once per design)."""
+        seen = set()
+        for problem in problems:
+            for cause in _causes(problem):
+                key = _NUMBER.sub("#", cause)
+                nums = _NUMBER.findall(cause)
+                g = self.groups.setdefault(key, {"reason": cause, "values": [set() for _ in nums], "count": 0})
+                for vals, x in zip(g["values"], nums):
+                    vals.add(x)
+                if key not in seen:
+                    seen.add(key)
+                    g["count"] += count
+
+    def top(self, top: int = 5, noun: str = "trials") -> list[dict[str, Any]]:
+        """The ``top`` most common causes, most common first (the first seen first on a tie): each
+        ``{"reason", "pattern", noun: count}``."""
+        out = []
+        for g in sorted(self.groups.values(), key=lambda g: -g["count"])[:top]:
+            values = iter(g["values"])
+            pattern = _NUMBER.sub(lambda m: m.group() if len(next(values)) == 1 else "#", g["reason"])
+            out.append({"reason": g["reason"], "pattern": pattern, noun: g["count"]})
+        return out
+
+
 def infeasible_reasons(trials, space: SearchSpace, top: int = 5) -> list[dict[str, Any]]:
     """Why trials were not feasible designs: the ``top`` most common causes, most common first.
 
@@ -162,27 +195,21 @@ def infeasible_reasons(trials, space: SearchSpace, top: int = 5) -> list[dict[st
     constraints) counts under both. Each entry: ``reason``, the first such cause as written (its
     numbers are one trial's); ``pattern``, the same text with ``#`` for each number that differs
     between the causes counted (equal to ``reason`` when they all read the same); ``trials``, how
-    many trials had it.
+    many trials had it. (:class:`CauseCounter` counts them; ``codesign sweep`` counts designs.)
     """
-    groups: dict[str, dict[str, Any]] = {}
+    counter = CauseCounter()
     for t in trials:
-        seen = set()
-        for problem in trial_problems(t, space):
-            for cause in _causes(problem):
-                key = _NUMBER.sub("#", cause)
-                nums = _NUMBER.findall(cause)
-                g = groups.setdefault(key, {"reason": cause, "values": [set() for _ in nums], "trials": 0})
-                for vals, x in zip(g["values"], nums):
-                    vals.add(x)
-                if key not in seen:
-                    seen.add(key)
-                    g["trials"] += 1
-    out = []
-    for g in sorted(groups.values(), key=lambda g: -g["trials"])[:top]:  # stable: first seen first on a tie
-        values = iter(g["values"])
-        pattern = _NUMBER.sub(lambda m: m.group() if len(next(values)) == 1 else "#", g["reason"])
-        out.append({"reason": g["reason"], "pattern": pattern, "trials": g["trials"]})
-    return out
+        counter.add(trial_problems(t, space))
+    return counter.top(top)
+
+
+def reasons_text(reasons: list[dict[str, Any]], noun: str = "trials") -> str:
+    """The most common reasons as the reports print them after "no feasible design; most common
+    reasons: ": ``REASON (N trials); ...``, "e.g. " before a reason whose numbers differ between its
+    designs (it is one example of them). ``noun``: the count's key, ``trials`` or ``designs``."""
+    one = noun[:-1]
+    return "; ".join(("" if r.get("pattern", r["reason"]) == r["reason"] else "e.g. ")
+                     + f"{r['reason']} ({r[noun]} {one if r[noun] == 1 else noun})" for r in reasons)
 
 
 def trials(n: int) -> str:
@@ -523,9 +550,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                       f"pareto.json have every metric)", highlight=False, markup=False)
     if not doc["feasible_trials"] and doc.get("infeasible_reasons"):
         # a reason whose numbers differ between its trials is one example of them ("e.g.")
-        console.print("[red]no feasible design[/red]; most common reasons: " + escape("; ".join(
-            ("" if r.get("pattern", r["reason"]) == r["reason"] else "e.g. ") + f"{r['reason']} ({trials(r['trials'])})"
-            for r in doc["infeasible_reasons"])), highlight=False)
+        console.print("[red]no feasible design[/red]; most common reasons: "
+                      + escape(reasons_text(doc["infeasible_reasons"])), highlight=False)
     best = rows[0] if rows else None
     if best and best.get("sensitivities"):
         st = Table(title=f"Sensitivities at trial {best['trial']} (elasticity: % change of the objective "

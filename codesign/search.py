@@ -744,22 +744,30 @@ def trial_problems(trial, space: SearchSpace) -> list[str]:
     the SLO reason when no concurrency point meets the SLOs (an SLO constraint is missed exactly
     then).
     """
+    return design_problems(bool(trial.user_attrs.get("feasible")), trial.user_attrs.get("infeasible_reason"),
+                           trial.constraints or {}, trial.user_attrs.get("metrics") or {}, space)
+
+
+def design_problems(feasible: bool, reason: str | None, constraints: dict, metrics: dict,
+                    space: SearchSpace) -> list[str]:
+    """:func:`trial_problems` of a design recorded as :func:`_record` records a trial (``sweep``
+    prices its designs in arrays, without trials): ``feasible`` its objectives have values,
+    ``reason`` its ``infeasible_reason``, ``constraints`` :func:`constraint_values`' violations,
+    ``metrics`` its metrics with ``None`` for a value it has not."""
     out = []
-    if not trial.user_attrs.get("feasible"):
-        reason = trial.user_attrs.get("infeasible_reason")
+    if not feasible:
         if reason and not reason.startswith(SLO_MISS):
             return [reason]
         if reason:
             out.append(reason)
-    c = trial.constraints or {}
-    metrics = trial.user_attrs.get("metrics") or {}
+    c = constraints
     if isinstance(c, dict):
         for con in space.constraints:
             if con.slo or not c.get(con.name, 0.0) > 0:
                 continue
             if metrics.get(con.metric) is not None:
                 out.append(f"constraint {con.describe()} not met")
-            elif trial.user_attrs.get("feasible"):
+            elif feasible:
                 # a priced design without the value: a cost model that does not model it (NaN
                 # area_mm2 is allowed) made every design infeasible with no reason given
                 out.append(f"constraint {con.describe()} not met: the cost model gives no {con.metric} "
@@ -2232,13 +2240,22 @@ def _record(t, m: dict, cfg, reason, space: SearchSpace, tpot_ref: float | None)
     """Store a priced trial's envelope configs, constraint values, metrics and feasibility on ``t``."""
     if space.envelope:
         t.set_user_attr("configs", cfg)
-    ok = objective_values(m, space)[1]
-    for cname, cval in constraint_values(m, space, ok).items():
+    ok, why, cons, metrics = _design_record(m, reason, space, tpot_ref)
+    for cname, cval in cons.items():
         t.set_constraint(cname, float(cval))
-    t.set_user_attr("metrics", {k: (v if math.isfinite(v) else None) for k, v in m.items()})
+    t.set_user_attr("metrics", metrics)
     t.set_user_attr("feasible", ok)
-    if reason or not ok:
-        t.set_user_attr("infeasible_reason", reason or _no_value_reason(m, space, tpot_ref))
+    if why:
+        t.set_user_attr("infeasible_reason", why)
+
+
+def _design_record(m: dict, reason, space: SearchSpace, tpot_ref: float | None):
+    """What :func:`_record` stores of a priced design, and :func:`design_problems` reads:
+    ``(feasible, infeasible reason or None, constraint violations, metrics with None for a
+    non-finite value)``."""
+    ok = objective_values(m, space)[1]
+    why = (reason or _no_value_reason(m, space, tpot_ref)) if (reason or not ok) else None
+    return ok, why, constraint_values(m, space, ok), {k: (v if math.isfinite(v) else None) for k, v in m.items()}
 
 
 def _finished(study, t) -> bool:
@@ -2435,6 +2452,17 @@ def _is_report(path: Path) -> bool:
     return isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("study"), str)
 
 
+def _is_sweep_report(path: Path) -> bool:
+    """``path`` is a ``sweep_front.json`` that ``codesign sweep`` wrote (see cli/sweep.py)."""
+    import json
+
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("front"), list)
+
+
 def check_study_dir(out_dir, storage: str | None = None, option: str = "output directory") -> None:
     """Refuse an output directory that is neither new, nor empty, nor a codesign study directory,
     before anything is written into it.
@@ -2443,10 +2471,12 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
     which a rerun resumes: it holds the study's journal (``study.journal``, or the journal file of
     ``storage`` when that lies inside the directory), as a run stopped before its report leaves
     it, or the report ``pareto.json`` (the only marker when the study is stored elsewhere); or the
-    ``sqlite:///`` database file of ``storage`` inside the directory (an interrupted run). Which
-    study it holds is checked once the spec is known (:func:`_check_out_dir`). Any other
-    non-empty directory would have its ``pareto.csv``, ``pareto.png`` and ``designs/trial-*.toml``
-    overwritten and a study's files mixed into its own.
+    ``sqlite:///`` database file of ``storage`` inside the directory (an interrupted run); or the
+    ``sweep_front.json`` of a ``codesign sweep`` (both commands default to ``runs/<spec name>``,
+    and their files do not clash). Which study it holds is checked once the spec is known
+    (:func:`_check_out_dir`). Any other non-empty directory would have its ``pareto.csv``,
+    ``pareto.png`` and ``designs/trial-*.toml`` (or ``sweep_front.csv``) overwritten and a study's
+    files mixed into its own. ``codesign sweep`` applies the same rule (``storage`` None).
 
     Args:
         option: how the message names the directory (``"--out"`` when the user gave it).
@@ -2466,7 +2496,8 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
         entries = sorted(p.name for p in out_dir.iterdir())
     except OSError as exc:
         raise CodesignError(f"{shown}: cannot list the directory: {exc.strerror or exc}") from None
-    if not entries or (out_dir / "study.journal").is_file() or _is_report(out_dir / "pareto.json"):
+    if (not entries or (out_dir / "study.journal").is_file() or _is_report(out_dir / "pareto.json")
+            or _is_sweep_report(out_dir / "sweep_front.json")):
         return
     own = _journal_path(storage, out_dir) or _sqlite_path(storage)
     if own is not None and own.is_file() and out_dir.resolve() in own.resolve().parents:
@@ -2474,7 +2505,8 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
     held = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
     raise CodesignError(f"{shown}: not empty (it holds {held}) and not a codesign study directory; expected "
                         f"a new or empty directory, or the output directory of a previous `codesign optimize` "
-                        f"(with its study.journal, its --storage file or pareto.json) to resume. Nothing was written; use another --out.")
+                        f"(with its study.journal, its --storage file or pareto.json; rerun to resume) or "
+                        f"`codesign sweep` (with its sweep_front.json). Nothing was written; use another --out.")
 
 
 def _missing_dirs(path: Path) -> list[Path]:
@@ -2487,13 +2519,15 @@ def _missing_dirs(path: Path) -> list[Path]:
     return out
 
 
-def _check_out_dir(out_dir: Path, name: str, journal_store=None) -> None:
+def _check_out_dir(out_dir: Path, name: str, journal_store=None,
+                   clash: str = "overwrite its pareto.csv and designs/") -> None:
     """Refuse to write study ``name``'s report into ``out_dir`` when the directory already holds
     another study: one in its ``study.journal`` (``journal_store``: that journal, already open when
     it is the study's own storage) or the one its ``pareto.json`` reports. Its ``pareto.csv`` and
     ``designs/`` would be overwritten by this study's, and its journal would hold two studies.
     The same study resumes. (A PostgreSQL URL holds many studies, keyed by name; only the output
-    directory's files conflict there.)
+    directory's files conflict there.) ``clash`` says what running there would do (``codesign
+    sweep``'s front would sit beside another spec's study).
 
     Raises:
         CodesignError: one line naming the directory, the study in it and what to do.
@@ -2536,7 +2570,7 @@ def _check_out_dir(out_dir: Path, name: str, journal_store=None) -> None:
     resume = (f"rerun {specs[0]} to resume {others[0]!r}" if len(others) == 1 and specs
               else "rerun its own spec to resume it")
     raise CodesignError(f"output directory {out_dir} already holds {what}, not this spec's study {name!r}; "
-                        f"running {name!r} there would overwrite its pareto.csv and designs/. Use another "
+                        f"running {name!r} there would {clash}. Use another "
                         f"--out for {name!r}, or {resume}.")
 
 
@@ -2699,8 +2733,24 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
 
 
 # ------------------------------------------------------------------------------- sweep
+def _tell_problems(met: dict[str, np.ndarray], reasons: list[str], ok: np.ndarray, space: SearchSpace,
+                   problems) -> None:
+    """``problems(design_problems, count)`` for each distinct list of problems among the designs of
+    ``met`` (arrays, :func:`envelope_arrays`) that are not feasible (``~ok``)."""
+    from collections import Counter
+
+    keys = list(dict.fromkeys([m for m, _ in space.objectives] + [c.metric for c in space.constraints]))
+    seen: Counter = Counter()
+    for d in np.flatnonzero(~ok):
+        row = {k: float(met[k][d]) for k in keys if k in met}
+        feasible, why, cons, metrics = _design_record(row, reasons[d], space, None)
+        seen[tuple(design_problems(feasible, why, cons, metrics, space))] += 1
+    for ps, count in seen.items():
+        problems(list(ps), count)
+
+
 def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | None = None,
-              chunk: int = 50_000, evaluate=None, progress=None) -> dict[str, Any]:
+              chunk: int = 50_000, evaluate=None, progress=None, problems=None) -> dict[str, Any]:
     """Evaluate ``points`` designs of the ``[search]`` space in vectorised chunks and keep the
     feasible Pareto front (:func:`pareto_mask`).
 
@@ -2710,6 +2760,12 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
         chunk: designs per vectorised cost-model call (each call is padded to this size, so the
             cost model compiles once).
         progress: optional ``callback(done, total)``.
+        problems: optional ``callback(problems, count)``: hears why designs were not feasible
+            (:func:`design_problems`, as ``optimize`` counts its trials'; ``count`` designs had
+            exactly those ``problems``) for every design of each chunk priced while no feasible
+            design had been found, so every design's when none is feasible (the reasons cost a
+            Python string per design and envelope choice: once a chunk holds a feasible design,
+            the later chunks are priced without them).
 
     Returns:
         ``{"space", "points", "feasible", "front": {"columns", "metrics"}, "unresolved_points",
@@ -2737,9 +2793,12 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
         sl = slice(s0, min(n, s0 + chunk))
         part = {k: np.asarray(v)[sl] for k, v in cols.items()}
         k = sl.stop - sl.start
-        met, _, _ = envelope_arrays(spec, part, k, space, evaluate, with_reasons=False,
-                                    block_rows=min(chunk, n) * m)
+        why = problems is not None and n_feasible == 0
+        met, _, reasons = envelope_arrays(spec, part, k, space, evaluate, with_reasons=why,
+                                          block_rows=min(chunk, n) * m)
         vals, ok = feasible_objectives(met, space)
+        if why:
+            _tell_problems(met, reasons, ok, space, problems)
         n_feasible += int(ok.sum())
         idx = np.flatnonzero(ok)
         if len(idx):

@@ -1787,7 +1787,8 @@ def build_spec(pts: list[Point], efficiency_for, *, hardware, cache=None):
 
 
 def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None = None, pm=None,
-            domain: dict | None = None, basis_for=None, progress=None) -> list[Point]:
+            domain: dict | None = None, basis_for=None, progress=None,
+            used: set | None = None) -> list[Point]:
     """Fill ``pred_*`` of every ``ok`` point (in place) and return the points.
 
     A point whose activations are a 4-bit format (compute class ``fp4``: DeepSeek-R1 ``fp4`` rows)
@@ -1806,6 +1807,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             named in the reasons of a point whose system is outside ``domain``.
         progress: optional ``callback(done, total)``: rows priced so far of those grouped for
             pricing, after each group (a spec per system, model, framework and mode).
+        used: receives the registered name of each cost model that priced a group (``auto``
+            resolved per group's spec), for the report.
     """
     from .evaluation import cost_model_name, evaluate
     from .pluginmanager import get_plugin_manager
@@ -1827,6 +1830,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
         done += len(pts)
         spec, overrides, index, concs = build_spec(pts, efficiency_for, hardware=hardware, cache=cache)
         name = cost_model_name(spec, cost_model=cost_model, pm=pm)
+        if used is not None:
+            used.add(name)
         can_vary = set(pm.cost_model_parameters(name))
         if set(overrides) <= can_vary:
             runs = [(pts, index, concs, evaluate(spec, overrides, cost_model=cost_model, pm=pm))]

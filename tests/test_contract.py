@@ -94,7 +94,7 @@ def test_roofline_example_runs_end_to_end(cli):
     rc, out, err = cli("evaluate", SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml", "--json")
     assert rc == 0, err
     doc = json.loads(out)
-    assert doc["cost_model"] == "roofline"
+    assert doc["cost_model"]["name"] == "roofline"
     assert all(p["feasible"] for p in doc["points"])
     rc, out, err = cli("plugins", "list", "--json")
     by = {p["name"]: p for p in json.loads(out)["plugins"]}

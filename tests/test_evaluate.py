@@ -247,3 +247,18 @@ def test_table_title_names_the_settings_that_change_the_price(cli, tmp_path):
         assert part in flat, part
     rc, out, err = cli("evaluate", GB200)
     assert "draft" not in out and "receive interval" not in out
+
+
+def test_json_names_its_cost_model_as_optimize_and_sweep_do(cli):
+    """Fresh-user trial, session 27: `evaluate --json` gave "cost_model": "analytical", a string,
+    where pareto.json and sweep_front.json give the record {"name", "plugin"} (plugin: "NAME (DIST
+    VERSION)"). It gives that record, for the spec's cost model and for --cost-model."""
+    from importlib.metadata import version
+
+    doc = _doc(cli, GB200)
+    assert doc["cost_model"] == {"name": "analytical", "plugin": f"analytical (codesign {version('codesign')})"}
+    pytest.importorskip("codesign_roofline")
+    rc, out, err = cli("evaluate", GB200, "--cost-model", "roofline", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["cost_model"] == {"name": "roofline",
+                                             "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}

@@ -282,9 +282,63 @@ def test_sweep_json_gives_counts_as_integers(cli, tmp_path):
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["front"] and json.loads((tmp_path / "o" / "sweep_front.json").read_text()) == doc
+    assert doc["infeasible_reasons"] is None  # counted only when no design is feasible
     for r in doc["front"]:
         assert type(r["metrics"]["max_concurrency"]) is int and r["metrics"]["max_concurrency"] >= 1, r
         assert type(r["metrics"]["peak_power_w"]) is float, r
+
+
+def test_sweep_without_a_feasible_design_names_the_reasons(cli, tmp_path):
+    """Fresh-user trial, session 27: a sweep whose constraint no design meets said "0 feasible" and
+    nothing more, where optimize names the most common reasons. Every design of this space is
+    served (one HBM capacity that holds the weights, 4-8 TB/s) and none draws 1 W at full rate, so
+    the one reason is the power cap, for all 64 designs, across both chunks; exit 1 as optimize."""
+    spec = tmp_path / "cap.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n'
+                    '[search.params]\n"memory.hbm.capacity" = { choices = ["144 GB"] }\n'
+                    '"memory.hbm.bandwidth" = { low = "4 TB/s", high = "8 TB/s" }\n'
+                    '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n')
+    rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "32", "--out", tmp_path / "o", "--json")
+    assert rc == 1, err
+    doc = json.loads(out)
+    why = "constraint peak_power_w <= 1 W not met"
+    assert doc["feasible_points"] == 0 and doc["front"] == []
+    assert doc["infeasible_reasons"] == [{"reason": why, "pattern": why, "designs": 64}]
+    rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "32", "--out", tmp_path / "o")
+    assert rc == 1, err
+    assert f"no feasible design; most common reasons: {why} (64 designs)" in out, out
+
+
+def test_sweep_refuses_an_unrelated_output_directory(cli, tmp_path):
+    """Fresh-user trial, session 27: `codesign sweep --out DIR` wrote its front into a directory of
+    unrelated files, which `codesign optimize` refuses. It follows optimize's rule now (exit 2, one
+    line, nothing written), before any design is priced; a directory of another spec's study is
+    refused too, and a sweep's own directory is one optimize accepts (both default to
+    runs/<spec name>)."""
+    from codesign.search import check_study_dir
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me\n")
+    rc, out, err = cli("sweep", FLAGSHIP, "--points", "8", "--out", mine)
+    assert rc == 2 and out == "", err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and f"--out {mine}: not empty (it holds notes.txt)" in lines[0], err
+    assert "Traceback" not in err and sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "pareto.json").write_text(json.dumps({"schema_version": 1, "study": "someone-else", "spec": "x.toml"}))
+    rc, out, err = cli("sweep", FLAGSHIP, "--points", "8", "--out", theirs)
+    assert rc == 2 and "already holds the study 'someone-else'" in err, err
+    assert sorted(p.name for p in theirs.iterdir()) == ["pareto.json"]
+
+    # a sweep's directory: rerun there (its front is replaced), and optimize may use it
+    swept = tmp_path / "swept"
+    for _ in range(2):
+        rc, out, err = cli("sweep", FLAGSHIP, "--points", "8", "--out", swept)
+        assert rc in (0, 1), err
+    check_study_dir(swept, None, "--out")
 
 
 def test_spread_keeps_extremes_and_most_hypervolume():

@@ -133,6 +133,29 @@ def test_validate_prices_with_a_third_party_cost_model(shared_data, tmp_path, ca
     assert rows["imx-00152"]["pred_tpot_ms"] == ""
 
 
+def test_validate_names_its_cost_model(shared_data, tmp_path, capsys):
+    """Fresh-user trial, session 27: validate's tables and JSON did not say which cost model made
+    the predictions they score. Both name it with the record optimize, sweep and evaluate give
+    ({"name", "plugin": "NAME (DIST VERSION)"}): analytical by default, the one --cost-model names."""
+    import json
+    from importlib.metadata import version
+
+    from codesign.cli import main
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    sub = _subset(src, tmp_path / "imx.csv", {"imx-00017"}, "point_id")  # B200 aggregated, C = 8
+    analytical = {"name": "analytical", "plugin": f"analytical (codesign {version('codesign')})"}
+    assert main(["validate", str(sub), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cost_model"] == analytical
+    assert main(["validate", str(sub)]) == 0
+    out = capsys.readouterr().out
+    assert f"priced by cost model 'analytical' (plugin {analytical['plugin']})" in out, out
+    pytest.importorskip("codesign_roofline")
+    assert main(["validate", str(sub), "--cost-model", "roofline", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cost_model"] == {
+        "name": "roofline", "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
+
+
 def test_cli_validate_with_a_calibration_file(shared_data, tmp_path, capsys):
     """--calibration FILE prices with that file's knobs: the shipped file passed explicitly gives the
     default predictions; a calibration with every GB200 overhead raised gives slower ones."""

@@ -18,7 +18,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, cost_model_name, evaluate, points_json
+    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, points_json
     from ..spec import load_spec
     from ._common import print_json
 
@@ -32,7 +32,8 @@ def run(args) -> int:
         doc = {
             "schema_version": SCHEMA_VERSION,
             "spec": args.spec,
-            "cost_model": cost_model_name(spec, cost_model=args.cost_model),
+            # the record optimize and sweep give: {"name", "plugin"}
+            "cost_model": cost_model_record(spec, cost_model=args.cost_model),
             "power_basis": "tdp",
             "design": design,
             "infeasible_reason": ev.reasons[0] or None,

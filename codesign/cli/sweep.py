@@ -16,9 +16,11 @@ def register(sub) -> None:
         description="Sample --points designs of SPEC's [search] space (random, Sobol' or grid), price "
                     "them in vectorised chunks (every envelope choice, SLOs and constraints as in "
                     "`codesign optimize`), keep the feasible Pareto front (computed in JAX) and write it "
-                    "to DIR/sweep_front.csv and DIR/sweep_front.json. Progress on stderr.",
+                    "to DIR/sweep_front.csv and DIR/sweep_front.json. Progress on stderr. DIR must be "
+                    "new, empty, or the output directory of a previous sweep (its front files are "
+                    "replaced) or `codesign optimize` run of the same spec.",
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (the front files are "
-               "still written, empty); 2 bad input (spec, option or output directory; one line on "
+               "still written, empty, and the summary names the most common reasons); 2 bad input (spec, option or output directory; one line on "
                "stderr); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--points", type=whole_type, default=100_000, help="designs to evaluate (default 100000, at most 10^7; 10^6 take about 35 s on 2 "
@@ -26,7 +28,9 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("random", "sobol", "grid"), default="sobol", help="sampling (default sobol)")
     p.add_argument("--seed", type=seed_type, help="sampling seed (default: search.seed)")
     p.add_argument("--chunk", type=whole_type, default=50_000, help="designs per vectorised call (default 50000)")
-    p.add_argument("--out", type=path_type, default=None, help="output directory (default: runs/<spec name>)")
+    p.add_argument("--out", metavar="DIR", type=path_type, default=None,
+                   help="output directory: new, empty, or a previous sweep's or optimize run's of this spec "
+                        "(default: runs/<spec name>)")
     p.add_argument("--json", action="store_true", help="print one JSON document on stdout instead of a summary")
     p.set_defaults(func=run)
 
@@ -37,6 +41,8 @@ def run(args) -> int:
     from ..errors import CodesignError, ExitCode
     from ..evaluation import cost_model_record, jsonable
     from ..search import SEARCH_METRICS, run_sweep
+    from ..report import CauseCounter, reasons_text
+    from ..search import _check_out_dir, check_study_dir
     from ..spec import load_spec
     from ._common import default_out_dir, ensure_out_dir, progress_bar
 
@@ -48,9 +54,17 @@ def run(args) -> int:
     # checked now, created once the sweep has run (a refused [search] leaves no empty directory)
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
+    # optimize's rule (both default to runs/<spec name>): a directory of unrelated files, or of
+    # another spec's study, is refused before the sweep runs, with nothing written
+    check_study_dir(out, None, out_option)
+    if out.is_dir():
+        _check_out_dir(out, spec.name or "codesign-study", clash="put its sweep front beside that study's results")
+    causes = CauseCounter()
     with progress_bar("sweep") as progress:
         res = run_sweep(spec, points=args.points, method=args.method, seed=args.seed, chunk=args.chunk,
-                        progress=progress)
+                        progress=progress, problems=causes.add)
+    # counted over every design when none is feasible (run_sweep stops asking once one is)
+    reasons = None if res["feasible"] else causes.top(noun="designs")
     space = res["space"]
     fc, fm = res["front"]["columns"], res["front"]["metrics"]
     metrics = list(dict.fromkeys([m for m, _ in space.objectives] + [c.metric for c in space.constraints]
@@ -64,6 +78,9 @@ def run(args) -> int:
         "schema_version": 1, "spec": spec.path, "cost_model": cost_model_record(spec),
         "method": res["method"], "seed": res["seed"],
         "points": res["points"], "feasible_points": res["feasible"],
+        # why designs were not feasible, most common first, when none is (null when some design is):
+        # as optimize's infeasible_reasons, counting designs instead of trials
+        "infeasible_reasons": reasons,
         "objectives": [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in space.objectives],
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound} for c in space.constraints],
         "hypervolume": res["hypervolume"], "hypervolume_reference_point": res["reference_point"],
@@ -87,5 +104,7 @@ def run(args) -> int:
                 "left out)" if res["unresolved_points"] else "")
         print(f"{res['points']} designs ({args.method}), {res['feasible']} feasible, {n} on the Pareto front{left}; "
               f"hypervolume {res['hypervolume']:.6g}")
+        if reasons:
+            print(f"no feasible design; most common reasons: {reasons_text(reasons, 'designs')}")
         print(f"wrote {out}/sweep_front.csv and {out}/sweep_front.json")
     return ExitCode.OK if n else ExitCode.NO_RESULT

@@ -95,9 +95,16 @@ def run(args) -> int:
         # knobs (and the domain they were fitted on) belong to the analytical model
         eff_for, basis_for, domain = (lambda p: {}), None, None
     # rows priced so far on stderr (the aiconfigurator file takes minutes on 2 cores); gone once done
+    used: set[str] = set()
     with progress_bar("validate", "rows priced", transient=True) as progress:
         predict(points, efficiency_for=eff_for, cost_model=args.cost_model, domain=domain, basis_for=basis_for,
-                progress=progress)
+                progress=progress, used=used)
+    # the record optimize, sweep and evaluate give ({"name", "plugin"}); a list only when --cost-model
+    # auto picked different models for different rows
+    from ..evaluation import cost_model_record
+
+    records = [cost_model_record(None, cost_model=n) for n in sorted(used)]
+    cost_model = records[0] if len(records) == 1 else records
     tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
@@ -121,11 +128,12 @@ def run(args) -> int:
                     "statistic_fallback_rows": sum(priced(p.status) and p.ttft_stat != stat
                                                    for p in points if schema == "inferencemax"),
                     "status": status,
+                    "cost_model": cost_model,
                     "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                     "errors": tables,
                     "errors_ambiguous": ambiguous})
         return 0
-    _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat)
+    _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat, records)
     if domain is not None:
         print(f"knobs: {_calibration_file(args, domain)}", file=sys.stderr)
     if args.out:
@@ -173,7 +181,7 @@ def _pct(x):
     return "—" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
-def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
+def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", cost_models=()):
     from rich.console import Console
     from rich.table import Table
 
@@ -212,6 +220,9 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean"):
                           str(r["extrapolated"]) if i == 0 else "")
         con.print(t)
     n_ex = sum(1 for p in points if p.extrapolated)
+    if cost_models:  # as optimize says it
+        con.print("priced by cost model " + ", ".join(f"{cm['name']!r} (plugin {cm['plugin']})" for cm in cost_models),
+                  highlight=False, markup=False)
     con.print("rows by status: " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())))
     if n_ex:
         con.print(f"note: {n_ex} predictions lie outside the calibration's data (column 'extrapolated')")
