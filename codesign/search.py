@@ -158,7 +158,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             problems.append((spec.path, toml_key_path("search", "params", key, *((exc.field,) if exc.field else ())),
                              str(exc)))
             continue
-        if why := searched_value_problem(spec.deployment, key, p):  # nor these (codesign.spec checks them)
+        if why := searched_value_problem(spec, key, p):  # nor these (codesign.spec checks them)
             problems.append((spec.path, where, why))
             continue
         params.append(prm)
@@ -280,10 +280,10 @@ def constraint_problem(c) -> tuple[str, str] | None:
 
 def searched_value_problem(deployment, key: str, p: SearchParam) -> str | None:
     """Why a value the ``[search.params]`` entry ``p`` of ``key`` lets the search try (its bounds,
-    or each choice) is one the spec refuses for that ``deployment.*`` key, judged on the spec's
-    ``deployment`` (:func:`codesign.spec.deployment_value_problem`): ``low 0: must be a whole
-    number >= 1``. Every design the search writes is a spec ``codesign evaluate`` takes unchanged.
-    None when each value is fine, for a key outside ``[deployment]``, and for an entry of a bad
+    or each choice) is one the spec refuses for that ``deployment.*`` or ``workload.*`` key, judged
+    on ``deployment`` (the spec, or that section of it; :func:`codesign.spec.deployment_value_problem`):
+    ``low 0: must be a whole number >= 1``. Every design the search writes is a spec ``codesign evaluate`` takes unchanged.
+    None when each value is fine, for a key outside those sections, and for an entry of a bad
     shape or a key that is no spec key (:func:`param_problem` and :func:`build_space` name those).
     Needs no cost model, so the spec loader checks it (codesign.spec)."""
     try:

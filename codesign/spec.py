@@ -1141,31 +1141,38 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     return spec
 
 
-def deployment_value_problem(spec: Spec | Deployment, key: str, value) -> str | None:
-    """Why ``value`` cannot be ``spec``'s ``deployment.*`` ``key`` by the spec's own field checks
-    (types, ranges, validators), or None: for a value a search would try (an envelope choice, a
-    searched bound). ``spec`` may be the spec's :class:`Deployment` itself (the loader judges the
-    ``[search]`` values before the spec is built). None too for a key outside ``[deployment]``, a
-    number format, or a pool the spec does not have. A float with a whole value stands for the
-    integer (design files write it as one)."""
+def deployment_value_problem(spec: Spec | Deployment | Workload, key: str, value) -> str | None:
+    """Why ``value`` cannot be ``spec``'s ``deployment.*`` or ``workload.*`` ``key`` by the spec's
+    own field checks (types, ranges, validators), or None: for a value a search would try (an
+    envelope choice, a searched bound; ``workload.isl`` = 0 was priced, and the cost model's NaN
+    blamed on the plugin, exit 3). ``spec`` may be the section itself (the loader judges the
+    ``[search]`` values before the spec is built). None too for a key outside those sections or
+    another section than the one given, a number format, or a pool the spec does not have. A float
+    with a whole value stands for the integer (design files write it as one)."""
     import cattrs
 
     section, _, rest = key.partition(".")
-    if section != "deployment" or rest.endswith("format"):
+    cls = {"deployment": Deployment, "workload": Workload}.get(section)
+    if cls is None or rest.endswith("format"):
+        return None
+    obj = spec if isinstance(spec, (Deployment, Workload)) else getattr(spec, section, None)
+    if not isinstance(obj, cls):
         return None
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     conv = converter()
-    raw = conv.unstructure(spec if isinstance(spec, Deployment) else spec.deployment)
+    raw = conv.unstructure(obj)
     d = raw
     *parents, leaf = rest.split(".")
     for p in parents:
         if not isinstance(d.get(p), dict):
             return None
         d = d[p]
+    if leaf not in d:
+        return None
     d[leaf] = value
     try:
-        conv.structure(raw, Deployment)
+        conv.structure(raw, cls)
     except cattrs.BaseValidationError as exc:
         msgs = [m for _, where, m in _cattrs_problems(exc, {}, "<spec>") if where.endswith(leaf)]
         return msgs[0] if msgs else "not a valid value here"
@@ -1192,6 +1199,10 @@ def _searched_value_problems(data: dict, origins: dict, file: str) -> list[tuple
         deployment = conv.structure(data.get("deployment", {}), Deployment)
     except Exception:  # noqa: BLE001 - named by the spec's own structure
         deployment = None
+    try:
+        workload = conv.structure(data.get("workload"), Workload) if isinstance(data.get("workload"), dict) else None
+    except Exception:  # noqa: BLE001 - named by the spec's own structure
+        workload = None
     params = search.get("params") if isinstance(search.get("params"), dict) else {}
     envelope = search.get("envelope") if isinstance(search.get("envelope"), dict) else {}
     problems = []
@@ -1200,7 +1211,8 @@ def _searched_value_problems(data: dict, origins: dict, file: str) -> list[tuple
             p = conv.structure(entry, SearchParam)
         except Exception:  # noqa: BLE001 - named by the [search.params] hook
             continue
-        if deployment is not None and (why := searched_value_problem(deployment, key, p)):
+        section = workload if key.startswith("workload.") else deployment
+        if section is not None and (why := searched_value_problem(section, key, p)):
             path = ("search", "params", key)
             problems.append((_origin(origins, path, file), toml_key_path(*path), why))
     for key, choices in envelope.items():

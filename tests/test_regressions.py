@@ -187,6 +187,14 @@ def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
      'search.params."deployment.max_batch_size": expected a table'),
     ('[search.params]\n"deployment.tp" = {low = 0, high = 8}\n',
      'search.params."deployment.tp": low 0: must be a whole number >= 1'),
+    # a fresh-user trial (session 27): a searched ISL or OSL of 0 was priced, and the cost model's
+    # NaN decode batch reported as a bug of the analytical plugin (exit 3); evaluate refuses isl = 0
+    ('[search.params]\n"workload.isl" = {low = 0, high = 8192}\n',
+     'search.params."workload.isl": low 0: must be a whole number >= 1'),
+    ('[search.params]\n"workload.osl" = {choices = [0, 1024]}\n',
+     'search.params."workload.osl": choice 0: must be a whole number >= 1'),
+    ('[search.params]\n"workload.osl" = {choices = [1, 1024]}\n',
+     'search.params."workload.osl": choice 1: must be at least 2 tokens'),
 ])
 def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, body, msg):
     spec = _spec(tmp_path, body, name="mine.toml", base=FLAGSHIP)
