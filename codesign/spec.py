@@ -1130,6 +1130,13 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
         raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
                           "true, but [memory] has no host tier to hold the KV cache (add [memory.host] "
                           "with capacity and bandwidth, or drop the key)")])
+    if cls is Spec and spec.deployment.host_kv_cache and spec.memory.host.capacity == 0:
+        # a 0 B host tier holds nothing: priced exactly as host_kv_cache = false, silently (session 27)
+        key = "deployment.host_kv_cache"
+        where = _origin(origins or {}, ("memory", "host", "capacity"), file)
+        raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
+                          f"true, but memory.host.capacity is 0 B (in {where}): the host tier can hold no "
+                          "KV cache (give it a capacity, or drop the key)")])
     if cls is Spec and spec.deployment.mode == "disaggregated":
         missing = [k for k in ("prefill", "decode") if getattr(spec.deployment, k) is None]
         if missing:

@@ -288,6 +288,23 @@ def test_host_kv_cache_needs_a_host_tier(tmp_path, cli):
     assert "deployment.host_kv_cache" in err and "no host tier" in err and "Traceback" not in err
 
 
+def test_host_kv_cache_on_a_host_tier_of_zero_bytes_is_refused(tmp_path, cli):
+    """A 0 GB [memory.host] holds no KV cache: host_kv_cache = true on it was priced exactly as
+    false (the same KV slots), exit 0 (fresh-user trial, session 27). Refused, naming the file
+    that set the capacity; the same tier with capacity is accepted."""
+    base = (SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()
+    f = tmp_path / "h0.toml"
+    f.write_text(f'include = ["{base}"]\n[memory.host]\ncapacity = "0 GB"\nbandwidth = "100 GB/s"\n'
+                 "[deployment]\nhost_kv_cache = true\n")
+    rc, out, err = cli("evaluate", f)
+    assert rc == 2 and "Traceback" not in err
+    assert f"deployment.host_kv_cache: true, but memory.host.capacity is 0 B (in {f})" in err
+    f.write_text(f'include = ["{base}"]\n[memory.host]\ncapacity = "480 GB"\nbandwidth = "100 GB/s"\n'
+                 "[deployment]\nhost_kv_cache = true\n")
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0, err
+
+
 def test_knob_errors_name_the_included_file_that_set_them(tmp_path, cli):
     # found by a new user: the error named the top-level spec, not the part holding the bad value
     (tmp_path / "part.toml").write_text("[efficiency]\nburst_fraction = 2\n")
