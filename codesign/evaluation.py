@@ -8,6 +8,7 @@ on points it calls feasible, is named in a :class:`~codesign.errors.PluginError`
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -267,3 +268,20 @@ def jsonable(x):
     if isinstance(x, np.ndarray):
         return jsonable(x.tolist())
     return x
+
+
+def over_budget(spec: Spec, design: Mapping[str, float]) -> list[str]:
+    """The chip's own hard budgets one design exceeds, one phrase each (``"area 3019 mm² >
+    chip.area.max 1716 mm²"``); ``[]`` when within them.
+
+    ``design`` holds one design's metrics (``area_mm2`` [mm²], NaN when not modelled).
+    ``chip.area.max`` is the largest buildable logic area (reticle limit times dies per package), a
+    design above it cannot be built; it is still priced as specified (a search bounds area only
+    through ``[[search.constraints]]``; a study's grid marks it †), so ``codesign evaluate`` says
+    it instead of printing its tokens per kW without comment. Peak power above the TDP is not
+    listed: a chip at full tilt on every unit exceeds its TDP by design (the shipped B200, GB200 and
+    Jalapeño specs do, by up to 14%) and is held to it by throttling, which no cost model here prices."""
+    area = float(design.get("area_mm2", math.nan))
+    if spec.chip.area is not None and math.isfinite(area) and area > spec.chip.area.max * 1e6 * (1 + 1e-9):
+        return [f"area {area:.0f} mm² > chip.area.max {spec.chip.area.max * 1e6:.0f} mm²"]
+    return []

@@ -262,3 +262,24 @@ def test_json_names_its_cost_model_as_optimize_and_sweep_do(cli):
     assert rc == 0, err
     assert json.loads(out)["cost_model"] == {"name": "roofline",
                                              "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
+
+
+def test_a_design_over_its_buildable_area_is_said(tmp_path, cli):
+    """40/20/10 PFLOP/s (FP4/FP8/BF16) on GB200's spec needs far more tensor-core area than the
+    two-reticle package allows (specs/technology/n4p.toml: chip.area.max = 2 x 858 mm² = 1716 mm²);
+    evaluate priced it without comment, exit 0 (fresh-user trial, session 27). It still prices it
+    (a search bounds area only through its constraints) but says so: a warning on stderr and
+    ``over_budget`` in --json. The shipped spec itself is within its area."""
+    f = tmp_path / "big.toml"
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n'
+                 '[chip.peak_flops]\nfp4 = "40 PFLOP/s"\nfp8 = "20 PFLOP/s"\nbf16 = "10 PFLOP/s"\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    doc = json.loads(out)
+    (line,) = doc["over_budget"]
+    area = float(line.split()[1])
+    assert line.endswith("> chip.area.max 1716 mm²") and area > 1716
+    assert area == pytest.approx(doc["design"]["area_mm2"], abs=0.5)
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0 and "warning: over the chip's own budget: area" in err and "cannot be built" in err
+    rc, out, err = cli("evaluate", GB200, "--json")
+    assert json.loads(out)["over_budget"] == [] and "over the chip's own budget" not in err

@@ -18,7 +18,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, points_json
+    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, over_budget, points_json
     from ..spec import load_spec
     from ._common import print_json
 
@@ -37,12 +37,21 @@ def run(args) -> int:
             "power_basis": "tdp",
             "design": design,
             "infeasible_reason": ev.reasons[0] or None,
+            # the chip's own hard budgets (chip.area.max) this design exceeds; priced as specified
+            "over_budget": over_budget(spec, design),
             "points": points_json(ev, 0),
             "summary": summary,
         }
         print_json(doc)
     else:
         _print_table(spec, ev, summary, design)
+        if over := over_budget(spec, design):
+            from rich.console import Console
+
+            Console(stderr=True).print(
+                f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
+                "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
+                markup=False, highlight=False)
     # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
     return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
 
