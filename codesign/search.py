@@ -2452,6 +2452,29 @@ def _is_report(path: Path) -> bool:
     return isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("study"), str)
 
 
+def _reported_storage(path: Path) -> str | None:
+    """The storage a ``pareto.json`` report records when it is not the journal beside it in its
+    directory (``--storage`` elsewhere: a database URL, or a journal file outside), else None."""
+    import json
+
+    if not _is_report(path):
+        return None
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8")).get("storage")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, str) or not rec:
+        return None
+    if "://" not in rec:
+        local = rec[len("journal:"):] if rec.startswith("journal:") else rec
+        try:
+            if Path(local).resolve() == (path.parent / "study.journal").resolve():
+                return None
+        except OSError:
+            return None
+    return rec
+
+
 def _is_sweep_report(path: Path) -> bool:
     """``path`` is a ``sweep_front.json`` that ``codesign sweep`` wrote (see cli/sweep.py)."""
     import json
@@ -2463,7 +2486,8 @@ def _is_sweep_report(path: Path) -> bool:
     return isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("front"), list)
 
 
-def check_study_dir(out_dir, storage: str | None = None, option: str = "output directory") -> None:
+def check_study_dir(out_dir, storage: str | None = None, option: str = "output directory", *,
+                    resumes: bool = True) -> None:
     """Refuse an output directory that is neither new, nor empty, nor a codesign study directory,
     before anything is written into it.
 
@@ -2478,8 +2502,14 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
     ``pareto.png`` and ``designs/trial-*.toml`` (or ``sweep_front.csv``) overwritten and a study's
     files mixed into its own. ``codesign sweep`` applies the same rule (``storage`` None).
 
+    A run without ``storage`` (``resumes``: ``codesign optimize``, not ``sweep``) is refused too when
+    the directory holds no ``study.journal`` but the ``pareto.json`` of a study stored elsewhere
+    (a ``--storage`` database or journal): it would start a new study and overwrite that report; the
+    message names the storage to rerun with.
+
     Args:
         option: how the message names the directory (``"--out"`` when the user gave it).
+        resumes: the caller stores a study there (``codesign optimize``); False for ``codesign sweep``.
 
     Raises:
         CodesignError: one line naming the directory, what it holds and what was expected; also
@@ -2496,6 +2526,15 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
         entries = sorted(p.name for p in out_dir.iterdir())
     except OSError as exc:
         raise CodesignError(f"{shown}: cannot list the directory: {exc.strerror or exc}") from None
+    if storage is None and resumes and not (out_dir / "study.journal").is_file():
+        elsewhere = _reported_storage(out_dir / "pareto.json")
+        if elsewhere is not None:
+            # the report of a study stored elsewhere (--storage): a rerun without --storage started a
+            # new study in DIR/study.journal and overwrote that report (fresh-user trial, session 27)
+            raise CodesignError(f"{shown} holds the report of a study stored in {elsewhere} (its pareto.json); "
+                                f"rerun with --storage {elsewhere} to resume it (without --storage a new study "
+                                f"would start in {os.fspath(out_dir / 'study.journal')} and overwrite that report), "
+                                f"or use another --out. Nothing was written.")
     if (not entries or (out_dir / "study.journal").is_file() or _is_report(out_dir / "pareto.json")
             or _is_sweep_report(out_dir / "sweep_front.json")):
         return

@@ -1093,3 +1093,22 @@ def test_a_worker_waits_for_a_dead_workers_trials_instead_of_leaving_the_study_s
            "failed and run again)" in err, err
     states = Counter(t.state.name for t in _trials(url))
     assert states == {"COMPLETE": 7, "FAIL": 2}, states
+
+
+def test_a_rerun_without_the_storage_of_the_report_is_refused(cli, tmp_path):
+    """A run stored in a database (--storage) writes pareto.json in --out but no study.journal.
+    Rerunning the same command without --storage started a new study in out/study.journal and
+    overwrote that report (fresh-user trial, session 27). It is refused, naming the storage to
+    rerun with, and nothing is written; with that storage the study resumes."""
+    url = f"sqlite:///{tmp_path / 'db' / 'study.db'}"
+    out = tmp_path / "out"
+    rc, _, err = cli("optimize", FLAGSHIP, "--storage", url, "--trials", "3", "--out", out)
+    assert rc in (0, 1), err
+    before = (out / "pareto.json").read_bytes()
+    rc, _, err = cli("optimize", FLAGSHIP, "--trials", "3", "--out", out)
+    assert rc == 2 and "Traceback" not in err
+    assert f"holds the report of a study stored in {url} (its pareto.json); rerun with --storage {url}" in err
+    assert not (out / "study.journal").exists() and (out / "pareto.json").read_bytes() == before
+    rc, out_text, err = cli("optimize", FLAGSHIP, "--storage", url, "--trials", "4", "--out", out)
+    assert rc in (0, 1), err
+    assert "resuming: 3 completed trials" in out_text + err

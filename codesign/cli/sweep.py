@@ -56,7 +56,7 @@ def run(args) -> int:
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     # optimize's rule (both default to runs/<spec name>): a directory of unrelated files, or of
     # another spec's study, is refused before the sweep runs, with nothing written
-    check_study_dir(out, None, out_option)
+    check_study_dir(out, None, out_option, resumes=False)
     if out.is_dir():
         _check_out_dir(out, spec.name or "codesign-study", clash="put its sweep front beside that study's results")
     causes = CauseCounter()
