@@ -2441,34 +2441,32 @@ def _journal_path(storage: str | None, out_dir: Path) -> Path | None:
     return Path(storage) if _is_journal(storage) else None
 
 
-def _is_report(path: Path) -> bool:
-    """``path`` is a ``pareto.json`` that ``codesign optimize`` wrote (see report.write_outputs)."""
+def _report_doc(path: Path) -> dict | None:
+    """The ``pareto.json`` at ``path`` if ``codesign optimize`` wrote it (see report.write_outputs),
+    else None."""
     import json
 
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("study"), str)
+        return None
+    return doc if isinstance(doc, dict) and "schema_version" in doc and isinstance(doc.get("study"), str) else None
+
+
+def _is_report(path: Path) -> bool:
+    """``path`` is a ``pareto.json`` that ``codesign optimize`` wrote (see report.write_outputs)."""
+    return _report_doc(path) is not None
 
 
 def _reported_storage(path: Path) -> str | None:
     """The storage a ``pareto.json`` report records when it is not the journal beside it in its
     directory (``--storage`` elsewhere: a database URL, or a journal file outside), else None."""
-    import json
-
-    if not _is_report(path):
-        return None
-    try:
-        rec = json.loads(path.read_text(encoding="utf-8")).get("storage")
-    except (OSError, ValueError):
-        return None
+    rec = (_report_doc(path) or {}).get("storage")
     if not isinstance(rec, str) or not rec:
         return None
-    if "://" not in rec:
-        local = rec[len("journal:"):] if rec.startswith("journal:") else rec
+    if "://" not in rec:  # a journal file (or a path that names one): the default one is no elsewhere
         try:
-            if Path(local).resolve() == (path.parent / "study.journal").resolve():
+            if (_journal_path(rec, path.parent) or Path(rec)).resolve() == (path.parent / "study.journal").resolve():
                 return None
         except OSError:
             return None
