@@ -317,6 +317,9 @@ def _entries(cfg: dict, fname: str, path: str | os.PathLike) -> _Entries:
     tie = _bool(cfg, "tie_word_embeddings", fname, False)
     e.add("tie_word_embeddings", tie, "tie_word_embeddings" if "tie_word_embeddings" in cfg
           else "tie_word_embeddings absent (false)")
+    ctx = _int(cfg, "max_position_embeddings", fname, required=False)
+    if ctx is not None:  # prompt + output the released model serves (RoPE scaling included)
+        e.add("context_length", ctx, "max_position_embeddings")
 
     # ---------------------------------------------------------------- attention
     e.add("attention", "mla" if mla else "gqa", f"model_type {src_mt!r}")

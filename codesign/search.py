@@ -286,9 +286,8 @@ def searched_value_problem(deployment, key: str, p: SearchParam) -> str | None:
     None when each value is fine, for a key outside those sections, and for an entry of a bad
     shape or a key that is no spec key (:func:`param_problem` and :func:`build_space` name those).
     Needs no cost model, so the spec loader checks it (codesign.spec)."""
-    try:
-        prm = _param(key, quantity_kind(key), p)
-    except (KeyError, QuantityError, ValueError, TypeError):
+    prm = _param_or_none(key, p)
+    if prm is None:
         return None
     tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
     bad = next(((v, m) for v in tried if (m := deployment_value_problem(deployment, key, v))), None)
@@ -297,6 +296,28 @@ def searched_value_problem(deployment, key: str, p: SearchParam) -> str | None:
     what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")
     shown = bad[0] if what == "choice" else getattr(p, what)  # as the spec wrote it
     return f"{what} {format_value(shown)}: {_without_got(bad[1])}"
+
+
+def _param_or_none(key: str, p: SearchParam):
+    """``key``'s searched parameter, or None for an entry of a bad shape or a key that is no spec
+    key (:func:`param_problem` and :func:`build_space` name those)."""
+    try:
+        return _param(key, quantity_kind(key), p)
+    except (KeyError, QuantityError, ValueError, TypeError):
+        return None
+
+
+def searched_max(key: str, p: SearchParam):
+    """The largest value the ``[search.params]`` entry ``p`` of ``key`` lets the search try (its
+    ``high``, or its largest choice, in the key's base unit), or None for an entry of a bad shape
+    or a key that is no spec key."""
+    prm = _param_or_none(key, p)
+    if prm is None:
+        return None
+    try:
+        return max(prm.choices) if prm.type == "categorical" else prm.high
+    except (TypeError, ValueError):  # choices of mixed kinds: named by param_problem
+        return None
 
 
 def envelope_problem(deployment, key: str, choices, searched) -> str | None:

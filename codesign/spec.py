@@ -228,6 +228,11 @@ class FieldsError(ValueError):
         self.fields = tuple(fields)
 
 
+#: The Gated DeltaNet keys of a model's ``"linear"`` layers (HF ``linear_*`` of Qwen3-Next / Qwen3.5).
+LINEAR_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+               "linear_value_head_dim", "linear_conv_kernel_dim")
+
+
 @frozen(kw_only=True)
 class Model:
     """The architecture a cost model needs, usually imported from a Hugging Face ``config.json``.
@@ -239,7 +244,8 @@ class Model:
 
     A model is MoE by ``moe_layers``: the experts' keys (``num_experts``, ``experts_per_token``,
     ``moe_intermediate_size``, ``num_shared_experts``, ``expert_bias``, ``router_bias``) on a
-    model with no MoE layer are refused, not ignored. GQA (``attention = "gqa"``) needs
+    model with no MoE layer are refused, not ignored; so are ``sliding_window`` without a
+    ``"sliding"`` layer and the ``linear_*`` keys without a ``"linear"`` one. GQA (``attention = "gqa"``) needs
     ``num_attention_heads`` to be a multiple of ``num_kv_heads``; MLA does not read
     ``num_kv_heads`` (the importer writes the query head count there).
     """
@@ -251,6 +257,10 @@ class Model:
     num_layers: PosInt
     vocab_size: PosInt
     tie_word_embeddings: bool = False
+    #: Longest sequence the released model serves [tokens]: prompt plus output (HF
+    #: ``max_position_embeddings``, the extended length where the config carries RoPE scaling). A
+    #: workload whose ``isl + osl`` exceeds it is refused; None (not given): not checked.
+    context_length: PosInt | None = None
     # attention
     attention: Literal["gqa", "mla"] = "gqa"
     num_attention_heads: PosInt
@@ -317,6 +327,20 @@ class Model:
             raise FieldsError(("linear_num_value_heads", "linear_num_key_heads"),
                               "linear_num_value_heads must be a multiple of linear_num_key_heads (got "
                               f"{self.linear_num_value_heads} and {self.linear_num_key_heads})")
+        # keys of a token mixer no layer uses were silently ignored, as the experts' keys were
+        # (sliding_window = 128 on a model of full layers priced full attention everywhere)
+        unused = [k for k, kind, v in (("sliding_window", "sliding", self.sliding_window),
+                                       *((n, "linear", getattr(self, n)) for n in LINEAR_KEYS))
+                  if v is not None and kind not in self.layer_types]
+        if unused:
+            kinds = sorted({"sliding" if k == "sliding_window" else "linear" for k in unused})
+            listed = unused[0] if len(unused) == 1 else ", ".join(unused[:-1]) + " and " + unused[-1]
+            raise FieldsError((*unused, "layer_types"),
+                              f"{listed} {'is' if len(unused) == 1 else 'are'} set, but layer_types has no "
+                              f"{' or '.join(repr(k) for k in kinds)} layer, so "
+                              f"{'it would be' if len(unused) == 1 else 'they would be'} ignored; list each "
+                              "layer's token mixer in layer_types (\"full\", \"sliding\" or \"linear\") "
+                              f"or drop {'it' if len(unused) == 1 else 'them'}")
         dsa = (self.index_topk, self.index_n_heads, self.index_head_dim)
         if any(v is not None for v in dsa) and None in dsa:
             raise FieldsError(("index_topk", "index_n_heads", "index_head_dim"),
@@ -1137,6 +1161,9 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
         raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
                           f"true, but memory.host.capacity is 0 B (in {where}): the host tier can hold no "
                           "KV cache (give it a capacity, or drop the key)")])
+    if cls is Spec and (why := _context_problem(spec.workload.isl, spec.workload.osl, data, origins or {}, file)):
+        key = "workload.isl"
+        raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key, why)])
     if cls is Spec and spec.deployment.mode == "disaggregated":
         missing = [k for k in ("prefill", "decode") if getattr(spec.deployment, k) is None]
         if missing:
@@ -1226,7 +1253,48 @@ def _searched_value_problems(data: dict, origins: dict, file: str) -> list[tuple
         if isinstance(choices, list) and (why := envelope_problem(deployment, key, choices, params)):
             path = ("search", "envelope", key)
             problems.append((_origin(origins, path, file), toml_key_path(*path), why))
+    if workload is not None and not problems:
+        problems += _searched_context_problems(data, params, workload, origins, file)
     return problems
+
+
+def _context_problem(isl: int, osl: int, data: dict, origins: dict, file: str) -> str | None:
+    """Why a request of ``isl`` + ``osl`` tokens cannot be served by the merged spec table
+    ``data``'s model (its ``context_length``: HF ``max_position_embeddings``), or None (it fits, or
+    the model gives no context length or an invalid one, named by its own check)."""
+    model = data.get("model")
+    ctx = model.get("context_length") if isinstance(model, dict) else None
+    if isinstance(ctx, bool) or not isinstance(ctx, int) or ctx < 1 or isl + osl <= ctx:
+        return None
+    where = _origin(origins, ("model", "context_length"), file)
+    return (f"isl + osl = {isl:,} + {osl:,} = {isl + osl:,} tokens, longer than the model's context "
+            f"length, {ctx:,} tokens (model.context_length in {where}): the model cannot serve such a "
+            "request. Shorten the request, or raise model.context_length if the model is served with "
+            "a longer context")
+
+
+def _searched_context_problems(data: dict, params: dict, workload, origins: dict, file: str) -> list:
+    """The searched ``workload.isl``/``workload.osl`` whose largest value, with the other length's
+    largest (searched or set), is longer than the model's context length: named at the searched
+    key (:func:`_context_problem`)."""
+    from .search import searched_max
+
+    conv = converter()
+    most = {"workload.isl": workload.isl, "workload.osl": workload.osl}
+    for key in most:
+        if key in params:
+            try:
+                top = searched_max(key, conv.structure(params[key], SearchParam))
+            except Exception:  # noqa: BLE001 - named by the [search.params] hook
+                return []
+            if top is None:
+                return []
+            most[key] = int(top)
+    why = _context_problem(most["workload.isl"], most["workload.osl"], data, origins, file)
+    if why is None:
+        return []
+    return [(_origin(origins, ("search", "params", k), file), toml_key_path("search", "params", k),
+             "the search would try " + why) for k in most if k in params]
 
 
 #: The tables of a spec file (the fields of :class:`Spec` that are tables): a file with none of them

@@ -211,6 +211,38 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
             msg = _value_problem(v, kind, hint, zero)
             if msg:
                 problems.append((file, f"{at}.values.{j}", msg))
+    if not problems and s.spec and (base / s.spec).is_file():
+        problems += _context_problems(s, where, file, base / s.spec)
+    return problems
+
+
+def _context_problems(s: Step, where: str, file: str, spec_path: Path) -> list[tuple[str, str, str]]:
+    """The ``workload.isl``/``workload.osl`` axis values of a grid step whose request (with the
+    other length's largest value, an axis's or the spec's) is longer than the spec's model serves
+    (``model.context_length``): such a cell cannot be served, so it is named, not priced."""
+    axes = {a.key: (name, a) for name in ("x", "y", "facet")
+            if (a := getattr(s, name)) is not None and a.key in ("workload.isl", "workload.osl")}
+    if not axes:
+        return []
+    try:
+        spec = load_spec(spec_path)
+    except CodesignError:  # the step itself reports it
+        return []
+    ctx = spec.model.context_length
+    if ctx is None:
+        return []
+    most = {"workload.isl": spec.workload.isl, "workload.osl": spec.workload.osl}
+    most.update({k: max(a.values) for k, (_, a) in axes.items()})
+    problems = []
+    for key, (name, a) in axes.items():
+        other = most["workload.osl" if key == "workload.isl" else "workload.isl"]
+        for j, v in enumerate(a.values):
+            if v + other > ctx:
+                problems.append((file, f"{where}.{name}.values.{j}",
+                                 f"{key.split('.')[1]} {v:,} with {'osl' if key == 'workload.isl' else 'isl'} "
+                                 f"{other:,} is {v + other:,} tokens, longer than {spec.model.name}'s context "
+                                 f"length, {ctx:,} tokens (model.context_length of {s.spec}): such a request "
+                                 "cannot be served"))
     return problems
 
 

@@ -807,6 +807,21 @@ def _model(pt: Point) -> None:
         return
     pt.model = stem
     pt.warnings.extend(warnings)
+    ctx = _context_length(stem)
+    if ctx and pt.isl + pt.osl > ctx:  # it was served: priced, not refused (base_raw drops the check)
+        pt.warnings.append(f"ISL + OSL = {pt.isl + pt.osl:,} tokens, longer than {stem}'s context length "
+                           f"({ctx:,} tokens, models/{stem}.toml context_length): the run served a longer "
+                           "context than the released config gives (RoPE scaling), priced as measured")
+
+
+@functools.cache
+def _context_length(model: str) -> int | None:
+    """``context_length`` of ``specs/models/<model>.toml`` (HF ``max_position_embeddings``), or None."""
+    from .spec import load_raw
+
+    md, _ = load_raw(models_dir() / f"{model}.toml")
+    ctx = (md.get("model") or {}).get("context_length")
+    return ctx if isinstance(ctx, int) and not isinstance(ctx, bool) else None
 
 
 @functools.cache
@@ -1658,7 +1673,9 @@ def base_raw(system: str, model: str, *, hardware: dict[str, Path], cache: dict 
         hw, _ = load_raw(hardware[system])
         md, _ = load_raw(models_dir() / f"{model}.toml")
         raw = {k: v for k, v in hw.items() if k in ("chip", "memory", "network")}
-        raw["model"] = md["model"]
+        # a measured run was served, whatever its length: the spec's context-length check (for
+        # workloads one designs) is not applied; _model warns about a row beyond it
+        raw["model"] = {k: v for k, v in md["model"].items() if k != "context_length"}
         cache[key] = raw
     import copy
 

@@ -38,6 +38,8 @@ def test_import_stdout_and_file(capsys, tmp_path):
     rc, out, err = run(capsys, "model", "import", str(cfg))
     assert rc == 0 and out == model_toml(cfg)
     assert "hidden_size = 2880  # gpt-oss-120b.json: hidden_size" in out.splitlines()
+    # the released config's max_position_embeddings (131072: OpenAI's 128k context)
+    assert "context_length = 131072  # gpt-oss-120b.json: max_position_embeddings" in out.splitlines()
     dest = tmp_path / "gpt.toml"
     rc, out, err = run(capsys, "model", "import", str(cfg), "-o", str(dest))
     assert rc == 0 and out == "" and dest.read_text() == model_toml(cfg)

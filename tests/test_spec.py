@@ -658,3 +658,75 @@ def test_moe_layers_emptied_over_an_moe_model_is_refused_at_moe_layers(tmp_path)
     # the same model with its layers MoE loads, with the experts the file gives (128, top-4)
     m = load_spec(_model_spec(tmp_path, "gpt-oss-120b", "")).model
     assert any(m.moe_layers) and (m.num_experts, m.experts_per_token) == (128, 4)
+
+
+# ------------------------------------------------------------------------ context length
+@pytest.mark.parametrize("isl, refused", [(130_049, True), (130_048, False)])
+def test_a_request_longer_than_the_models_context_is_refused(cli, tmp_path, isl, refused):
+    """gpt-oss-120b serves 131,072 tokens (its HF config.json: max_position_embeddings 131072;
+    OpenAI's model card: 128k context). At the 8k/1k workload's OSL of 1,024, an ISL of 130,048
+    fills it exactly (130,048 + 1,024 = 131,072) and loads; one token more cannot be served and is
+    refused, naming workload.isl in the spec that set it and where the context length came from.
+    ISL 200,000 was priced without a word (noticed in session 27)."""
+    spec = _model_spec(tmp_path, "gpt-oss-120b", "")
+    spec.write_text(spec.read_text() + f"[workload]\nisl = {isl}\n")
+    if not refused:
+        assert load_spec(spec).model.context_length == 131_072
+        return
+    rc, out, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"error: {spec}: workload.isl: isl + osl = 130,049 + 1,024 = 131,073 tokens"), lines[0]
+    assert "context length, 131,072 tokens" in lines[0] and "models/gpt-oss-120b.toml" in lines[0], lines[0]
+
+
+def test_a_longer_context_is_the_users_to_declare(tmp_path):
+    """Qwen3-8B's config gives 40,960 positions (max_position_embeddings 40960) and Qwen serves it
+    to 131,072 with YaRN: a spec that says so (model.context_length) is priced at ISL 64k."""
+    spec = _model_spec(tmp_path, "qwen3-8b", "")
+    spec.write_text(spec.read_text() + "[workload]\nisl = 65536\n")
+    with pytest.raises(SpecError, match="40,960 tokens"):
+        load_spec(spec)
+    spec.write_text(spec.read_text().replace("[model]\n", "[model]\ncontext_length = 131072\n"))
+    assert load_spec(spec).workload.isl == 65_536
+
+
+@pytest.mark.parametrize("params, keys", [
+    ('"workload.isl" = { low = 1024, high = 131072, log = true }', ['"workload.isl"']),
+    ('"workload.isl" = { choices = [1024, 130048] }\n"workload.osl" = { choices = [1024, 2048] }',
+     ['"workload.isl"', '"workload.osl"']),
+    ('"workload.isl" = { low = 1024, high = 130048 }', []),
+])
+def test_a_searched_length_beyond_the_context_is_refused_at_load(cli, tmp_path, params, keys):
+    """A searched ISL up to 131,072 with the 1,024-token OSL reaches 132,096 tokens, beyond
+    gpt-oss-120b's 131,072; so do ISL 130,048 with a searched OSL of 2,048 (132,096): named at each
+    searched key, exit 2, nothing written. ISL up to 130,048 at OSL 1,024 (131,072) fits."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search.params]\n{params}\n')
+    if not keys:
+        assert load_spec(spec).search is not None
+        return
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    assert [k for _, k, _ in exc.value.problems] == [f"search.params.{k}" for k in keys]
+    assert all("132,096 tokens, longer than the model's context length, 131,072" in m
+               for _, _, m in exc.value.problems), exc.value.problems
+    rc, _, err = cli("optimize", spec, "--out", tmp_path / "out")
+    assert rc == 2 and "Traceback" not in err and not (tmp_path / "out").exists(), err
+
+
+@pytest.mark.parametrize("body, listed, kind", [
+    ("sliding_window = 4096", "sliding_window is", "'sliding'"),
+    ("linear_num_key_heads = 16\nlinear_conv_kernel_dim = 4",
+     "linear_num_key_heads and linear_conv_kernel_dim are", "'linear'"),
+])
+def test_keys_of_a_layer_kind_the_model_lacks_are_refused(cli, tmp_path, body, listed, kind):
+    """Llama-3.1-8B has full attention on every layer (its file lists no sliding or linear layer):
+    a sliding window or Gated DeltaNet keys set on it were ignored, and full attention priced."""
+    spec = _model_spec(tmp_path, "llama-3.1-8b", body)
+    rc, out, err = cli("evaluate", spec)
+    lines = [l for l in err.strip().splitlines() if l]
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert f"{listed} set, but layer_types has no {kind} layer" in lines[0], lines[0]
+    assert lines[0].startswith(f"error: {spec}: model."), lines[0]

@@ -126,3 +126,25 @@ def test_a_published_table_in_the_shared_data_follows_codesign_shared_data(tmp_p
     assert _data_path("../../shared/data/jalapeno_published.csv", base) == \
         tmp_path / "elsewhere" / "jalapeno_published.csv"
     assert _data_path("tables/mine.csv", base) == base / "tables/mine.csv"  # not shared data: as written
+
+
+def test_a_grid_cell_longer_than_the_models_context_is_named(cli, tmp_path):
+    """kv-locality's longest facet was ISL 131,072 at its spec's OSL of 1,024: 132,096 tokens, past
+    gpt-oss-120b's 131,072-token context (HF max_position_embeddings), priced without a word. A grid
+    value whose request does not fit is named at its path, exit 2, nothing written; 130,048 (which
+    fills the context exactly) runs."""
+    spec = REPO / "specs" / "kv-locality.toml"
+    study = tmp_path / "s.toml"
+    body = ('name = "ctx"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{spec}"\nmetric = "min_tpot_s"\n'
+            'x = {{ key = "memory.sram.capacity", values = ["0 MiB"] }}\n'
+            'y = {{ key = "workload.isl", values = [8192, {isl}] }}\n')
+    study.write_text(body.format(spec=spec.as_posix(), isl=131072))
+    rc, out, err = cli("study", "run", study, "--out", tmp_path / "o", "--quick")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert "steps.0.y.values.1: isl 131,072 with osl 1,024 is 132,096 tokens, longer than gpt-oss-120b's " \
+           "context length, 131,072 tokens" in lines[0], lines[0]
+    assert not (tmp_path / "o").exists()
+    study.write_text(body.format(spec=spec.as_posix(), isl=130048))
+    rc, out, err = cli("study", "run", study, "--out", tmp_path / "o", "--quick")
+    assert rc == 0, err
