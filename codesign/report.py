@@ -16,7 +16,7 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 from .costmodel import design_value, metric_unit
 from .evaluation import cost_model_record, jsonable
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
-                     hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
+                     budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, load_raw
 from .units import format_quantity
 
@@ -260,6 +260,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "cost_model": cost_model_record(spec),  # what priced the designs and the reference
         "study": result.study.study_name,
         "storage": result.storage,
+        "warnings": budget_warnings(spec),  # a bound on power or area the search lacks
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")

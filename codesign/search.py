@@ -44,7 +44,7 @@ from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
-from .units import QuantityError, parse_quantity
+from .units import QuantityError, format_quantity, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 INT_KEYS = ({"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
@@ -264,6 +264,37 @@ def metric_problem(metric: str, *, slo: bool = False) -> str | None:
     return None if metric in names else f"unknown metric {metric!r}; expected one of {', '.join(names)}"
 
 
+def budget_warnings(spec: Spec) -> list[str]:
+    """What a search of ``spec`` leaves unbounded that a chip architect would bound: when
+    ``[search.params]`` varies the hardware (a ``chip.*``, ``memory.*`` or ``network.*`` key) and
+    ``[[search.constraints]]`` has no upper bound on ``peak_power_w`` (each design is still priced at
+    its ``chip.tdp`` whatever it would draw) or on ``area_mm2`` (a design larger than the package can
+    be built is kept). One line each, naming the constraint to add; [] when both are bounded or the
+    hardware is fixed. A spec that includes one with constraints and adds its own replaces them
+    (TOML arrays replace): the case this catches (noticed in session 27)."""
+    search = spec.search
+    if search is None:
+        return []
+    varied = [k for k in search.params if k.split(".", 1)[0] in ("chip", "memory", "network")]
+    if not varied:
+        return []
+    bounded = {c.metric for c in search.constraints if c.max is not None}
+    shown = ", ".join(varied[:3]) + (", …" if len(varied) > 3 else "")
+    out = []
+    if "peak_power_w" not in bounded:
+        tdp = format_quantity(spec.chip.tdp, "W")
+        out.append(f"the search varies the hardware ({shown}) with no constraint on peak_power_w: every "
+                   f"design is priced at chip.tdp ({tdp}) whatever power it would draw; add [[search.constraints]] "
+                   f'metric = "peak_power_w", max = "{tdp}"')
+    if "area_mm2" not in bounded:
+        area = spec.chip.area
+        most = (f'"{format_quantity(area.max, "m^2")}"' if area is not None else "the package's area")
+        out.append(f"the search varies the hardware ({shown}) with no constraint on area_mm2: a design "
+                   f"larger than the package can be built is kept; add [[search.constraints]] "
+                   f'metric = "area_mm2", max = {most} (chip.area.max)')
+    return out
+
+
 def constraint_problem(c) -> tuple[str, str] | None:
     """``(key, why)`` when the ``[[search.constraints]]`` entry ``c`` (of a known metric) gives
     neither or both of max and min (key ``""``), or a bound not in the metric's unit (key ``"max"``
@@ -290,7 +321,16 @@ def searched_value_problem(deployment, key: str, p: SearchParam) -> str | None:
     if prm is None:
         return None
     tried = prm.choices if prm.type == "categorical" else (prm.low, prm.high)
-    bad = next(((v, m) for v in tried if (m := deployment_value_problem(deployment, key, v))), None)
+    if key in INT_KEYS and not key.startswith(("deployment.", "workload.")):
+        # a hardware count (network.scaleup_domain): its section is not judged by the deployment's
+        # checks, so a searched 0 was tried and every such trial came out infeasible (session 27)
+        def judge(v):
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer() and v >= 1
+            return None if ok else "must be a whole number >= 1"
+    else:
+        def judge(v):
+            return deployment_value_problem(deployment, key, v)
+    bad = next(((v, m) for v in tried if (m := judge(v))), None)
     if bad is None:
         return None
     what = "choice" if prm.type == "categorical" else ("low" if bad[0] == prm.low else "high")

@@ -25,6 +25,7 @@ def test_optimize_writes_report_and_designs(cli, tmp_path):
         assert (out / f).is_file()
     assert json.loads((out / "pareto.json").read_text()) == doc
     assert doc["pareto"], "no feasible design found"
+    assert doc["warnings"] == [] and "warning" not in err  # power and area are bounded
     assert [o["metric"] for o in doc["objectives"]] == ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s"]
     ref = doc["reference"]["metrics"]
     for r in doc["pareto"]:

@@ -567,3 +567,23 @@ def test_a_constraint_on_a_metric_the_cost_model_does_not_give_says_so():
                                                  "metrics": {"area_mm2": None}},
                                      constraints={con.name: 1.0, "infeasible": 1.0})
     assert trial_problems(unserved, space) == ["weights do not fit"]
+
+
+def test_a_hardware_search_without_a_power_or_area_bound_is_warned(cli, tmp_path):
+    """A spec that includes the flagship and adds one [[search.constraints]] replaces the included
+    power (700 W) and area (1716 mm²) bounds (TOML arrays replace): the search then listed a
+    "700 W" chip drawing 2.2 kW (noticed in session 27). Such a search says so on stderr, once per
+    missing bound, with the constraint to add (the flagship's chip.tdp and chip.area.max), and in
+    sweep_front.json's warnings; it still runs. The flagship itself bounds both: no warning."""
+    spec = tmp_path / "ttft.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n'
+                    '[[search.constraints]]\nmetric = "min_ttft_s"\nmax = 2\n')
+    rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    warned = [l for l in err.splitlines() if l.startswith("warning: ")]
+    assert len(warned) == 2, err
+    assert "no constraint on peak_power_w" in warned[0] and 'metric = "peak_power_w", max = "700 W"' in warned[0]
+    assert "no constraint on area_mm2" in warned[1] and 'max = "1716 mm**2"' in warned[1]
+    assert [f"warning: {w}" for w in json.loads(out)["warnings"]] == warned
+    rc, out, err = cli("sweep", FLAGSHIP, "--points", "64", "--chunk", "64", "--out", tmp_path / "f", "--json")
+    assert rc == 0 and json.loads(out)["warnings"] == [] and "warning" not in err, err

@@ -730,3 +730,20 @@ def test_keys_of_a_layer_kind_the_model_lacks_are_refused(cli, tmp_path, body, l
     assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
     assert f"{listed} set, but layer_types has no {kind} layer" in lines[0], lines[0]
     assert lines[0].startswith(f"error: {spec}: model."), lines[0]
+
+
+@pytest.mark.parametrize("entry, words", [("{ low = 0, high = 72 }", "low 0"),
+                                           ("{ choices = [8, 0] }", "choice 0")])
+def test_a_searched_scaleup_domain_below_one_chip_is_refused_at_load(cli, tmp_path, entry, words):
+    """A scale-up domain counts chips: evaluate refuses network.scaleup_domain = 0, but a searched
+    0 was accepted and each such trial came out infeasible (noticed in session 27). Named at its
+    searched key, exit 2, as a searched deployment count is."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search.params]\n"network.scaleup_domain" = {entry}\n')
+    rc, _, err = cli("optimize", spec, "--out", tmp_path / "out")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0] == (f'error: {spec}: search.params."network.scaleup_domain": {words}: '
+                        "must be a whole number >= 1"), lines[0]
+    assert not (tmp_path / "out").exists()

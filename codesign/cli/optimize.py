@@ -55,6 +55,10 @@ def run(args) -> int:
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
+    from ..search import budget_warnings
+
+    for w in budget_warnings(spec):  # an include's constraints replaced by the spec's own, say
+        print(f"warning: {w}", file=sys.stderr)
     # a finished study's "nothing to run" had a full bar above it: no bar when the first count is complete
     with progress_bar("optimize", spec.name or args.spec, skip_finished=True) as progress:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,

@@ -40,7 +40,7 @@ def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import cost_model_record, jsonable
-    from ..search import SEARCH_METRICS, run_sweep
+    from ..search import SEARCH_METRICS, budget_warnings, run_sweep
     from ..report import CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ..spec import load_spec
@@ -59,6 +59,9 @@ def run(args) -> int:
     check_study_dir(out, None, out_option, resumes=False)
     if out.is_dir():
         _check_out_dir(out, spec.name or "codesign-study", clash="put its sweep front beside that study's results")
+    warned = budget_warnings(spec)
+    for w in warned:  # an include's constraints replaced by the spec's own, say
+        print(f"warning: {w}", file=sys.stderr)
     causes = CauseCounter()
     with progress_bar("sweep") as progress:
         res = run_sweep(spec, points=args.points, method=args.method, seed=args.seed, chunk=args.chunk,
@@ -81,6 +84,7 @@ def run(args) -> int:
         # why designs were not feasible, most common first, when none is (null when some design is):
         # as optimize's infeasible_reasons, counting designs instead of trials
         "infeasible_reasons": reasons,
+        "warnings": warned,
         "objectives": [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in space.objectives],
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound} for c in space.constraints],
         "hypervolume": res["hypervolume"], "hypervolume_reference_point": res["reference_point"],
