@@ -200,6 +200,10 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
 def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> str | None:
     """Why ``key`` of ``[search.params]`` cannot be searched: no spec key (a typo), or one the cost
     model (which can vary ``parameters``; None: not known, not judged) cannot vary; None when it can be."""
+    if key.startswith("efficiency."):  # a dict of knobs, no spec key path: "no such spec key" misled
+        return ("cannot be searched: efficiency knobs are the serving stack's software efficiency, fitted "
+                "to measured data by codesign calibrate, not a design choice; set a value in [efficiency] "
+                "(or take a baseline's with efficiency_from)")
     try:
         quantity_kind(key)
     except KeyError:

@@ -747,3 +747,19 @@ def test_a_searched_scaleup_domain_below_one_chip_is_refused_at_load(cli, tmp_pa
     assert lines[0] == (f'error: {spec}: search.params."network.scaleup_domain": {words}: '
                         "must be a whole number >= 1"), lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_searched_efficiency_knob_says_it_cannot_be_searched(cli, tmp_path):
+    """efficiency.* keys are the analytical model's calibrated knobs ([efficiency], a dict, not spec
+    key paths): searching one was refused as "no such spec key", though the key is right
+    (noticed in session 27). It says it cannot be searched and where such a value is set."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search.params]\n'
+                    '"efficiency.memory_bandwidth" = { low = 0.5, high = 0.9 }\n')
+    rc, _, err = cli("evaluate", spec)
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "no such spec key" not in err, err
+    assert lines[0].startswith(f'error: {spec}: search.params."efficiency.memory_bandwidth": cannot be searched: '
+                               "efficiency knobs are"), lines[0]
+    assert "set a value in [efficiency]" in lines[0]
