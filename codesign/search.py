@@ -2627,7 +2627,8 @@ def _check_out_dir(out_dir: Path, name: str, journal_store=None,
     another study: one in its ``study.journal`` (``journal_store``: that journal, already open when
     it is the study's own storage) or the one its ``pareto.json`` reports. Its ``pareto.csv`` and
     ``designs/`` would be overwritten by this study's, and its journal would hold two studies.
-    The same study resumes. (A PostgreSQL URL holds many studies, keyed by name; only the output
+    A ``sweep_front.json`` names its study too (that of the spec swept). The same study resumes.
+    (A PostgreSQL URL holds many studies, keyed by name; only the output
     directory's files conflict there.) ``clash`` says what running there would do (``codesign
     sweep``'s front would sit beside another spec's study).
 
@@ -2655,11 +2656,17 @@ def _check_out_dir(out_dir: Path, name: str, journal_store=None,
             studies = []
         for st in studies:
             held.setdefault(st.study_name, str(st.user_attrs.get("spec") or ""))
-    report = out_dir / "pareto.json"
-    if report.is_file():
+    # the study optimize reported, and the one a sweep's front belongs to (codesign sweep records
+    # its spec's study name: a sweep of another spec replaced the front without a word, session 27)
+    swept: set[str] = set()  # studies held by a sweep front only
+    for report in (out_dir / "pareto.json", out_dir / "sweep_front.json"):
+        if not report.is_file():
+            continue
         try:
             doc = json.loads(report.read_text(encoding="utf-8"))
             if isinstance(doc, dict) and isinstance(doc.get("study"), str):
+                if doc["study"] not in held and report.name == "sweep_front.json":
+                    swept.add(doc["study"])
                 held.setdefault(doc["study"], str(doc.get("spec") or ""))
         except (OSError, ValueError):
             pass
@@ -2671,6 +2678,10 @@ def _check_out_dir(out_dir: Path, name: str, journal_store=None,
         + (f" (spec {', '.join(dict.fromkeys(specs))})" if specs else "")
     resume = (f"rerun {specs[0]} to resume {others[0]!r}" if len(others) == 1 and specs
               else "rerun its own spec to resume it")
+    if set(others) <= swept:  # only a sweep's front: nothing to resume, nothing of a study to overwrite
+        what = "the sweep front of " + what
+        resume = f"rerun {specs[0]} there" if len(others) == 1 and specs else "rerun its own spec there"
+        clash = "replace or sit beside that sweep front"
     raise CodesignError(f"output directory {out_dir} already holds {what}, not this spec's study {name!r}; "
                         f"running {name!r} there would {clash}. Use another "
                         f"--out for {name!r}, or {resume}.")

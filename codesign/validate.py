@@ -1660,7 +1660,21 @@ def hardware_paths(pm=None) -> dict[str, Path]:
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
-    return {name: Path(b.hardware) for name, b in pm.baselines.items() if b.hardware}
+    return {name: Path(b.hardware) for name, b in pm.baselines.items() if b.hardware and Path(b.hardware).is_file()}
+
+
+def missing_hardware(pm=None) -> dict[str, str]:
+    """Baseline name → why its hardware TOML cannot be read (a plugin that registers a file that is
+    not there: broken or incompletely installed), naming the baseline, its plugin and the path; such
+    a system's rows are ``unsupported`` with that reason (they stopped the run at
+    '/…/x.toml: no such file', naming neither)."""
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    return {name: (f"baseline {name!r} (plugin {pm.plugin_label(b.plugin)}) names the hardware file "
+                   f"{str(b.hardware)!r}, which {'is not a file' if Path(b.hardware).exists() else 'does not exist'}; "
+                   "the plugin is broken or incompletely installed")
+            for name, b in pm.baselines.items() if b.hardware and not Path(b.hardware).is_file()}
 
 
 def base_raw(system: str, model: str, *, hardware: dict[str, Path], cache: dict | None = None) -> dict:
@@ -1832,10 +1846,12 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
 
     pm = pm or get_plugin_manager()
     hardware = hardware_paths(pm)
+    broken = missing_hardware(pm)
     efficiency_for = efficiency_for or (lambda p: {})
     for p in points:
         if priced(p.status) and p.system_key not in hardware:
-            p.status = f"unsupported: no hardware spec for system {p.system}"
+            p.status = (f"unsupported: {broken[p.system_key]}" if p.system_key in broken
+                        else f"unsupported: no hardware spec for system {p.system}")
     refuse_fp4_without_fp4_units(points, hardware, pm)
     mark_multinode_tp(points, hardware)
     cache: dict = {}

@@ -339,6 +339,20 @@ def test_sweep_refuses_an_unrelated_output_directory(cli, tmp_path):
         rc, out, err = cli("sweep", FLAGSHIP, "--points", "8", "--out", swept)
         assert rc in (0, 1), err
     check_study_dir(swept, None, "--out")
+    assert json.loads((swept / "sweep_front.json").read_text())["study"] == "jalapeno-gpt-oss-120b"
+
+    # another spec's sweep (or search) into that directory: its front was replaced without a word
+    # (sweep_front.json named no study; noticed in session 27). Refused, exit 2, the front kept
+    other = tmp_path / "other.toml"
+    other.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\nname = "other-study"\n')
+    front = (swept / "sweep_front.json").read_text()
+    for argv in (("sweep", other, "--points", "8"), ("optimize", other, "--trials", "2")):
+        rc, out, err = cli(*argv, "--out", swept)
+        lines = err.strip().splitlines()
+        assert rc == 2 and len(lines) == 1 and "Traceback" not in err, (argv, err)
+        assert "already holds the sweep front of the study 'jalapeno-gpt-oss-120b'" in lines[0], lines[0]
+        assert "not this spec's study 'other-study'" in lines[0], lines[0]
+        assert (swept / "sweep_front.json").read_text() == front and not (swept / "study.journal").exists()
 
 
 def test_spread_keeps_extremes_and_most_hypervolume():

@@ -57,8 +57,9 @@ def run(args) -> int:
     # optimize's rule (both default to runs/<spec name>): a directory of unrelated files, or of
     # another spec's study, is refused before the sweep runs, with nothing written
     check_study_dir(out, None, out_option, resumes=False)
+    study = spec.name or "codesign-study"  # optimize's study name for this spec (run_search)
     if out.is_dir():
-        _check_out_dir(out, spec.name or "codesign-study", clash="put its sweep front beside that study's results")
+        _check_out_dir(out, study, clash="replace or sit beside that study's results")
     warned = budget_warnings(spec)
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
@@ -78,7 +79,7 @@ def run(args) -> int:
     rows = [{"params": {k: jsonable(v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in fc.items()},
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     doc = jsonable({
-        "schema_version": 1, "spec": spec.path, "cost_model": cost_model_record(spec),
+        "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
         "method": res["method"], "seed": res["seed"],
         "points": res["points"], "feasible_points": res["feasible"],
         # why designs were not feasible, most common first, when none is (null when some design is):
