@@ -1231,7 +1231,12 @@ def grid_space(space: SearchSpace, points: int) -> dict[str, list]:
 
 def make_sampler(name: str, seed: int, population: int, space: SearchSpace | None = None,
                  grid_points: int = 5, pm=None):
-    """The Optuna sampler ``name``: a built-in (:data:`BUILTIN_SAMPLERS`) or a plugin's."""
+    """The Optuna sampler ``name``: a built-in (:data:`BUILTIN_SAMPLERS`) or a plugin's, behind a
+    guard that names the plugin when one of its methods raises (``.inner`` is the plugin's).
+
+    Raises:
+        PluginBugError: the plugin's factory raised or returned no ``optuna.samplers.BaseSampler``.
+        CodesignError: no such sampler."""
     import optuna
 
     name = name.lower()
@@ -1252,12 +1257,66 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
     plugins = (pm or get_plugin_manager()).samplers
     if name in plugins:
         info = plugins[name]
+        who = f"sampler {name!r} (plugin {info.plugin})"
         try:
-            return info.factory(seed=seed, population=population, space=space)
+            sampler = info.factory(seed=seed, population=population, space=space)
         except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
-            raise PluginBugError(f"sampler {name!r} (plugin {info.plugin}) failed to start: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+            raise PluginBugError(f"{who} failed to start: {type(exc).__name__}: {exc}") from exc
+        if not isinstance(sampler, optuna.samplers.BaseSampler):
+            raise PluginBugError(f"{who} returned {type(sampler).__name__}, expected an optuna.samplers.BaseSampler")
+        return _GuardedSampler(sampler, who)
     raise CodesignError(sampler_problem(name, pm=pm))
+
+
+def _guarded_sampler_class():
+    import optuna
+
+    class GuardedSampler(optuna.samplers.BaseSampler):
+        """A plugin's sampler, whose methods Optuna calls inside ``ask``/``tell``: one raising is
+        named as that plugin's bug (:class:`~codesign.errors.PluginBugError`, exit 3) instead of
+        an internal error naming neither (noticed in session 26). ``inner`` is the plugin's."""
+
+        def __init__(self, inner, who: str):
+            self.inner, self.who = inner, who
+
+        def _call(self, method: str, *args):
+            try:
+                return getattr(self.inner, method)(*args)
+            except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
+                if isinstance(exc, optuna.exceptions.OptunaError) and not isinstance(exc, optuna.exceptions.StorageInternalError):
+                    raise  # Optuna's own signalling (a pruned or stopped trial) passes through
+                raise PluginBugError(f"{self.who} raised in {method}(): {type(exc).__name__}: {exc}") from exc
+
+        def infer_relative_search_space(self, study, trial):
+            return self._call("infer_relative_search_space", study, trial)
+
+        def sample_relative(self, study, trial, search_space):
+            return self._call("sample_relative", study, trial, search_space)
+
+        def sample_independent(self, study, trial, param_name, param_distribution):
+            return self._call("sample_independent", study, trial, param_name, param_distribution)
+
+        def before_trial(self, study, trial):
+            return self._call("before_trial", study, trial)
+
+        def after_trial(self, study, trial, state, values):
+            return self._call("after_trial", study, trial, state, values)
+
+        def reseed_rng(self):
+            return self._call("reseed_rng")
+
+    return GuardedSampler
+
+
+def _GuardedSampler(inner, who: str):
+    """``inner`` (a plugin's sampler) behind :func:`_guarded_sampler_class`'s guard."""
+    global _GUARDED
+    if _GUARDED is None:
+        _GUARDED = _guarded_sampler_class()
+    return _GUARDED(inner, who)
+
+
+_GUARDED = None
 
 
 def sampler_problem(name: str, pm=None) -> str | None:
@@ -2063,7 +2122,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
         sampler = make_sampler(s.sampler, seed + rank, population=max(8, min(50, s.batch_size)), space=space,
                                grid_points=s.grid_points, pm=pm)
     except CodesignError as exc:
-        if isinstance(exc, SpecError):
+        if isinstance(exc, (SpecError, PluginBugError)):  # a plugin's failing factory is its bug, exit 3
             raise
         raise SpecError([(spec.path or "<spec>", "search.sampler", str(exc))]) from None
     try:
@@ -2196,7 +2255,23 @@ def _refill(ctx: _Context, step: int, room: int) -> int:
     start = [{p.key: t.params[p.key] for p in space.params} for t in front]
     if step == 1 and s.gradient_seeds > 0 and any(p.type == "float" for p in space.params):
         pick = [start[i] for i in _spread(vals, dirs, min(s.gradient_seeds, room))]
-        for v in gradient_seeds(ctx.spec, space, pick, seed=ctx.seed):
+        try:
+            grads = gradient_seeds(ctx.spec, space, pick, seed=ctx.seed)
+        except CodesignError:
+            raise
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - an optional extra, in the cost model's JAX code
+            # a differentiable cost model's single()/arrays() raising stopped the search with an
+            # internal error naming neither (noticed in session 26); the search goes on without them
+            from .pluginmanager import get_plugin_manager
+
+            pm = get_plugin_manager()
+            name = cost_model_name(ctx.spec, pm=pm)
+            info = pm.cost_models.get(name)
+            who = f"cost model {name!r}" + (f" (plugin {pm.plugin_label(info.plugin)})" if info else "")
+            print(f"warning: gradient seeds unavailable: {who} raised {type(exc).__name__}: {exc}; "
+                  "the search goes on without them", file=sys.stderr)
+            grads = []
+        for v in grads:
             ctx.study.enqueue_trial(v, user_attrs={"seed_source": "gradient"}, skip_if_exists=True)
             out += 1
     room -= out

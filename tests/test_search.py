@@ -171,7 +171,7 @@ def test_grid_sampler_and_plugin_sampler_hook(tmp_path):
     pm = PluginManager(load_entrypoints=False)
     pm.register(types.SimpleNamespace(codesign_samplers=codesign.hookimpl(codesign_samplers)), name="qmcplug")
     assert "qmc" in pm.samplers
-    assert isinstance(make_sampler("qmc", 0, 8, space=space, pm=pm), optuna.samplers.QMCSampler)
+    assert isinstance(make_sampler("qmc", 0, 8, space=space, pm=pm).inner, optuna.samplers.QMCSampler)
     with pytest.raises(Exception, match="unknown sampler 'nope'"):
         make_sampler("nope", 0, 8, space=space, pm=pm)
     # a factory that raises is the plugin's bug (exit 3 in the CLI), not the spec's
@@ -601,3 +601,65 @@ def test_a_hardware_search_without_a_power_or_area_bound_is_warned(cli, tmp_path
     assert [f"warning: {w}" for w in json.loads(out)["warnings"]] == warned
     rc, out, err = cli("sweep", FLAGSHIP, "--points", "64", "--chunk", "64", "--out", tmp_path / "f", "--json")
     assert rc == 0 and json.loads(out)["warnings"] == [] and "warning" not in err, err
+
+
+def test_a_cost_model_raising_in_its_gradient_path_is_named_and_the_search_goes_on(cli, tmp_path, monkeypatch):
+    """The gradient seeds call a differentiable cost model's JAX path (single(), arrays()) outside
+    the guarded evaluate: a plugin raising there ended the search with an internal error naming
+    neither the model nor its plugin (noticed in session 26). It is a warning naming both, and the
+    search finishes its trials without those seeds."""
+    import codesign.search as S
+
+    def broken(*a, **k):
+        raise ZeroDivisionError("a plugin's bug")
+
+    monkeypatch.setattr(S, "gradient_seeds", broken)
+    spec = tmp_path / "g.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nseed_sweep = 64\ngradient_seeds = 2\n'
+                    'batch_size = 8\n')
+    rc, out, err = cli("optimize", spec, "--trials", "24", "--out", tmp_path / "o", "--json")
+    assert rc == 0 and "Traceback" not in err, err
+    warned = [l for l in err.splitlines() if l.startswith("warning: gradient seeds unavailable")]
+    assert len(warned) == 1, err
+    assert warned[0].startswith("warning: gradient seeds unavailable: cost model 'analytical' (plugin analytical ")
+    assert warned[0].endswith("raised ZeroDivisionError: a plugin's bug; the search goes on without them"), warned
+    assert json.loads(out)["trials"] == 24
+
+
+def test_a_plugin_sampler_raising_while_sampling_is_named_as_its_bug(cli, tmp_path, monkeypatch):
+    """Optuna calls a sampler's methods inside ask/tell: a plugin sampler raising there (here in
+    sample_independent, from the first trial) ended the search with an internal error naming
+    neither the sampler nor its plugin (noticed in session 26). It is the plugin's bug, exit 3,
+    one line naming both and the method; a factory returning no sampler likewise."""
+    import types
+
+    import optuna
+
+    import codesign
+    import codesign.pluginmanager
+    from codesign.pluginmanager import PluginManager
+    from codesign.search import SamplerInfo
+
+    class Broken(optuna.samplers.RandomSampler):
+        def sample_independent(self, *a):
+            raise KeyError("no such dimension")
+
+    made = {"broken": lambda *, seed, population, space: Broken(seed=seed),
+            "nothing": lambda *, seed, population, space: None}
+
+    def codesign_samplers():
+        return [SamplerInfo(name=n, factory=f) for n, f in made.items()]
+
+    pm = PluginManager()
+    pm.register(types.SimpleNamespace(codesign_samplers=codesign.hookimpl(codesign_samplers)), name="badplug")
+    monkeypatch.setattr(codesign.pluginmanager, "get_plugin_manager", lambda: pm)
+    for name, words in (("broken", "raised in sample_independent(): KeyError: 'no such dimension'"),
+                        ("nothing", "returned NoneType, expected an optuna.samplers.BaseSampler")):
+        spec = tmp_path / f"{name}.toml"
+        spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nsampler = "{name}"\nseed_sweep = 0\n'
+                        'gradient_seeds = 0\nbatch_size = 4\n')
+        rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / name)
+        lines = [l for l in err.strip().splitlines() if l.startswith("internal error: ")]
+        assert rc == 3 and "Traceback" not in err and len(lines) == 1, err
+        assert "This is a bug in that plugin, not in your input" in err, err
+        assert f"sampler '{name}' (plugin badplug" in lines[0] and words in lines[0], lines[0]
