@@ -1264,6 +1264,8 @@ def _context_problem(isl: int, osl: int, data: dict, origins: dict, file: str) -
     the model gives no context length or an invalid one, named by its own check)."""
     model = data.get("model")
     ctx = model.get("context_length") if isinstance(model, dict) else None
+    if isinstance(ctx, float) and ctx.is_integer():  # a count written 131072.0 stands for the integer
+        ctx = int(ctx)
     if isinstance(ctx, bool) or not isinstance(ctx, int) or ctx < 1 or isl + osl <= ctx:
         return None
     where = _origin(origins, ("model", "context_length"), file)
