@@ -23,7 +23,9 @@ JSON_KEYS = {"schema_version", "name", "total_params", "active_params", "kv_cach
              "decode_flops_per_token", "isl",
              # session 6: sparse attention (DSA) and linear attention (Gated DeltaNet); additive
              "sparse_attention_topk", "indexer_cache_elems_per_token", "linear_attention_layers",
-             "recurrent_state_elems_per_request", "conv_state_elems_per_request"}
+             "recurrent_state_elems_per_request", "conv_state_elems_per_request",
+             # session 28: the model's context length (HF max_position_embeddings); additive
+             "context_length"}
 
 
 def run(capsys, *argv):
@@ -54,6 +56,7 @@ def test_show_json_from_config_and_spec(capsys, tmp_path):
     assert set(doc) == JSON_KEYS
     assert doc["schema_version"] == 1 and doc["name"] == "gpt-oss-120b" and doc["isl"] == 8192
     assert doc["total_params"] == 116_829_156_672 and doc["active_params"] == 5_132_849_472
+    assert doc["context_length"] == 131_072  # the config's max_position_embeddings
     assert doc["kv_cache_elems_per_token"] == 18 * 2 * 8 * 64
     assert doc["window_kv_cache_elems_per_token"] == 18 * 2 * 8 * 64
     assert doc["sliding_window"] == 128
@@ -133,3 +136,15 @@ def test_import_refuses_to_write_over_its_input(cli, tmp_path):
     rc, out, err = cli("model", "import", src, "-o", src)
     assert rc == 2 and "is the input config" in err, err
     assert src.read_bytes() == before
+
+
+@needs_data
+def test_show_warns_of_an_isl_beyond_the_context(capsys):
+    """gpt-oss-120b serves 131,072 tokens (max_position_embeddings): its FLOPs at ISL 200,000 are
+    still counted, with a warning that no such request is served."""
+    rc, out, err = run(capsys, "model", "show", str(HF / "gpt-oss-120b.json"), "--isl", "200000")
+    assert rc == 0 and "context length" in out and "131,072" in out
+    assert err.strip() == ("warning: --isl 200,000 is longer than gpt-oss-120b's context length, "
+                           "131,072 tokens (model.context_length)"), err
+    rc, out, err = run(capsys, "model", "show", str(HF / "gpt-oss-120b.json"), "--isl", "131072")
+    assert rc == 0 and err == ""

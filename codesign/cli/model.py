@@ -128,7 +128,12 @@ def run_show(args) -> int:
         "prefill_flops_per_token": a.prefill_flops_per_token(isl),
         "decode_flops_per_token": a.decode_flops_per_token(isl),
         "isl": isl,
+        "context_length": model.context_length,  # None: the config gives none
     }
+    if model.context_length is not None and isl > model.context_length:
+        # the FLOPs are still counted (a formula of the ISL), but no request of that length is served
+        print(f"warning: --isl {isl:,} is longer than {model.name}'s context length, "
+              f"{model.context_length:,} tokens (model.context_length)", file=sys.stderr)
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         print()
@@ -161,6 +166,8 @@ def run_show(args) -> int:
         row("  shared experts", params(a.shared_expert_params))
         row("  router", params(a.router_params))
     row("  norms", params(a.norm_params))
+    row("context length", f"{model.context_length:,}" if model.context_length else "not given",
+        "tokens, prompt + output (HF max_position_embeddings)")
     row("KV cache / token (unbounded)", f"{a.kv_cache_elems_per_token:,}", "elements")
     if a.sliding_window:
         row("KV cache / token (window)", f"{a.window_kv_cache_elems_per_token:,}",
