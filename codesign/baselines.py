@@ -132,6 +132,40 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
     return attrs.evolve(ref, name=ref.name or path.stem, path=str(path))
 
 
+def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
+    """What makes the ratios to ``spec``'s ``search.reference`` compare unlike things: a reference
+    spec file that brings its own model or workload (a registered baseline takes the spec's) priced
+    on another model or traffic than the spec's. A spec that includes the flagship and sets ISL
+    200,000 was compared with GB200 at 8k/1k without a word (fresh-user trial, session 28). One line
+    each; [] without a reference, for a baseline, or when the reference cannot be read (the search
+    names that)."""
+    from .errors import CodesignError
+
+    if spec.search is None or not spec.search.reference:
+        return []
+    try:
+        ref = reference_spec(spec, spec.search.reference, pm=pm)
+    except CodesignError:
+        return []
+    if ref.name.endswith(" (baseline)"):
+        return []
+    out = []
+    if ref.model != spec.model:
+        out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own model, {ref.model.name!r}, "
+                   f"not this spec's {spec.model.name!r}" + ("" if ref.model.name != spec.model.name
+                                                             else " (the same name, other values)"))
+    a, b = attrs.evolve(ref.workload, name=""), attrs.evolve(spec.workload, name="")
+    if a != b:
+        diff = [f"{f.name} {getattr(a, f.name)} (this spec {getattr(b, f.name)})"
+                for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)]
+        out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own workload: "
+                   + ", ".join(diff))
+    if out:
+        out[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
+                    "takes this spec's model and workload) or a reference file for this case")
+    return out
+
+
 def resolve_efficiency(spec: Spec, *, pm=None) -> Spec:
     """Apply ``efficiency_from``: the named baseline's calibrated knobs, overridden by the spec's
     own ``[efficiency]`` keys. Returns the spec unchanged when it names none (idempotent).

@@ -320,6 +320,9 @@ def _entries(cfg: dict, fname: str, path: str | os.PathLike) -> _Entries:
     ctx = _int(cfg, "max_position_embeddings", fname, required=False)
     if ctx is not None:  # prompt + output the released model serves (RoPE scaling included)
         e.add("context_length", ctx, "max_position_embeddings")
+    else:
+        e.notes.append(f"{e.fname}: no max_position_embeddings: context_length is not set, so a "
+                       "request of any length is priced; set model.context_length in a spec to check it")
 
     # ---------------------------------------------------------------- attention
     e.add("attention", "mla" if mla else "gqa", f"model_type {src_mt!r}")

@@ -14,6 +14,7 @@ import numpy as np
 from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
+from .baselines import reference_warnings
 from .evaluation import cost_model_record, jsonable
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
@@ -265,7 +266,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "cost_model": cost_model_record(spec),  # what priced the designs and the reference
         "study": result.study.study_name,
         "storage": result.storage,
-        "warnings": budget_warnings(spec),  # a bound on power or area the search lacks
+        # a bound on power or area the search lacks; a reference priced on another model or workload
+        "warnings": budget_warnings(spec) + reference_warnings(spec),
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")

@@ -209,8 +209,9 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
     except KeyError:
         return "no such spec key"
     if parameters is not None and key not in parameters:
+        searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
         return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "
-                f"{', '.join(parameters)}")
+                f"{', '.join(searchable)}")
     return None
 
 

@@ -241,8 +241,8 @@ def _context_problems(s: Step, where: str, file: str, spec_path: Path) -> list[t
                 problems.append((file, f"{where}.{name}.values.{j}",
                                  f"{key.split('.')[1]} {v:,} with {'osl' if key == 'workload.isl' else 'isl'} "
                                  f"{other:,} is {v + other:,} tokens, longer than {spec.model.name}'s context "
-                                 f"length, {ctx:,} tokens (model.context_length of {s.spec}): such a request "
-                                 "cannot be served"))
+                                 f"length, {ctx:,} tokens (model.context_length in "
+                                 f"{spec.origin('model.context_length')}): such a request cannot be served"))
     return problems
 
 

@@ -113,3 +113,20 @@ def test_a_baseline_without_a_hardware_file_is_named_with_its_plugin(tmp_path):
     flagship = load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")
     with pytest.raises(SpecError, match=r"search.reference: baseline 'tpu9' \(plugin tpu-plugin.*registers no hardware file"):
         reference_spec(flagship, "tpu9", pm=_pm_with_baseline())
+
+
+def test_a_reference_file_of_another_workload_is_warned(cli, tmp_path):
+    """The flagship's reference is a spec file with its own workload (8k/1k: its include of
+    workloads/inferencemax-8k1k.toml). A spec that includes the flagship and sets ISL 16,384 was
+    compared with GB200 at ISL 8,192 without a word (fresh-user trial, session 28): optimize says
+    so on stderr and in pareto.json's warnings. A baseline name takes the spec's workload: none."""
+    from codesign.baselines import reference_warnings
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "long.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n[workload]\nisl = 16384\n')
+    (w,) = reference_warnings(load_spec(spec))
+    assert w.startswith("the reference 'gb200-gpt-oss-120b' (") and "own workload: isl 8192 (this spec 16384)" in w, w
+    assert reference_warnings(load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")) == []
+    spec.write_text(spec.read_text() + '[search]\nreference = "gb200"\n')
+    assert reference_warnings(load_spec(spec)) == []

@@ -55,9 +55,11 @@ def run(args) -> int:
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
+    from ..baselines import reference_warnings
     from ..search import budget_warnings
 
-    for w in budget_warnings(spec):  # an include's constraints replaced by the spec's own, say
+    # an include's constraints replaced by the spec's own; a reference file of another workload
+    for w in budget_warnings(spec) + reference_warnings(spec):
         print(f"warning: {w}", file=sys.stderr)
     # a finished study's "nothing to run" had a full bar above it: no bar when the first count is complete
     with progress_bar("optimize", spec.name or args.spec, skip_finished=True) as progress:
