@@ -224,8 +224,9 @@ def _counted(metrics: dict) -> dict:
     return {k: design_value(k, v) if isinstance(v, (int, float)) else v for k, v in metrics.items()}
 
 
-def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]:
-    """Write the report files into ``out`` and return the JSON document."""
+def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[str] | None = None) -> dict[str, Any]:
+    """Write the report files into ``out`` and return the JSON document. ``warnings``: the search's
+    (:func:`search_warnings`), when the caller already has them."""
     out.mkdir(parents=True, exist_ok=True)
     rows = build_rows(result)
     ddir = out / "designs"
@@ -267,7 +268,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
         "study": result.study.study_name,
         "storage": result.storage,
         # a bound on power or area the search lacks; a reference priced on another model or workload
-        "warnings": budget_warnings(spec) + reference_warnings(spec),
+        "warnings": search_warnings(spec) if warnings is None else warnings,
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
@@ -297,6 +298,13 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path) -> dict[str, Any]
     _plot(out / "pareto.png", result, spec)
     _plot_hv(out / "hypervolume.png", hv, spec)
     return doc
+
+
+def search_warnings(spec: Spec) -> list[str]:
+    """What a search of ``spec`` should say before it runs and keep in its report: a power or area
+    bound it lacks (:func:`codesign.search.budget_warnings`), a reference priced on another model or
+    workload (:func:`codesign.baselines.reference_warnings`)."""
+    return budget_warnings(spec) + reference_warnings(spec)
 
 
 def _reported_sensitivities(path: Path, spec: Spec, result: SearchResult) -> dict[int, tuple]:

@@ -25,6 +25,7 @@ Example ``[search]`` table::
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import os
@@ -1269,6 +1270,7 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
     raise CodesignError(sampler_problem(name, pm=pm))
 
 
+@functools.cache  # the class is built once, on first use: optuna is imported lazily
 def _guarded_sampler_class():
     import optuna
 
@@ -1311,13 +1313,7 @@ def _guarded_sampler_class():
 
 def _GuardedSampler(inner, who: str):
     """``inner`` (a plugin's sampler) behind :func:`_guarded_sampler_class`'s guard."""
-    global _GUARDED
-    if _GUARDED is None:
-        _GUARDED = _guarded_sampler_class()
-    return _GUARDED(inner, who)
-
-
-_GUARDED = None
+    return _guarded_sampler_class()(inner, who)
 
 
 def sampler_problem(name: str, pm=None) -> str | None:

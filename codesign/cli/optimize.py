@@ -55,11 +55,11 @@ def run(args) -> int:
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
-    from ..baselines import reference_warnings
-    from ..search import budget_warnings
+    from ..report import search_warnings
 
     # an include's constraints replaced by the spec's own; a reference file of another workload
-    for w in budget_warnings(spec) + reference_warnings(spec):
+    warned = search_warnings(spec)
+    for w in warned:
         print(f"warning: {w}", file=sys.stderr)
     # a finished study's "nothing to run" had a full bar above it: no bar when the first count is complete
     with progress_bar("optimize", spec.name or args.spec, skip_finished=True) as progress:
@@ -72,7 +72,7 @@ def run(args) -> int:
         err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run "
                   f"(raise --trials to continue)")
     ensure_out_dir(out, out_option)
-    doc = write_outputs(spec, result, out)
+    doc = write_outputs(spec, result, out, warnings=warned)
     err.print(f"study: {doc['storage']} (optuna-dashboard {doc['storage']})")
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
