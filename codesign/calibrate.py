@@ -44,7 +44,8 @@ import numpy as np
 from .errors import CodesignError
 from .validate import (FRAMEWORK_FAMILIES, SERVING_STACKS, Point, bad_rows_note, build_spec, error_stats,
                        file_notes, file_sha256, framework_family, group_points, hardware_paths, read_measured,
-                       refuse_fp4_without_fp4_units, serving_stack)
+                       missing_hardware, refuse_fp4_without_fp4_units, refuse_systems_without_hardware,
+                       serving_stack)
 
 __all__ = ["split_holdout", "Fitter", "calibrate", "compose", "framework_family", "FRAMEWORK_FAMILIES",
            "serving_stack", "SERVING_STACKS",
@@ -147,8 +148,10 @@ class Fitter:
 
         pm = pm or get_plugin_manager()
         hardware = hardware_paths(pm)
-        refuse_fp4_without_fp4_units(points, hardware, pm)  # the statuses validate.predict gives
-        self.points = [p for p in points if p.status == "ok" and p.system_key in hardware]
+        # the statuses validate.predict gives
+        refuse_systems_without_hardware(points, hardware, pm)
+        refuse_fp4_without_fp4_units(points, hardware, pm)
+        self.points = [p for p in points if p.status == "ok"]
         self.defaults = dict(DEFAULT_EFFICIENCY)
         self.knobs = list(DEFAULT_EFFICIENCY)
         # engine settings (ENGINE_KNOBS, e.g. the receive wait in decode iterations) get no
@@ -360,6 +363,10 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     from codesign_analytical.model import DEFAULT_EFFICIENCY
 
     log = log or (lambda *_: None)
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    broken = missing_hardware(pm)
     if models is not None:
         from .validate import MODELS
 
@@ -393,6 +400,12 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
                 log(f"{f}: {len(left)} rows of {', '.join(sorted({p.system_key for p in left}))} left out "
                     "(--exclude-systems)")
             pts = [p for p in pts if p.system_key not in exclude_systems]
+        # a baseline whose hardware file is missing: its rows cannot be priced (validate marks them
+        # unsupported with this reason); say so rather than fit without them silently
+        for name, why in sorted(broken.items()):
+            n = sum(p.status == "ok" and p.system_key == name for p in pts)
+            if n:
+                log(f"warning: {f}: {n} row(s) of {name} not fitted: {why}")
         ok = [p for p in pts if p.status == "ok"]
         if max_rows is not None and len(ok) > max_rows:
             rng = np.random.default_rng(seed)

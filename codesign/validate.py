@@ -1846,12 +1846,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
 
     pm = pm or get_plugin_manager()
     hardware = hardware_paths(pm)
-    broken = missing_hardware(pm)
     efficiency_for = efficiency_for or (lambda p: {})
-    for p in points:
-        if priced(p.status) and p.system_key not in hardware:
-            p.status = (f"unsupported: {broken[p.system_key]}" if p.system_key in broken
-                        else f"unsupported: no hardware spec for system {p.system}")
+    refuse_systems_without_hardware(points, hardware, pm)
     refuse_fp4_without_fp4_units(points, hardware, pm)
     mark_multinode_tp(points, hardware)
     cache: dict = {}
@@ -1964,6 +1960,25 @@ def _hardware_raw(path: str) -> dict:
     from .spec import load_raw
 
     return load_raw(path)[0]
+
+
+def refuse_systems_without_hardware(points: list[Point], hardware: dict, pm) -> None:
+    """``unsupported`` status (in place) on priced points whose system has no readable hardware
+    spec: no baseline of that name, or a baseline whose hardware file is missing
+    (:func:`missing_hardware` names baseline, plugin and path). :func:`predict` and
+    :class:`codesign.calibrate.Fitter` both apply it, so a fit leaves out, with the reason, the rows
+    validate refuses.
+
+    Args:
+        points: measured points (statuses changed in place).
+        hardware: baseline name → hardware TOML (:func:`hardware_paths`).
+        pm: the plugin manager.
+    """
+    broken = missing_hardware(pm)
+    for p in points:
+        if priced(p.status) and p.system_key not in hardware:
+            p.status = (f"unsupported: {broken[p.system_key]}" if p.system_key in broken
+                        else f"unsupported: no hardware spec for system {p.system}")
 
 
 def refuse_fp4_without_fp4_units(points: list[Point], hardware: dict, pm) -> None:
