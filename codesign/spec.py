@@ -1278,7 +1278,8 @@ def _context_problem(isl: int, osl: int, data: dict, origins: dict, file: str) -
 def _searched_context_problems(data: dict, params: dict, workload, origins: dict, file: str) -> list:
     """The searched ``workload.isl``/``workload.osl`` whose largest value, with the other length's
     largest (searched or set), is longer than the model's context length: named at the searched
-    key (:func:`_context_problem`)."""
+    key (:func:`_context_problem`); one problem when both are searched, at ``workload.isl``, naming
+    the other (it was said twice, once per key: fresh-user trial, session 28)."""
     from .search import searched_max
 
     conv = converter()
@@ -1295,8 +1296,11 @@ def _searched_context_problems(data: dict, params: dict, workload, origins: dict
     why = _context_problem(most["workload.isl"], most["workload.osl"], data, origins, file)
     if why is None:
         return []
+    k, *other = [k for k in most if k in params]
+    also = (f"with {toml_key_path('search', 'params', other[0])} up to {most[other[0]]:,} tokens, "
+            if other else "")
     return [(_origin(origins, ("search", "params", k), file), toml_key_path("search", "params", k),
-             "the search would try " + why) for k in most if k in params]
+             also + "the search would try " + why)]
 
 
 #: The tables of a spec file (the fields of :class:`Spec` that are tables): a file with none of them

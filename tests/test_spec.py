@@ -694,13 +694,14 @@ def test_a_longer_context_is_the_users_to_declare(tmp_path):
 @pytest.mark.parametrize("params, keys", [
     ('"workload.isl" = { low = 1024, high = 131072, log = true }', ['"workload.isl"']),
     ('"workload.isl" = { choices = [1024, 130048] }\n"workload.osl" = { choices = [1024, 2048] }',
-     ['"workload.isl"', '"workload.osl"']),
+     ['"workload.isl"']),
     ('"workload.isl" = { low = 1024, high = 130048 }', []),
 ])
 def test_a_searched_length_beyond_the_context_is_refused_at_load(cli, tmp_path, params, keys):
     """A searched ISL up to 131,072 with the 1,024-token OSL reaches 132,096 tokens, beyond
-    gpt-oss-120b's 131,072; so do ISL 130,048 with a searched OSL of 2,048 (132,096): named at each
-    searched key, exit 2, nothing written. ISL up to 130,048 at OSL 1,024 (131,072) fits."""
+    gpt-oss-120b's 131,072; so do ISL 130,048 with a searched OSL of 2,048 (132,096): named once,
+    at the searched ISL, naming the searched OSL too (it was said twice, once per key), exit 2,
+    nothing written. ISL up to 130,048 at OSL 1,024 (131,072) fits."""
     flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
     spec = tmp_path / "s.toml"
     spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search.params]\n{params}\n')
@@ -712,6 +713,10 @@ def test_a_searched_length_beyond_the_context_is_refused_at_load(cli, tmp_path, 
     assert [k for _, k, _ in exc.value.problems] == [f"search.params.{k}" for k in keys]
     assert all("132,096 tokens, longer than the model's context length, 131,072" in m
                for _, _, m in exc.value.problems), exc.value.problems
+    both = "osl" in params
+    assert exc.value.problems[0][2].startswith(
+        'with search.params."workload.osl" up to 2,048 tokens, the search would try' if both
+        else "the search would try"), exc.value.problems
     rc, _, err = cli("optimize", spec, "--out", tmp_path / "out")
     assert rc == 2 and "Traceback" not in err and not (tmp_path / "out").exists(), err
 
