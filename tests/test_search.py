@@ -601,6 +601,12 @@ def test_a_hardware_search_without_a_power_or_area_bound_is_warned(cli, tmp_path
     assert [f"warning: {w}" for w in json.loads(out)["warnings"]] == warned
     rc, out, err = cli("sweep", FLAGSHIP, "--points", "64", "--chunk", "64", "--out", tmp_path / "f", "--json")
     assert rc == 0 and json.loads(out)["warnings"] == [] and "warning" not in err, err
+    # into the flagship's directory (another spec's study) optimize refuses before it warns: the
+    # warnings were printed above the refusal of a run that never started (session 28)
+    spec.write_text('name = "ttft-bound"\n' + spec.read_text())
+    rc, out, err = cli("optimize", spec, "--trials", "8", "--out", tmp_path / "f")
+    assert rc == 2 and "warning" not in err and len(err.strip().splitlines()) == 1, err
+    assert "Traceback" not in err and not (tmp_path / "f" / "pareto.json").exists(), err
 
 
 def test_a_cost_model_raising_in_its_gradient_path_is_named_and_the_search_goes_on(cli, tmp_path, monkeypatch):

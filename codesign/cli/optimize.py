@@ -56,6 +56,14 @@ def run(args) -> int:
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
     err = Console(stderr=True)
     from ..report import search_warnings
+    from ..search import _check_out_dir, check_study_dir
+
+    # a directory it would refuse is refused before the warnings (as sweep does): they were printed
+    # above the refusal of a run that never started (fresh-user trial, session 28). run_search
+    # checks again once the study is open
+    check_study_dir(out, args.storage, out_option)
+    if out.is_dir() and args.storage is None:
+        _check_out_dir(out, spec.name or "codesign-study")
 
     # an include's constraints replaced by the spec's own; a reference file of another workload
     warned = search_warnings(spec)
