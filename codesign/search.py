@@ -291,14 +291,41 @@ def budget_warnings(spec: Spec) -> list[str]:
         tdp = format_quantity(spec.chip.tdp, "W")
         out.append(f"the search varies the hardware ({shown}) with no constraint on peak_power_w: every "
                    f"design is priced at chip.tdp ({tdp}) whatever power it would draw; add [[search.constraints]] "
-                   f'metric = "peak_power_w", max = "{tdp}"')
+                   f'metric = "peak_power_w", max = "{tdp}"' + _replaced_bound(spec, "peak_power_w"))
     if "area_mm2" not in bounded:
         area = spec.chip.area
         most = (f'"{format_quantity(area.max, "m^2")}"' if area is not None else "the package's area")
         out.append(f"the search varies the hardware ({shown}) with no constraint on area_mm2: a design "
                    f"larger than the package can be built is kept; add [[search.constraints]] "
-                   f'metric = "area_mm2", max = {most} (chip.area.max)')
+                   f'metric = "area_mm2", max = {most} (chip.area.max)' + _replaced_bound(spec, "area_mm2"))
     return out
+
+
+def _replaced_bound(spec: Spec, metric: str) -> str:
+    """``" (… replace those of INCLUDED, which bounded it …)"`` when a file ``spec`` includes bounded
+    ``metric`` in its ``[[search.constraints]]`` and the array of another file replaced it (TOML
+    arrays replace, they do not append); ``""`` otherwise (the budget warning said what to add but
+    not where the bound had gone: fresh-user trial, session 28)."""
+    from .spec import load_raw
+
+    origins = spec.origins or {}
+    own = origins.get(("search", "constraints"))
+    if not own:
+        return ""
+    for f in getattr(origins, "order", ()):
+        if f == own:
+            continue
+        try:
+            data, _ = load_raw(f)
+        except (SpecError, OSError):  # read once already; nothing to add if it cannot be read now
+            continue
+        search = data.get("search")
+        cons = search.get("constraints") if isinstance(search, dict) else None
+        if isinstance(cons, list) and any(isinstance(c, dict) and c.get("metric") == metric
+                                          and c.get("max") is not None for c in cons):
+            return (f" (the [[search.constraints]] of {own} replace those of the included {f}, which "
+                    "bounded it: TOML arrays replace, they do not add up)")
+    return ""
 
 
 def constraint_problem(c) -> tuple[str, str] | None:
