@@ -1258,15 +1258,21 @@ def _searched_value_problems(data: dict, origins: dict, file: str) -> list[tuple
     return problems
 
 
+def context_tokens(value) -> int | None:
+    """A model's ``context_length`` as a token count: an int, or a whole float (``131072.0`` stands
+    for the integer); None for anything else (not given, or invalid: its own check names it)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 1 else None
+
+
 def _context_problem(isl: int, osl: int, data: dict, origins: dict, file: str) -> str | None:
     """Why a request of ``isl`` + ``osl`` tokens cannot be served by the merged spec table
     ``data``'s model (its ``context_length``: HF ``max_position_embeddings``), or None (it fits, or
     the model gives no context length or an invalid one, named by its own check)."""
     model = data.get("model")
-    ctx = model.get("context_length") if isinstance(model, dict) else None
-    if isinstance(ctx, float) and ctx.is_integer():  # a count written 131072.0 stands for the integer
-        ctx = int(ctx)
-    if isinstance(ctx, bool) or not isinstance(ctx, int) or ctx < 1 or isl + osl <= ctx:
+    ctx = context_tokens(model.get("context_length") if isinstance(model, dict) else None)
+    if ctx is None or isl + osl <= ctx:
         return None
     where = _origin(origins, ("model", "context_length"), file)
     return (f"isl + osl = {isl:,} + {osl:,} = {isl + osl:,} tokens, longer than the model's context "

@@ -817,11 +817,10 @@ def _model(pt: Point) -> None:
 @functools.cache
 def _context_length(model: str) -> int | None:
     """``context_length`` of ``specs/models/<model>.toml`` (HF ``max_position_embeddings``), or None."""
-    from .spec import load_raw
+    from .spec import context_tokens, load_raw
 
     md, _ = load_raw(models_dir() / f"{model}.toml")
-    ctx = (md.get("model") or {}).get("context_length")
-    return ctx if isinstance(ctx, int) and not isinstance(ctx, bool) else None
+    return context_tokens((md.get("model") or {}).get("context_length"))
 
 
 @functools.cache

@@ -1320,3 +1320,22 @@ def test_a_baseline_whose_hardware_file_is_missing_names_it_on_its_rows(shared_d
     for p in points:
         assert p.status.startswith("unsupported: baseline 'gb200' (plugin "), p.status
         assert f"{str(missing)!r}, which does not exist" in p.status, p.status
+
+
+def test_a_row_beyond_the_models_context_is_priced_with_a_warning(shared_data, tmp_path):
+    """A measured run was served, whatever its length: a row whose ISL + OSL exceeds the model
+    file's context_length (gpt-oss-120b: 131,072 tokens, its HF max_position_embeddings) is priced,
+    not refused, and its warning says so; a row within it has no such warning."""
+    src = tmp_path / "long.csv"
+    with open(shared_data / "measured" / "inferencemax_public.csv", newline="") as f:
+        r = csv.DictReader(f)
+        rows = [row for row in r if row["model_key"] == "gptoss120b" and row["disagg"] == "False"][:2]
+        fields = r.fieldnames
+    rows[0] = dict(rows[0], isl="131072", osl="1024")  # 132,096 tokens: one past the window by 1,024
+    _write_csv(src, fields, rows)
+    _, points = read_measured(src)
+    long, short = points
+    assert long.status == "ok" and short.status == "ok", (long.status, short.status)
+    [w] = [w for w in long.warnings if "context length" in w]
+    assert w.startswith("ISL + OSL = 132,096 tokens, longer than gpt-oss-120b's context length (131,072 tokens"), w
+    assert not any("context length" in w for w in short.warnings)
