@@ -43,3 +43,23 @@ def shared_data() -> _Path:
     if not (p / "measured").is_dir():
         _pytest.skip(f"shared data not found at {p} (set CODESIGN_SHARED_DATA)")
     return p
+
+
+@_pytest.fixture
+def gb200_hardware_gone(tmp_path):
+    """``(pm, missing)``: the installed plugins with baseline gb200's hardware file registered at
+    ``missing``, a path that does not exist (a broken or incompletely installed plugin)."""
+    import attrs
+
+    from codesign.pluginmanager import get_plugin_manager
+
+    real = get_plugin_manager()
+    missing = tmp_path / "gone" / "gb200.toml"
+
+    class Broken:
+        baselines = {**real.baselines, "gb200": attrs.evolve(real.baselines["gb200"], hardware=missing)}
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    return Broken(), missing

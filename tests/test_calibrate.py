@@ -190,26 +190,14 @@ def test_calibrate_json_is_the_written_calibration(shared_data, tmp_path, cli):
     assert "loss" in err and "loss " not in stdout  # the Adam log stays on stderr
 
 
-def test_a_baseline_whose_hardware_file_is_missing_is_not_fitted_silently(shared_data, tmp_path):
+def test_a_baseline_whose_hardware_file_is_missing_is_not_fitted_silently(shared_data, tmp_path, gb200_hardware_gone):
     """calibrate left out the rows of a system whose baseline hardware file is missing without a
     word, where validate marks them unsupported with the reason (noticed in session 28): it now
     warns, naming the system, the row count, the baseline, its plugin and the path, and fits the
     rest."""
     import csv
 
-    import attrs
-
-    from codesign.pluginmanager import get_plugin_manager
-
-    real = get_plugin_manager()
-    missing = tmp_path / "gone" / "gb200.toml"
-
-    class Broken:  # the installed plugins, gb200's hardware file gone
-        baselines = {**real.baselines, "gb200": attrs.evolve(real.baselines["gb200"], hardware=missing)}
-
-        def __getattr__(self, name):
-            return getattr(real, name)
-
+    pm, missing = gb200_hardware_gone
     src = tmp_path / "two.csv"
     with open(shared_data / "measured" / "inferencemax_public.csv", newline="") as f:
         r = csv.DictReader(f)
@@ -226,7 +214,7 @@ def test_a_baseline_whose_hardware_file_is_missing_is_not_fitted_silently(shared
     n_h200 = sum(p.system_key == "h200" and p.status == "ok" for p in pts)
     assert n_gb200 == 3 and n_h200 > 0  # the sample holds rows of both systems to fit
     said = []
-    doc = calibrate([src], systems=[], holdout=0.0, seed=0, steps=1, pm=Broken(), log=said.append)
+    doc = calibrate([src], systems=[], holdout=0.0, seed=0, steps=1, pm=pm, log=said.append)
     [line] = [s for s in said if "gb200" in s]
     assert line.startswith(f"warning: {src}: 3 row(s) of gb200 not fitted: baseline 'gb200' (plugin "), line
     assert f"{str(missing)!r}, which does not exist" in line, line

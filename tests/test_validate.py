@@ -1292,31 +1292,19 @@ def test_vllm_moe_tp_wider_than_tp_is_data_parallelism(shared_data):
     assert (p.deploy["tp"], p.deploy["dp"]) == (4, 1) and not any("data parallelism" in w for w in p.warnings)
 
 
-def test_a_baseline_whose_hardware_file_is_missing_names_it_on_its_rows(shared_data, tmp_path):
+def test_a_baseline_whose_hardware_file_is_missing_names_it_on_its_rows(shared_data, tmp_path, gb200_hardware_gone):
     """A plugin that registers a baseline's hardware TOML that is not there stopped validate at
     '/…/gb200.toml: no such file', naming neither the baseline nor the plugin (noticed in session
     27). The system's rows are unsupported with the reason, as the spec loader names it for a
     search.reference; the run goes on."""
-    import attrs
-
-    from codesign.pluginmanager import get_plugin_manager
-
-    real = get_plugin_manager()
-    missing = tmp_path / "gone" / "gb200.toml"
-
-    class Broken:  # the installed plugins, gb200's hardware file gone
-        baselines = {**real.baselines, "gb200": attrs.evolve(real.baselines["gb200"], hardware=missing)}
-
-        def __getattr__(self, name):
-            return getattr(real, name)
-
+    pm, missing = gb200_hardware_gone
     src = tmp_path / "gb200.csv"
     with open(shared_data / "measured" / "inferencemax_public.csv", newline="") as f:
         r = csv.DictReader(f)
         rows = [row for row in r if row["hardware"] == "gb200"][:2]
         _write_csv(src, r.fieldnames, rows)
     _, points = read_measured(src)
-    predict(points, pm=Broken())
+    predict(points, pm=pm)
     for p in points:
         assert p.status.startswith("unsupported: baseline 'gb200' (plugin "), p.status
         assert f"{str(missing)!r}, which does not exist" in p.status, p.status
