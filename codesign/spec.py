@@ -1299,10 +1299,13 @@ def _searched_context_problems(data: dict, params: dict, workload, origins: dict
             if top is None:
                 return []
             most[key] = int(top)
+    searched = [k for k in most if k in params]
+    if not searched:  # a set workload beyond the context: the spec's own check names it
+        return []
     why = _context_problem(most["workload.isl"], most["workload.osl"], data, origins, file)
     if why is None:
         return []
-    k, *other = [k for k in most if k in params]
+    k, *other = searched
     also = (f"with {toml_key_path('search', 'params', other[0])} up to {most[other[0]]:,} tokens, "
             if other else "")
     return [(_origin(origins, ("search", "params", k), file), toml_key_path("search", "params", k),

@@ -696,6 +696,9 @@ def test_a_longer_context_is_the_users_to_declare(tmp_path):
     ('"workload.isl" = { choices = [1024, 130048] }\n"workload.osl" = { choices = [1024, 2048] }',
      ['"workload.isl"']),
     ('"workload.isl" = { low = 1024, high = 130048 }', []),
+    # a set ISL beyond the context, the lengths not searched: named once, at workload.isl (the
+    # one-problem rewording of session 29 raised an internal error here before it shipped)
+    ('[workload]\nisl = 200000', ["workload.isl"]),
 ])
 def test_a_searched_length_beyond_the_context_is_refused_at_load(cli, tmp_path, params, keys):
     """A searched ISL up to 131,072 with the 1,024-token OSL reaches 132,096 tokens, beyond
@@ -710,6 +713,12 @@ def test_a_searched_length_beyond_the_context_is_refused_at_load(cli, tmp_path, 
         return
     with pytest.raises(SpecError) as exc:
         load_spec(spec)
+    if keys == ["workload.isl"]:
+        assert [k for _, k, _ in exc.value.problems] == keys, exc.value.problems
+        assert "201,024 tokens, longer than the model's context length, 131,072" in exc.value.problems[0][2]
+        rc, _, err = cli("evaluate", spec)
+        assert rc == 2 and "internal error" not in err and len(err.strip().splitlines()) == 1, err
+        return
     assert [k for _, k, _ in exc.value.problems] == [f"search.params.{k}" for k in keys]
     assert all("132,096 tokens, longer than the model's context length, 131,072" in m
                for _, _, m in exc.value.problems), exc.value.problems
