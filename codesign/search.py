@@ -304,25 +304,14 @@ def budget_warnings(spec: Spec) -> list[str]:
 def _replaced_bound(spec: Spec, metric: str) -> str:
     """``" (… replace those of INCLUDED, which bounded it …)"`` when a file ``spec`` includes bounded
     ``metric`` in its ``[[search.constraints]]`` and the array of another file replaced it (TOML
-    arrays replace, they do not append); ``""`` otherwise (the budget warning said what to add but
-    not where the bound had gone: fresh-user trial, session 28)."""
-    from .spec import load_raw
-
+    arrays replace, they do not append; :class:`codesign.spec.Origins` keeps what was replaced);
+    ``""`` otherwise (the budget warning said what to add but not where the bound had gone:
+    fresh-user trial, session 28)."""
     origins = spec.origins or {}
     own = origins.get(("search", "constraints"))
-    if not own:
-        return ""
-    for f in getattr(origins, "order", ()):
-        if f == own:
-            continue
-        try:
-            data, _ = load_raw(f)
-        except (SpecError, OSError):  # read once already; nothing to add if it cannot be read now
-            continue
-        search = data.get("search")
-        cons = search.get("constraints") if isinstance(search, dict) else None
-        if isinstance(cons, list) and any(isinstance(c, dict) and c.get("metric") == metric
-                                          and c.get("max") is not None for c in cons):
+    for f, cons in getattr(origins, "replaced", {}).get(("search", "constraints"), ()):
+        if own and any(isinstance(c, dict) and c.get("metric") == metric and c.get("max") is not None
+                       for c in cons):
             return (f" (the [[search.constraints]] of {own} replace those of the included {f}, which "
                     "bounded it: TOML arrays replace, they do not add up)")
     return ""

@@ -656,6 +656,9 @@ def _merge(base: dict, over: dict, origins: dict, file: str, prefix: tuple = ())
         if isinstance(value, dict) and isinstance(base.get(key), dict):
             _merge(base[key], value, origins, file, path)
         else:
+            if isinstance(value, list) and isinstance(base.get(key), list) and isinstance(origins, Origins):
+                # TOML arrays replace, they do not add up: keep what was replaced, and from which file
+                origins.replaced.setdefault(path, []).append((origins.get(path, ""), base[key]))
             base[key] = copy.deepcopy(value)
             _mark(value, origins, file, path)
 
@@ -695,11 +698,14 @@ def _mark(value, origins, file, path):
 class Origins(dict):
     """The file that set each key path (a tuple), as :func:`load_raw` merged them; ``order`` lists
     the files in the order their own keys were merged (an include before the file including it, an
-    earlier include before a later one), so a file later in it overrode the ones before."""
+    earlier include before a later one), so a file later in it overrode the ones before;
+    ``replaced`` maps the path of an array a later file replaced to ``[(file, array), …]``, each
+    replaced array with the file that had set it (``[[search.constraints]]`` of an include, say)."""
 
     def __init__(self, *args, order=(), **kw):
         super().__init__(*args, **kw)
         self.order = list(order)
+        self.replaced: dict[tuple, list] = {}
 
 
 def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dict, dict]:
@@ -728,6 +734,8 @@ def load_raw(path: str | os.PathLike, _stack: tuple = (), _by=None) -> tuple[dic
     for inc in includes:
         sub, sub_origins = load_raw(p.parent / inc, _stack + (key,), _by=(display, "include"))
         _replace_named(merged, sub, origins)
+        for path, was in sub_origins.replaced.items():
+            origins.replaced.setdefault(path, []).extend(was)
         _merge(merged, sub, origins, "", ())
         origins.update(sub_origins)
         origins.order += sub_origins.order
