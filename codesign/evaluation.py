@@ -270,6 +270,34 @@ def jsonable(x):
     return x
 
 
+def over_tdp(ev: Evaluation, i: int = 0) -> list[str]:
+    """The concurrency points of design ``i`` whose modelled power per chip exceeds its TDP, as one
+    phrase (``"modelled power 325 W/chip > chip.tdp 0.001 W at concurrency 1-1024"``); ``[]`` when
+    none does.
+
+    ``mixed_tok_s_per_kw`` divides by the TDP (the published tables' power basis, DESIGN.md), so a
+    point whose own power (``power_w`` [W/chip], the cost model's static + dynamic power at that
+    load) is above it reports tokens per kW the chip cannot sustain: it would throttle, which no
+    cost model here prices (``tdp = "1 mW"`` printed 65 billion tok/s/kW without a word). Peak
+    power above the TDP is not listed (see :func:`over_budget`): only an operating point's power."""
+    tdp = float(ev.design.get("tdp_w", np.full(ev.n_designs, np.nan))[i])
+    power = ev.points.get("power_w")
+    if power is None or not math.isfinite(tdp):
+        return []
+    p = np.asarray(power[i], dtype=float)
+    over = ev.feasible[i] & np.isfinite(p) & (p > tdp * (1 + 1e-6))
+    if not over.any():
+        return []
+    c = ev.concurrency[over]
+    at = f"{int(c.min())}" if c.min() == c.max() else f"{int(c.min())}-{int(c.max())}"
+    return [f"modelled power {_watts(float(p[over].max()))}/chip > chip.tdp {_watts(tdp)} at concurrency {at}"]
+
+
+def _watts(w: float) -> str:
+    """``"325 W"``, ``"1,200 W"``, ``"0.001 W"``: whole watts, or three significant digits below 10 W."""
+    return f"{w:,.0f} W" if w >= 10 else f"{w:.3g} W"
+
+
 def over_budget(spec: Spec, design: Mapping[str, float]) -> list[str]:
     """The chip's own hard budgets one design exceeds, one phrase each (``"area 3019 mm² >
     chip.area.max 1716 mm²"``); ``[]`` when within them.

@@ -283,3 +283,28 @@ def test_a_design_over_its_buildable_area_is_said(tmp_path, cli):
     assert rc == 0 and "warning: over the chip's own budget: area" in err and "cannot be built" in err
     rc, out, err = cli("evaluate", GB200, "--json")
     assert json.loads(out)["over_budget"] == [] and "over the chip's own budget" not in err
+
+
+def test_an_operating_point_above_the_tdp_is_said(tmp_path, cli):
+    """``tdp = "1 mW"`` on GB200's spec was priced without a word: 65 billion mixed tok/s per kW
+    "(TDP 0 W)", exit 0 (noticed in session 28, left then). tok/s per kW divides by the TDP, and no
+    chip serves an LLM on a milliwatt, so every feasible concurrency of the workload's sweep is an
+    operating point whose own modelled power is above its TDP: evaluate still prices it (exit 0)
+    but warns on stderr and lists it in ``over_tdp`` of --json, naming the highest such power,
+    which is that of a listed point. The shipped spec (1200 W; modelled well below) lists none."""
+    f = tmp_path / "cold.toml"
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[chip]\ntdp = "1 mW"\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    (line,) = doc["over_tdp"]
+    feasible = [p for p in doc["points"] if p["feasible"]]
+    concs = [p["concurrency"] for p in feasible]
+    assert line.startswith("modelled power ") and f"> chip.tdp 0.001 W at concurrency {min(concs)}-{max(concs)}" in line
+    watts = float(line.split()[2].replace(",", ""))
+    assert watts == pytest.approx(max(p["power_w"] for p in feasible), abs=0.5)
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0 and "warning: modelled power" in err and "would throttle" in err
+    assert "TDP 0.001 W" in out and "TDP 0 W" not in out
+    rc, out, err = cli("evaluate", GB200, "--json")
+    assert json.loads(out)["over_tdp"] == [] and "would throttle" not in err

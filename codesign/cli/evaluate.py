@@ -18,7 +18,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, over_budget, points_json
+    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, over_budget, over_tdp, points_json
     from ..spec import load_spec
     from ._common import print_json
 
@@ -39,6 +39,9 @@ def run(args) -> int:
             "infeasible_reason": ev.reasons[0] or None,
             # the chip's own hard budgets (chip.area.max) this design exceeds; priced as specified
             "over_budget": over_budget(spec, design),
+            # operating points whose modelled power is above the TDP: their tok/s per kW (at the
+            # TDP) cannot be sustained
+            "over_tdp": over_tdp(ev, 0),
             "points": points_json(ev, 0),
             "summary": summary,
         }
@@ -52,6 +55,12 @@ def run(args) -> int:
                 f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
                 "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
                 markup=False, highlight=False)
+        if hot := over_tdp(ev, 0):
+            from rich.console import Console
+
+            Console(stderr=True).print(
+                f"warning: {hot[0]}: the chip would throttle there, which is not priced; its tok/s per kW "
+                "(at the TDP) cannot be sustained. Check chip.tdp.", markup=False, highlight=False)
     # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
     return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
 
@@ -92,6 +101,8 @@ def _print_table(spec, ev, summary, design):
 
     from rich.console import Console
     from rich.table import Table
+
+    from ..evaluation import _watts
 
     con = Console(width=max(Console().width, 132))  # full headers (with units) even when piped
     d = spec.deployment
@@ -143,7 +154,7 @@ def _print_table(spec, ev, summary, design):
     con.print(t)
     for why, cs in notes.items():
         con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
-    con.print(f"peak mixed tok/s per kW (TDP {design['tdp_w']:.0f} W): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
+    con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
               f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
     area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")
