@@ -69,7 +69,52 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         n = max(n, int(np.size(v)))
     check_contract(ev, name, pm.plugin_label(info.plugin), n_designs=n,
                    concurrency=spec.workload.concurrency)
-    return ev
+    return mark_over_tdp(ev)
+
+
+def mark_over_tdp(ev: Evaluation) -> Evaluation:
+    """``ev`` with every feasible point whose modelled power per chip is above the design's TDP
+    marked infeasible (its metrics NaN, as the contract has them), the reason given per point
+    (``point_reasons``, when the model gives reasons) and per design that has no feasible point left.
+
+    The priced rates of such a point are not attainable: the chip would throttle to its TDP, which
+    no cost model here prices, and ``mixed_tok_s_per_kw`` divides by the TDP (the published tables'
+    power basis). ``tdp = "1 mW"`` on GB200 printed 65 billion tok/s per kW, and a search of
+    ``chip.tdp`` drove it to its lower bound, far below the designs' own power (session 30). Power
+    is ``power_w`` [W/chip], TDP ``tdp_w`` [W/chip], both in every cost model's contract
+    (:data:`codesign.costmodel.POINT_METRICS`, ``DESIGN_METRICS``). Peak power above the TDP is
+    not refused (see :func:`over_budget`): only an operating point's own power."""
+    import attrs
+
+    tdp = np.asarray(ev.design.get("tdp_w", np.nan), dtype=np.float64).reshape(-1)
+    power = ev.points.get("power_w")
+    if power is None:
+        return ev
+    power = np.asarray(power, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        over = ev.feasible & np.isfinite(power) & (power > tdp[:, None] * (1.0 + 1e-6))
+    if not over.any():
+        return ev
+    points = {k: np.where(over, np.nan, v) for k, v in ev.points.items()}
+    feasible = ev.feasible & ~over
+
+    def why(d: int) -> str:  # one reason per design (the CLI groups the points that share one)
+        lo, hi = (float(f(power[d][over[d]])) for f in (np.min, np.max))
+        span = _watts(hi) if _watts(lo) == _watts(hi) else f"{_watts(lo)[:-2]}-{_watts(hi)}"
+        return (f"modelled power {span}/chip > chip.tdp {_watts(float(tdp[d]))}: the chip would "
+                "throttle, which is not priced")
+
+    hot = np.full(over.shape[0], "", dtype=object)
+    for d in np.nonzero(over.any(axis=1))[0]:
+        hot[d] = why(int(d))
+    point_reasons = ev.point_reasons
+    if point_reasons is not None:
+        point_reasons = np.where(over, hot[:, None], np.asarray(point_reasons, dtype=object)).astype(object)
+    reasons = list(ev.reasons)
+    if reasons:
+        for d in np.nonzero(~feasible.any(axis=1) & over.any(axis=1))[0]:
+            reasons[d] = reasons[d] or hot[d]
+    return attrs.evolve(ev, points=points, feasible=feasible, point_reasons=point_reasons, reasons=reasons)
 
 
 FORMAT_FIELDS = ("weights_format", "moe_weights_format", "kv_cache_format", "activations_format")
@@ -268,29 +313,6 @@ def jsonable(x):
     if isinstance(x, np.ndarray):
         return jsonable(x.tolist())
     return x
-
-
-def over_tdp(ev: Evaluation, i: int = 0) -> list[str]:
-    """The concurrency points of design ``i`` whose modelled power per chip exceeds its TDP, as one
-    phrase (``"modelled power 325 W/chip > chip.tdp 0.001 W at concurrency 1-1024"``); ``[]`` when
-    none does.
-
-    ``mixed_tok_s_per_kw`` divides by the TDP (the published tables' power basis, DESIGN.md), so a
-    point whose own power (``power_w`` [W/chip], the cost model's static + dynamic power at that
-    load) is above it reports tokens per kW the chip cannot sustain: it would throttle, which no
-    cost model here prices (``tdp = "1 mW"`` printed 65 billion tok/s/kW without a word). Peak
-    power above the TDP is not listed (see :func:`over_budget`): only an operating point's power."""
-    tdp = float(ev.design.get("tdp_w", np.full(ev.n_designs, np.nan))[i])
-    power = ev.points.get("power_w")
-    if power is None or not math.isfinite(tdp):
-        return []
-    p = np.asarray(power[i], dtype=float)
-    over = ev.feasible[i] & np.isfinite(p) & (p > tdp * (1 + 1e-6))
-    if not over.any():
-        return []
-    c = ev.concurrency[over]
-    at = f"{int(c.min())}" if c.min() == c.max() else f"{int(c.min())}-{int(c.max())}"
-    return [f"modelled power {_watts(float(p[over].max()))}/chip > chip.tdp {_watts(tdp)} at concurrency {at}"]
 
 
 def _watts(w: float) -> str:

@@ -1946,7 +1946,10 @@ class _Relaxation:
         p = {k: (b + jac[k] @ (x - x0)) if k in jac else b for k, b in base.items()}
         p.update({k: jnp.broadcast_to(v, next(iter(base.values())).shape) for k, v in self.static.items()})
         out = jax.vmap(self.fn)(p)
-        slo = jnp.ones_like(out["feasible"], dtype=bool)
+        feasible = out["feasible"]
+        if "power_w" in out and "tdp_w" in out:  # as codesign.evaluation.mark_over_tdp: no point above the TDP
+            feasible = feasible & ~(out["power_w"] > out["tdp_w"][..., None] * (1.0 + 1e-6))
+        slo = jnp.ones_like(feasible, dtype=bool)
         for c in self.space.constraints:
             if c.slo and c.metric in out:
                 v = out[c.metric]
@@ -1956,7 +1959,7 @@ class _Relaxation:
             if name in _SMOOTH:
                 metric, how = _SMOOTH[name]
                 v = out[metric]
-                ok = out["feasible"] & slo & jnp.isfinite(v) & (v > 0)
+                ok = feasible & slo & jnp.isfinite(v) & (v > 0)
             elif name in out and out[name].ndim == 1:
                 v = out[name]
                 ok = jnp.isfinite(v) & (v > 0)

@@ -285,26 +285,32 @@ def test_a_design_over_its_buildable_area_is_said(tmp_path, cli):
     assert json.loads(out)["over_budget"] == [] and "over the chip's own budget" not in err
 
 
-def test_an_operating_point_above_the_tdp_is_said(tmp_path, cli):
+def test_an_operating_point_above_the_tdp_is_infeasible(tmp_path, cli):
     """``tdp = "1 mW"`` on GB200's spec was priced without a word: 65 billion mixed tok/s per kW
-    "(TDP 0 W)", exit 0 (noticed in session 28, left then). tok/s per kW divides by the TDP, and no
-    chip serves an LLM on a milliwatt, so every feasible concurrency of the workload's sweep is an
-    operating point whose own modelled power is above its TDP: evaluate still prices it (exit 0)
-    but warns on stderr and lists it in ``over_tdp`` of --json, naming the highest such power,
-    which is that of a listed point. The shipped spec (1200 W; modelled well below) lists none."""
+    "(TDP 0 W)", exit 0 (noticed in session 28, left then). tok/s per kW divides by the TDP, and a
+    point whose own modelled power is above it would throttle, which is not priced: it is
+    infeasible, with that reason. No chip serves an LLM on a milliwatt, so every point is, and
+    evaluate exits 1 (no feasible point) naming the range of the modelled powers, which are those
+    the same design prices at its real TDP (1200 W: every point feasible). A TDP between the
+    lightest and the heaviest point's power cuts the sweep there, with power rising with load."""
     f = tmp_path / "cold.toml"
     f.write_text(f'include = ["{GB200.as_posix()}"]\n[chip]\ntdp = "1 mW"\n')
     rc, out, err = cli("evaluate", f, "--json")
-    assert rc == 0, err
+    assert rc == 1, err
     doc = json.loads(out)
-    (line,) = doc["over_tdp"]
-    feasible = [p for p in doc["points"] if p["feasible"]]
-    concs = [p["concurrency"] for p in feasible]
-    assert line.startswith("modelled power ") and f"> chip.tdp 0.001 W at concurrency {min(concs)}-{max(concs)}" in line
-    watts = float(line.split()[2].replace(",", ""))
-    assert watts == pytest.approx(max(p["power_w"] for p in feasible), abs=0.5)
+    assert not any(p["feasible"] for p in doc["points"])
+    real = _doc(cli, GB200)["points"]
+    assert all(p["feasible"] for p in real)
+    lo, hi = min(p["power_w"] for p in real), max(p["power_w"] for p in real)
+    want = f"modelled power {lo:,.0f}-{hi:,.0f} W/chip > chip.tdp 0.001 W: the chip would throttle, which is not priced"
+    assert {p["infeasible_reason"] for p in doc["points"]} == {want}
+    assert doc["infeasible_reason"] == want
     rc, out, err = cli("evaluate", f)
-    assert rc == 0 and "warning: modelled power" in err and "would throttle" in err
-    assert "TDP 0.001 W" in out and "TDP 0 W" not in out
-    rc, out, err = cli("evaluate", GB200, "--json")
-    assert json.loads(out)["over_tdp"] == [] and "would throttle" not in err
+    assert rc == 1 and "TDP 0.001 W" in out and "TDP 0 W" not in out
+    # a TDP between the lightest and the heaviest point: the points above it go, the others stay
+    mid = (lo + hi) / 2
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[chip]\ntdp = "{mid} W"\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    assert rc == 0, err
+    for p, r in zip(json.loads(out)["points"], real):
+        assert p["feasible"] == (r["power_w"] <= mid), (p, r)

@@ -18,7 +18,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, over_budget, over_tdp, points_json
+    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, over_budget, points_json
     from ..spec import load_spec
     from ._common import print_json
 
@@ -39,9 +39,6 @@ def run(args) -> int:
             "infeasible_reason": ev.reasons[0] or None,
             # the chip's own hard budgets (chip.area.max) this design exceeds; priced as specified
             "over_budget": over_budget(spec, design),
-            # operating points whose modelled power is above the TDP: their tok/s per kW (at the
-            # TDP) cannot be sustained
-            "over_tdp": over_tdp(ev, 0),
             "points": points_json(ev, 0),
             "summary": summary,
         }
@@ -55,12 +52,6 @@ def run(args) -> int:
                 f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
                 "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
                 markup=False, highlight=False)
-        if hot := over_tdp(ev, 0):
-            from rich.console import Console
-
-            Console(stderr=True).print(
-                f"warning: {hot[0]}: the chip would throttle there, which is not priced; its tok/s per kW "
-                "(at the TDP) cannot be sustained. Check chip.tdp.", markup=False, highlight=False)
     # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
     return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
 
