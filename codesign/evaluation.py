@@ -50,14 +50,14 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         try:
             ok = bool(info.supports(spec))
         except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
-            raise PluginBugError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) raised in "
+            raise PluginBugError(f"{pm.cost_model_label(name)} raised in "
                               f"supports(): {type(exc).__name__}: {exc}") from exc
         if not ok:
-            raise PluginError(f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)}) declares it "
+            raise PluginError(f"{pm.cost_model_label(name)} declares it "
                               f"cannot price this spec; choose another deployment.cost_model or 'auto'")
     model = pm.cost_model(name)
     info = pm.cost_models[name]
-    who = f"cost model {name!r} (plugin {pm.plugin_label(info.plugin)})"
+    who = pm.cost_model_label(name)
     try:
         ev = model.evaluate(spec, pm.number_formats, overrides)
     except CodesignError:

@@ -210,6 +210,12 @@ class PluginManager:
                 return st.label
         return name
 
+    def cost_model_label(self, name: str) -> str:
+        """``cost model 'NAME' (plugin PLUGIN (DIST VERSION))`` of a registered cost model, as every
+        message that blames one names it; ``cost model 'NAME'`` when none is registered by that name."""
+        info = self.cost_models.get(name)
+        return f"cost model {name!r}" + (f" (plugin {self.plugin_label(info.plugin)})" if info is not None else "")
+
     def _dist(self, plugin: str) -> str:
         for st in self.status:
             if st.name == plugin:
@@ -321,7 +327,7 @@ class PluginManager:
                 try:
                     ok = bool(info.supports(spec))
                 except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
-                    self._fail(f"cost model {info.name!r} (plugin {self.plugin_label(info.plugin)}) "
+                    self._fail(f"{self.cost_model_label(info.name)} "
                                f"raised in supports(): {type(exc).__name__}: {exc}", exc)
                     ok = False
                 if not ok:
@@ -357,7 +363,7 @@ class PluginManager:
         try:
             return info.factory()
         except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
-            raise PluginBugError(f"cost model {name!r} (plugin {self.plugin_label(info.plugin)}) failed to "
+            raise PluginBugError(f"{self.cost_model_label(name)} failed to "
                               f"start: {type(exc).__name__}: {exc}") from exc
 
 
@@ -372,15 +378,15 @@ class PluginManager:
         """
         name = self.resolve_cost_model(name, spec)
         model = self.cost_model(name, spec=spec)
-        label = self.plugin_label(self.cost_models[name].plugin)
+        who = self.cost_model_label(name)
         try:
             got = model.parameters()
             keys = [] if isinstance(got, str) else list(got)  # a string is no list of keys
         except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001
-            raise PluginBugError(f"cost model {name!r} (plugin {label}) raised in parameters(): "
+            raise PluginBugError(f"{who} raised in parameters(): "
                                  f"{type(exc).__name__}: {exc}") from exc
         if isinstance(got, str) or not all(isinstance(k, str) for k in keys):
-            raise PluginBugError(f"cost model {name!r} (plugin {label}): parameters() must return a list of "
+            raise PluginBugError(f"{who}: parameters() must return a list of "
                                  f"spec key paths (str), got {repr(got)[:80]}")
         return keys
 

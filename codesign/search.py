@@ -2281,9 +2281,7 @@ def _refill(ctx: _Context, step: int, room: int) -> int:
             from .pluginmanager import get_plugin_manager
 
             pm = get_plugin_manager()
-            name = cost_model_name(ctx.spec, pm=pm)
-            info = pm.cost_models.get(name)
-            who = f"cost model {name!r}" + (f" (plugin {pm.plugin_label(info.plugin)})" if info else "")
+            who = pm.cost_model_label(cost_model_name(ctx.spec, pm=pm))
             print(f"warning: gradient seeds unavailable: {who} raised {type(exc).__name__}: {exc}; "
                   "the search goes on without them", file=sys.stderr)
             grads = []
