@@ -1282,8 +1282,15 @@ def _context_problem(isl: int, osl: int, data: dict, origins: dict, file: str) -
     ctx = context_tokens(model.get("context_length") if isinstance(model, dict) else None)
     if ctx is None or isl + osl <= ctx:
         return None
-    where = _origin(origins, ("model", "context_length"), file)
-    return (f"isl + osl = {isl:,} + {osl:,} = {isl + osl:,} tokens, longer than the model's context "
+    return context_message(isl, osl, ctx, _origin(origins, ("model", "context_length"), file))
+
+
+def context_message(isl: int, osl: int, ctx: int, where: str, model: str | None = None) -> str:
+    """Why a request of ``isl`` + ``osl`` tokens, longer than the ``ctx``-token context length set
+    in file ``where`` (of the model named ``model``, or "the model"), cannot be served: the one
+    wording of the spec's check, the searched lengths' and a study grid's cells."""
+    whose = f"{model}'s" if model else "the model's"
+    return (f"isl + osl = {isl:,} + {osl:,} = {isl + osl:,} tokens, longer than {whose} context "
             f"length, {ctx:,} tokens (model.context_length in {where}): the model cannot serve such a "
             "request. Shorten the request, or raise model.context_length if the model is served with "
             "a longer context")

@@ -228,21 +228,21 @@ def _context_problems(s: Step, where: str, file: str, spec_path: Path) -> list[t
         spec = load_spec(spec_path)
     except CodesignError:  # the step itself reports it
         return []
-    ctx = spec.model.context_length
+    from .spec import context_message, context_tokens
+
+    ctx = context_tokens(spec.model.context_length)
     if ctx is None:
         return []
     most = {"workload.isl": spec.workload.isl, "workload.osl": spec.workload.osl}
     most.update({k: max(a.values) for k, (_, a) in axes.items()})
     problems = []
     for key, (name, a) in axes.items():
-        other = most["workload.osl" if key == "workload.isl" else "workload.isl"]
         for j, v in enumerate(a.values):
-            if v + other > ctx:
+            isl, osl = (v, most["workload.osl"]) if key == "workload.isl" else (most["workload.isl"], v)
+            if isl + osl > ctx:
                 problems.append((file, f"{where}.{name}.values.{j}",
-                                 f"{key.split('.')[1]} {v:,} with {'osl' if key == 'workload.isl' else 'isl'} "
-                                 f"{other:,} is {v + other:,} tokens, longer than {spec.model.name}'s context "
-                                 f"length, {ctx:,} tokens (model.context_length in "
-                                 f"{spec.origin('model.context_length')}): such a request cannot be served"))
+                                 context_message(int(isl), int(osl), ctx, spec.origin("model.context_length"),
+                                                 spec.model.name)))
     return problems
 
 

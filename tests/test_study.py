@@ -142,7 +142,7 @@ def test_a_grid_cell_longer_than_the_models_context_is_named(cli, tmp_path):
     rc, out, err = cli("study", "run", study, "--out", tmp_path / "o", "--quick")
     lines = err.strip().splitlines()
     assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
-    assert "steps.0.y.values.1: isl 131,072 with osl 1,024 is 132,096 tokens, longer than gpt-oss-120b's " \
+    assert "steps.0.y.values.1: isl + osl = 131,072 + 1,024 = 132,096 tokens, longer than gpt-oss-120b's " \
            "context length, 131,072 tokens" in lines[0], lines[0]
     assert not (tmp_path / "o").exists()
     study.write_text(body.format(spec=spec.as_posix(), isl=130048))
