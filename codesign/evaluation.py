@@ -72,6 +72,33 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     return mark_over_tdp(ev)
 
 
+def slo_bounds(spec: Spec) -> list[tuple[str, float]]:
+    """The ``[workload.slo]`` of ``spec`` as ``[(point metric, upper bound [s])]``: ``ttft`` bounds
+    ``ttft_s``, ``tpot`` bounds ``tpot_s``; ``[]`` when it sets none. The search takes each as an SLO
+    constraint (``[[search.constraints]]`` ``{ metric = "ttft_s", max = … }``, see
+    :data:`codesign.search.SLO_METRICS`), and :func:`at_slo` applies them to an evaluation."""
+    slo = spec.workload.slo
+    if slo is None:
+        return []
+    return [(m, float(v)) for m, v in (("ttft_s", slo.ttft), ("tpot_s", slo.tpot)) if v is not None]
+
+
+def at_slo(spec: Spec, ev: Evaluation) -> Evaluation:
+    """``ev`` with only the feasible points that meet the spec's ``[workload.slo]`` left feasible
+    (the others keep their metrics), so that its summary is taken at the SLO: peak tok/s per kW at
+    SLO (goodput), as a search's SLO constraints take it. ``ev`` itself when the spec sets no SLO."""
+    bounds = slo_bounds(spec)
+    if not bounds:
+        return ev
+    import attrs
+
+    ok = ev.feasible.copy()
+    with np.errstate(invalid="ignore"):
+        for metric, bound in bounds:
+            ok &= np.asarray(ev.points[metric], dtype=np.float64) <= bound * (1.0 + 1e-9)
+    return attrs.evolve(ev, feasible=ok)
+
+
 def mark_over_tdp(ev: Evaluation) -> Evaluation:
     """``ev`` with every feasible point whose modelled power per chip is above the design's TDP
     marked infeasible (its metrics NaN, as the contract has them), the reason given per point

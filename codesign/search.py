@@ -183,6 +183,13 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             continue
         sense, raw = ("max", c.max) if c.max is not None else ("min", c.min)
         constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
+    # [workload.slo] is an SLO constraint on each point metric it bounds (it was read, its units
+    # checked, and then used by no command: fresh-user trial, session 30)
+    from .evaluation import slo_bounds
+
+    for metric, bound in slo_bounds(spec):
+        if (c := Constraint(metric, bound, "max")) not in constraints:
+            constraints.append(c)
     envelope = []
     for key, choices in s.envelope.items():
         where = toml_key_path("search", "envelope", key)

@@ -42,7 +42,7 @@ from attrs import field, frozen
 
 from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
-from .evaluation import evaluate, jsonable
+from .evaluation import at_slo, evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
 from .spec import (SPEC_TABLES, PosInt, is_file_name, load_raw, load_spec, quantity_allows_zero, quantity_kind,
                    spec_from_dict, toml_key_path)
@@ -515,7 +515,7 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
     if step.facet:
         overrides[step.facet.key] = np.asarray([c[0] for c in combos], dtype=np.float64)
     ev = evaluate(spec, overrides)
-    summ = ev.summary()
+    summ = at_slo(spec, ev).summary()  # at the spec's [workload.slo], where it sets one
     vals = summ[step.metric] if step.metric in summ else ev.design[step.metric]
     grid = np.asarray(vals, dtype=np.float64).reshape(len(fs), len(ys), len(xs))
     # designs over the chip's own budgets (area, power at full rates) are drawn but marked †
@@ -598,7 +598,7 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
         combos = list(itertools.product(*[step.envelope[k] for k in keys])) or [()]
         overrides = {k: np.asarray([c[i] for c in combos], dtype=np.float64) for i, k in enumerate(keys)}
         ev = evaluate(spec, overrides or None)
-        ok = ev.feasible
+        ok = at_slo(spec, ev).feasible  # the points that meet the spec's [workload.slo], where it sets one
         x = ev.points["interactivity_tok_s_user"][ok]
         y = ev.points["mixed_tok_s_per_chip"][ok]
         cc = np.broadcast_to(ev.concurrency, ok.shape)[ok]

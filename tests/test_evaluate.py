@@ -314,3 +314,31 @@ def test_an_operating_point_above_the_tdp_is_infeasible(tmp_path, cli):
     assert rc == 0, err
     for p, r in zip(json.loads(out)["points"], real):
         assert p["feasible"] == (r["power_w"] <= mid), (p, r)
+
+
+def test_a_workload_slo_is_applied_by_evaluate(tmp_path, cli):
+    """``[workload.slo]`` was accepted and ignored: ``ttft = "1 ns"`` printed every point feasible and
+    the peak tok/s per kW of all of them, exit 0 (fresh-user trial, session 30). evaluate marks each
+    point against it and takes the summary over the points that meet it; none meeting it is no
+    result (exit 1). Expected points: GB200's own sweep (evaluated without an SLO), those with
+    TTFT <= 100 ms and TPOT <= 5 ms, and the peak over them."""
+    real = _doc(cli, GB200)["points"]
+    f = tmp_path / "slo.toml"
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload.slo]\nttft = "100 ms"\ntpot = "5 ms"\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["slo"] == {"ttft_s": 0.1, "tpot_s": 0.005}
+    meets = [p["feasible"] and p["ttft_s"] <= 0.1 and p["tpot_s"] <= 0.005 for p in real]
+    assert [p["meets_slo"] for p in doc["points"]] == meets and any(meets) and not all(meets)
+    assert doc["summary"]["peak_mixed_tok_s_per_kw"] == pytest.approx(
+        max(p["mixed_tok_s_per_kw"] for p, m in zip(real, meets) if m), rel=1e-6)
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0 and "TTFT <= 100 ms, TPOT <= 5 ms" in out and " SLO " in out
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload.slo]\nttft = "1 ns"\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    doc = json.loads(out)
+    assert rc == 1 and not any(p["meets_slo"] for p in doc["points"])
+    assert doc["summary"]["peak_mixed_tok_s_per_kw"] is None
+    rc, out, err = cli("evaluate", f)
+    assert rc == 1 and "none does" in out

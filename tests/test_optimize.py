@@ -655,3 +655,18 @@ def test_a_rerun_reuses_the_reported_sensitivities_of_its_own_designs(cli, tmp_p
         storage = doc["storage"]
 
     assert _reported_sensitivities(out / "pareto.json", load_spec(spec), Result) == {}
+
+
+def test_a_workload_slo_bounds_the_search(cli, tmp_path):
+    """``[workload.slo]`` was read and its units checked, then used by no command: ``ttft = "1 ns"``
+    was priced as if unset (fresh-user trial, session 30). It is an SLO constraint, as
+    ``{ metric = "ttft_s", max = ... }`` is: no 8k-token prefill takes 1 ms (8192 tokens x 2 x 5.1e9
+    active parameters = 8.4e13 FLOP, ~34 ms at GB200's 2.5 PFLOP/s FP8), so every trial misses it,
+    with the reason the constraint form gives."""
+    spec = _gb200_search(tmp_path, "slo", '[workload.slo]\nttft = "1 ms"\n')
+    rc, stdout, err = cli("optimize", spec, "--trials", "6", "--out", tmp_path / "o", "--json")
+    assert rc == 1, err
+    doc = json.loads(stdout)
+    assert doc["feasible_trials"] == 0
+    assert {r["reason"]: r["trials"] for r in doc["infeasible_reasons"]} == \
+        {"no concurrency point meets the SLOs (ttft_s <= 0.001 s)": 6}

@@ -18,7 +18,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, cost_model_record, evaluate, over_budget, points_json
+    from ..evaluation import SCHEMA_VERSION, at_slo, cost_model_record, evaluate, over_budget, points_json, slo_bounds
     from ..spec import load_spec
     from ._common import print_json
 
@@ -26,7 +26,10 @@ def run(args) -> int:
     if spec.search is not None:
         _check_search_keys(spec, args.cost_model)
     ev = evaluate(spec, cost_model=args.cost_model)
-    summary = {k: float(v[0]) for k, v in ev.summary().items()}
+    # the summary is taken at the spec's [workload.slo] (goodput), as a search's SLO constraints take it
+    slo = slo_bounds(spec)
+    ev_slo = at_slo(spec, ev)
+    summary = {k: float(v[0]) for k, v in ev_slo.summary().items()}
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
     if args.json:
         doc = {
@@ -40,11 +43,17 @@ def run(args) -> int:
             # the chip's own hard budgets (chip.area.max) this design exceeds; priced as specified
             "over_budget": over_budget(spec, design),
             "points": points_json(ev, 0),
+            # [workload.slo] as {metric: upper bound [s]} (null without one); each point says whether
+            # it meets it, and the summary is taken over the points that do
+            "slo": {m: b for m, b in slo} or None,
             "summary": summary,
         }
+        if slo:
+            for p, ok in zip(doc["points"], ev_slo.feasible[0]):
+                p["meets_slo"] = bool(ok)
         print_json(doc)
     else:
-        _print_table(spec, ev, summary, design)
+        _print_table(spec, ev, summary, design, slo=(slo, ev_slo.feasible[0]))
         if over := over_budget(spec, design):
             from rich.console import Console
 
@@ -52,8 +61,16 @@ def run(args) -> int:
                 f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
                 "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
                 markup=False, highlight=False)
-    # as optimize and sweep: a design that no concurrency can run is no result (a script sees it)
-    return ExitCode.OK if ev.feasible.any() else ExitCode.NO_RESULT
+    # as optimize and sweep: a design that no concurrency can run (at its SLO) is no result (a script sees it)
+    return ExitCode.OK if ev_slo.feasible.any() else ExitCode.NO_RESULT
+
+
+def _describe_slo(slo) -> str:
+    """``TTFT <= 2 s, TPOT <= 50 ms``: a [workload.slo] as a person reads it."""
+    from ..units import format_quantity
+
+    names = {"ttft_s": "TTFT", "tpot_s": "TPOT"}
+    return ", ".join(f"{names[m]} <= {format_quantity(b, 's', digits=3)}" for m, b in slo)
 
 
 def _check_search_keys(spec, cost_model: str | None) -> None:
@@ -87,7 +104,7 @@ def _fmt(x, scale=1.0, digits=3, unit=""):
     return f"{text} {unit}" if unit else text
 
 
-def _print_table(spec, ev, summary, design):
+def _print_table(spec, ev, summary, design, slo=((), None)):
     import math
 
     from rich.console import Console
@@ -95,7 +112,7 @@ def _print_table(spec, ev, summary, design):
 
     from ..evaluation import _watts
 
-    con = Console(width=max(Console().width, 132))  # full headers (with units) even when piped
+    con = Console(width=max(Console().width, 140 if slo[0] else 132))  # full headers (with units) even when piped
     d = spec.deployment
 
     def par(x):  # parallelism of one pool (or of the aggregated engine)
@@ -131,6 +148,9 @@ def _print_table(spec, ev, summary, design):
     for name, *_ in cols:
         t.add_column(escape(name), justify="right")  # "[ms]" is a unit, not rich markup
     t.add_column("feasible")
+    bounds, meets = slo
+    if bounds:
+        t.add_column("SLO")  # meets [workload.slo]
     notes: dict[str, list[int]] = {}
     for j, c in enumerate(ev.concurrency):
         row = [str(int(c))]
@@ -139,12 +159,17 @@ def _print_table(spec, ev, summary, design):
         why = (ev.point_reasons[0, j] if ev.point_reasons is not None else "") or ev.reasons[0] \
             or "no reason given by the cost model"  # (an empty reason printed "...: " and nothing)
         row.append("yes" if ev.feasible[0, j] else "no")
+        if bounds:
+            row.append(("yes" if meets[j] else "no") if ev.feasible[0, j] else "—")
         if not ev.feasible[0, j]:
             notes.setdefault(str(why), []).append(int(c))
         t.add_row(*row)
     con.print(t)
     for why, cs in notes.items():
         con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
+    if bounds:
+        con.print(f"SLO ([workload.slo]): {_describe_slo(bounds)}; the figures below are over the points that meet it"
+                  + ("" if meets.any() or not ev.feasible[0].any() else ": none does"), highlight=False, markup=False)
     con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
               f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
