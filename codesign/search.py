@@ -2131,6 +2131,9 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
     spec = resolve_efficiency(spec, pm=pm)  # efficiency_from: the same knobs for gradients and evaluations
+    # an unknown deployment.cost_model (or format) is named at its file and key, as evaluate names
+    # it (optimize said "no cost model named ... is registered" alone: fresh-user trial, session 30)
+    check_names(spec, pm=pm)
     space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
     s = spec.search
     seed = s.seed if seed is None else seed
@@ -2988,6 +2991,7 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
 
     evaluate = evaluate or _evaluate
     pm = get_plugin_manager()
+    check_names(spec, pm=pm)  # as run_search
     space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
     seed = spec.search.seed if seed is None else seed
     cols, n = sample_columns(space, points, seed, method)

@@ -670,3 +670,15 @@ def test_a_workload_slo_bounds_the_search(cli, tmp_path):
     assert doc["feasible_trials"] == 0
     assert {r["reason"]: r["trials"] for r in doc["infeasible_reasons"]} == \
         {"no concurrency point meets the SLOs (ttft_s <= 0.001 s)": 6}
+
+
+def test_an_unknown_cost_model_is_named_at_its_key(cli, tmp_path):
+    """``cost_model = "roofline2"``: optimize said "no cost model named 'roofline2' is registered"
+    without the file or key, where evaluate names both (fresh-user trial, session 30). Now the same
+    one line as evaluate, exit 2, nothing written."""
+    spec = _gb200_search(tmp_path, "cm", '[deployment]\ncost_model = "roofline2"\n')
+    for cmd in ("optimize", "sweep"):
+        rc, stdout, err = cli(cmd, spec, "--out", tmp_path / cmd)
+        assert rc == 2 and "Traceback" not in err, err
+        assert f"{spec}: deployment.cost_model: no cost model named 'roofline2' is registered" in err, err
+        assert not (tmp_path / cmd).exists()
