@@ -215,7 +215,13 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
     try:
         quantity_kind(key)
     except KeyError:
-        return "no such spec key"
+        # a typo gets the closest key the cost model can vary, as a misspelt spec key gets its own
+        # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
+        import difflib
+
+        close = difflib.get_close_matches(key, [k for k in parameters or () if not k.startswith("efficiency.")],
+                                          n=1, cutoff=0.9)
+        return "no such spec key" + (f"; did you mean {close[0]!r}?" if close else "")
     if parameters is not None and key not in parameters:
         searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
         return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "

@@ -421,7 +421,8 @@ def test_search_param_shapes_are_named_at_load(cli, tmp_path):
                     '"memory.hbm.bandwith" = { low = "2 TB/s", high = "1 TB/s" }\n')
     load_spec(typo)
     rc, _, err = cli("optimize", typo, "--out", tmp_path / "out")
-    assert rc == 2 and err.strip().splitlines() == [f'error: {typo}: search.params."memory.hbm.bandwith": no such spec key']
+    assert rc == 2 and err.strip().splitlines() == [f'error: {typo}: search.params."memory.hbm.bandwith": no such spec key; '
+                                                  "did you mean 'memory.hbm.bandwidth'?"]
 
 
 def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path):
