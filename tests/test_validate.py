@@ -106,6 +106,34 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     rows = list(csv.DictReader(open(tmp_path / "o" / "predictions.csv")))
     assert [r["point_id"] for r in rows] == ["imx-00017", "imx-00018", "imx-00152"]
     assert "pred_tput_per_gpu_tok_s" in rows[0] and "extrapolated" in rows[0]
+    # a three-row cut of the public file is not what the shipped calibration was fitted on
+    assert doc["in_sample"] is False and doc["predictions"] == str(tmp_path / "o" / "predictions.csv")
+
+
+def test_validate_says_when_its_errors_are_in_sample(shared_data, tmp_path, cli):
+    """The error tables did not say that the shipped calibration was fitted on the very file they
+    score (the README did: fresh-user trial, session 30). A calibration whose provenance lists the
+    file's SHA-256 (here a copy of the shipped one, its data entries replaced by this three-row
+    file's hash, computed with hashlib) makes them in-sample: ``in_sample`` in --json, a note on
+    stderr; the shipped calibration, which lists other hashes, does not."""
+    import hashlib
+    import json
+    import re
+
+    from codesign_baseline import CALIBRATION
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    sub = _subset(src, tmp_path / "imx.csv", {"imx-00017", "imx-00018", "imx-00152"}, "point_id")
+    digest = hashlib.sha256(sub.read_bytes()).hexdigest()
+    cal = tmp_path / "cal.toml"
+    cal.write_text(re.sub(r'sha256 = "[0-9a-f]{64}"', f'sha256 = "{digest}"', CALIBRATION.read_text()))
+    rc, out, err = cli("validate", sub, "--calibration", cal, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["in_sample"] is True and json.loads(out)["predictions"] is None
+    rc, out, err = cli("validate", sub, "--calibration", cal)
+    assert rc == 0 and "note: the calibration was fitted on this file" in err and "in-sample" in err
+    rc, out, err = cli("validate", sub)
+    assert rc == 0 and "in-sample" not in err
 
 
 def test_validate_prices_with_a_third_party_cost_model(shared_data, tmp_path, capsys):
