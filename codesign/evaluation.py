@@ -128,7 +128,11 @@ def mark_over_tdp(ev: Evaluation) -> Evaluation:
     def why(d: int) -> str:  # one reason per design (the CLI groups the points that share one)
         lo, hi = (float(f(power[d][over[d]])) for f in (np.min, np.max))
         span = _watts(hi) if _watts(lo) == _watts(hi) else f"{_watts(lo)[:-2]}-{_watts(hi)}"
-        return (f"modelled power {span}/chip > chip.tdp {_watts(float(tdp[d]))}: the chip would "
+        cap = _watts(float(tdp[d]))
+        if _watts(hi) == cap:  # "700 W > 700 W": just over, said with the decimals that show it
+            n = next((k for k in range(1, 7) if f"{hi:.{k}f}" != f"{float(tdp[d]):.{k}f}"), 6)
+            span, cap = f"{hi:,.{n}f} W", f"{float(tdp[d]):,.{n}f} W"
+        return (f"modelled power {span}/chip > chip.tdp {cap}: the chip would "
                 "throttle, which is not priced")
 
     hot = np.full(over.shape[0], "", dtype=object)
