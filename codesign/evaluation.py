@@ -72,6 +72,10 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     return mark_over_tdp(ev)
 
 
+#: Relative margin above the TDP before a point's modelled power counts as over it (float32 sweeps).
+TDP_RTOL = 1e-6
+
+
 def slo_bounds(spec: Spec) -> list[tuple[str, float]]:
     """The ``[workload.slo]`` of ``spec`` as ``[(point metric, upper bound [s])]``: ``ttft`` bounds
     ``ttft_s``, ``tpot`` bounds ``tpot_s``; ``[]`` when it sets none. The search takes each as an SLO
@@ -83,6 +87,18 @@ def slo_bounds(spec: Spec) -> list[tuple[str, float]]:
     return [(m, float(v)) for m, v in (("ttft_s", slo.ttft), ("tpot_s", slo.tpot)) if v is not None]
 
 
+def meets_slos(ev: Evaluation, slos) -> np.ndarray:
+    """``(n, c)`` bool: the feasible points of ``ev`` that meet every ``(point metric, bound, sense)``
+    of ``slos`` (``sense`` ``"max"``: metric <= bound; ``"min"``: metric >= bound). The one SLO test of
+    the search's constraints and of :func:`at_slo`."""
+    ok = ev.feasible.copy()
+    with np.errstate(invalid="ignore"):
+        for metric, bound, sense in slos:
+            v = np.asarray(ev.points[metric], dtype=np.float64)
+            ok &= (v <= bound) if sense == "max" else (v >= bound)
+    return ok
+
+
 def at_slo(spec: Spec, ev: Evaluation) -> Evaluation:
     """``ev`` with only the feasible points that meet the spec's ``[workload.slo]`` left feasible
     (the others keep their metrics), so that its summary is taken at the SLO: peak tok/s per kW at
@@ -92,11 +108,7 @@ def at_slo(spec: Spec, ev: Evaluation) -> Evaluation:
         return ev
     import attrs
 
-    ok = ev.feasible.copy()
-    with np.errstate(invalid="ignore"):
-        for metric, bound in bounds:
-            ok &= np.asarray(ev.points[metric], dtype=np.float64) <= bound * (1.0 + 1e-9)
-    return attrs.evolve(ev, feasible=ok)
+    return attrs.evolve(ev, feasible=meets_slos(ev, [(m, b, "max") for m, b in bounds]))
 
 
 def mark_over_tdp(ev: Evaluation) -> Evaluation:
@@ -119,21 +131,21 @@ def mark_over_tdp(ev: Evaluation) -> Evaluation:
         return ev
     power = np.asarray(power, dtype=np.float64)
     with np.errstate(invalid="ignore"):
-        over = ev.feasible & np.isfinite(power) & (power > tdp[:, None] * (1.0 + 1e-6))
+        over = ev.feasible & np.isfinite(power) & (power > tdp[:, None] * (1.0 + TDP_RTOL))
     if not over.any():
         return ev
     points = {k: np.where(over, np.nan, v) for k, v in ev.points.items()}
     feasible = ev.feasible & ~over
 
     def why(d: int) -> str:  # one reason per design (the CLI groups the points that share one)
-        lo, hi = (float(f(power[d][over[d]])) for f in (np.min, np.max))
-        span = _watts(hi) if _watts(lo) == _watts(hi) else f"{_watts(lo)[:-2]}-{_watts(hi)}"
-        cap = _watts(float(tdp[d]))
-        if _watts(hi) == cap:  # "700 W > 700 W": just over, said with the decimals that show it
-            n = next((k for k in range(1, 7) if f"{hi:.{k}f}" != f"{float(tdp[d]):.{k}f}"), 6)
-            span, cap = f"{hi:,.{n}f} W", f"{float(tdp[d]):,.{n}f} W"
-        return (f"modelled power {span}/chip > chip.tdp {cap}: the chip would "
-                "throttle, which is not priced")
+        lo, hi, cap = float(power[d][over[d]].min()), float(power[d][over[d]].max()), float(tdp[d])
+        if _watts(hi) == _watts(cap):  # "700 W > 700 W": just over, said with the decimals that show it
+            n = next((k for k in range(1, 7) if f"{hi:.{k}f}" != f"{cap:.{k}f}"), 6)
+            span, limit = f"{hi:,.{n}f} W", f"{cap:,.{n}f} W"
+        else:
+            span = _watts(hi) if _watts(lo) == _watts(hi) else f"{_watts(lo).removesuffix(' W')}-{_watts(hi)}"
+            limit = _watts(cap)
+        return f"modelled power {span}/chip > chip.tdp {limit}: the chip would throttle, which is not priced"
 
     hot = np.full(over.shape[0], "", dtype=object)
     for d in np.nonzero(over.any(axis=1))[0]:

@@ -43,7 +43,7 @@ from attrs import frozen
 from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
-from .evaluation import FORMAT_FIELDS, check_names, cost_model_name
+from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, cost_model_name, meets_slos, slo_bounds
 from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
 from .units import QuantityError, format_quantity, parse_quantity
 
@@ -185,8 +185,6 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
     # [workload.slo] is an SLO constraint on each point metric it bounds (it was read, its units
     # checked, and then used by no command: fresh-user trial, session 30)
-    from .evaluation import slo_bounds
-
     for metric, bound in slo_bounds(spec):
         if (c := Constraint(metric, bound, "max")) not in constraints:
             constraints.append(c)
@@ -656,11 +654,10 @@ def _envelope_block(spec: Spec, cols: dict[str, np.ndarray], n: int, space: Sear
     slos = [c for c in space.constraints if c.slo]
     flat: dict[str, np.ndarray] = {}
     if slos:
-        mask = feas.copy()
+        mask = meets_slos(ev, [(c.metric, c.bound, c.sense) for c in slos])
         for c in slos:
             v = np.asarray(ev.points[c.metric], dtype=np.float64)
             with np.errstate(invalid="ignore"):
-                mask &= (v <= c.bound) if c.sense == "max" else (v >= c.bound)
                 if c.sense == "max":
                     best = np.where(feas, v, np.inf).min(axis=1)
                 else:
@@ -1961,7 +1958,7 @@ class _Relaxation:
         out = jax.vmap(self.fn)(p)
         feasible = out["feasible"]
         if "power_w" in out and "tdp_w" in out:  # as codesign.evaluation.mark_over_tdp: no point above the TDP
-            feasible = feasible & ~(out["power_w"] > out["tdp_w"][..., None] * (1.0 + 1e-6))
+            feasible = feasible & ~(out["power_w"] > out["tdp_w"][..., None] * (1.0 + TDP_RTOL))
         slo = jnp.ones_like(feasible, dtype=bool)
         for c in self.space.constraints:
             if c.slo and c.metric in out:

@@ -44,8 +44,8 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import at_slo, evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import (SPEC_TABLES, PosInt, is_file_name, load_raw, load_spec, quantity_allows_zero, quantity_kind,
-                   spec_from_dict, toml_key_path)
+from .spec import (SPEC_TABLES, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
+                   quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path)
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -228,8 +228,6 @@ def _context_problems(s: Step, where: str, file: str, spec_path: Path) -> list[t
         spec = load_spec(spec_path)
     except CodesignError:  # the step itself reports it
         return []
-    from .spec import context_message, context_tokens
-
     ctx = context_tokens(spec.model.context_length)
     if ctx is None:
         return []

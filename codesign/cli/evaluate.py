@@ -53,7 +53,7 @@ def run(args) -> int:
                 p["meets_slo"] = bool(ok)
         print_json(doc)
     else:
-        _print_table(spec, ev, summary, design, slo=(slo, ev_slo.feasible[0]))
+        _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0])
         if over := over_budget(spec, design):
             from rich.console import Console
 
@@ -104,15 +104,18 @@ def _fmt(x, scale=1.0, digits=3, unit=""):
     return f"{text} {unit}" if unit else text
 
 
-def _print_table(spec, ev, summary, design, slo=((), None)):
+def _print_table(spec, ev, summary, design, meets=None):
+    """The table of ``ev``'s points and its summary lines; ``meets`` (per point) whether the point
+    meets the spec's [workload.slo], when it sets one."""
     import math
 
     from rich.console import Console
     from rich.table import Table
 
-    from ..evaluation import _watts
+    from ..evaluation import _watts, slo_bounds
 
-    con = Console(width=max(Console().width, 140 if slo[0] else 132))  # full headers (with units) even when piped
+    bounds = slo_bounds(spec)
+    con = Console(width=max(Console().width, 140 if bounds else 132))  # full headers (with units) even when piped
     d = spec.deployment
 
     def par(x):  # parallelism of one pool (or of the aggregated engine)
@@ -148,7 +151,6 @@ def _print_table(spec, ev, summary, design, slo=((), None)):
     for name, *_ in cols:
         t.add_column(escape(name), justify="right")  # "[ms]" is a unit, not rich markup
     t.add_column("feasible")
-    bounds, meets = slo
     if bounds:
         t.add_column("SLO")  # meets [workload.slo]
     notes: dict[str, list[int]] = {}

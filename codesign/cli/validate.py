@@ -45,29 +45,33 @@ def register(sub) -> None:
 
 def _efficiency_for(uncalibrated: bool, path=None):
     """``(knobs of a point, the calibration's domain, the tables that priced a point, the
-    InferenceMAX statistic the calibration was fitted on or None)``."""
+    InferenceMAX statistic the calibration was fitted on or None, the SHA-256 of each data file it
+    was fitted on)``."""
+    none = ((lambda p: {}), None, None, None, set())
     if uncalibrated:
-        return (lambda p: {}), None, None, None
+        return none
     try:
         from codesign_baseline import efficiency_for, load_calibration, read_calibration
     except ImportError:  # pragma: no cover - baseline plugin not installed
-        return (lambda p: {}), None, None, None
+        return none
     cal = read_calibration(path) if path else load_calibration()
     if not cal:
-        return (lambda p: {}), None, None, None
+        return none
     import functools
 
     # one composition per (system, framework), not several per row (build_spec asks per point and
     # per group; the knobs and the basis come from the same call). Callers only read the dict.
     knobs = functools.cache(lambda system, framework: efficiency_for(cal, system, framework))
+    prov = cal.get("provenance") or {}
     return ((lambda p: knobs(p.system_key, p.framework)[0]), cal.get("domain"),
             (lambda p: knobs(p.system_key, p.framework)[1]),
-            (cal.get("provenance") or {}).get("inferencemax_statistic"))
+            prov.get("inferencemax_statistic"),
+            {d.get("sha256") for d in prov.get("data") or [] if isinstance(d, dict)})
 
 
 def run(args) -> int:
-    from ..validate import (bad_rows_note, error_table_rows, file_notes, predict, priced, read_measured,
-                            shared_data_warning, write_predictions)
+    from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
+                            read_measured, shared_data_warning, write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -80,7 +84,7 @@ def run(args) -> int:
     schema, points = read_measured(args.measured, args.statistic)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
-    eff_for, domain, basis_for, fitted = _efficiency_for(args.uncalibrated, args.calibration)
+    eff_for, domain, basis_for, fitted, fitted_files = _efficiency_for(args.uncalibrated, args.calibration)
     # warnings once the command line has been accepted (a refusal stays one line)
     if shared := shared_data_warning():
         print(f"warning: {shared}", file=sys.stderr)
@@ -120,7 +124,7 @@ def run(args) -> int:
                             + (f"; e.g. {first}" if first else "") + ")")
     # the shipped calibration was fitted on the public files: errors on one of them are in-sample, which
     # the tables did not say (the README did: fresh-user trial, session 30)
-    in_sample = domain is not None and _fitted_on(args.measured, args.uncalibrated, args.calibration)
+    in_sample = domain is not None and file_sha256(args.measured) in fitted_files
     bad = bad_rows_note(points, "each row's reason is its status in predictions.csv")
     if bad:  # bad cells are kept as rows (none is dropped silently), and said here, not only in the CSV
         print(f"warning: {args.measured}: {bad}", file=sys.stderr)
@@ -149,22 +153,6 @@ def run(args) -> int:
     if args.out:
         print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
     return 0
-
-
-def _fitted_on(measured, uncalibrated: bool, path=None) -> bool:
-    """Whether the calibration in use (``path``, else the shipped one) was fitted on the file
-    ``measured``: its SHA-256 is among the calibration's ``[[provenance.data]]``."""
-    if uncalibrated:
-        return False
-    try:
-        from codesign_baseline import load_calibration, read_calibration
-    except ImportError:  # pragma: no cover - baseline plugin not installed
-        return False
-    from ..validate import file_sha256
-
-    cal = read_calibration(path) if path else load_calibration()
-    data = (cal.get("provenance") or {}).get("data") or []
-    return file_sha256(measured) in {d.get("sha256") for d in data if isinstance(d, dict)}
 
 
 #: Duplicated ids named in the warning (the rest are counted).
