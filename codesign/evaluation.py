@@ -21,7 +21,7 @@ SCHEMA_VERSION = 1
 
 
 def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_model: str | None = None,
-             pm=None) -> Evaluation:
+             pm=None, apply_tdp: bool = True) -> Evaluation:
     """Price ``spec`` (and the ``n`` designs ``overrides`` describe) with its cost model.
 
     Args:
@@ -30,6 +30,9 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         cost_model: use this registered cost model instead of ``deployment.cost_model``;
             ``"auto"`` picks the most accurate loaded model that supports the spec
             (:meth:`~codesign.pluginmanager.PluginManager.select_cost_model`).
+        apply_tdp: mark points whose modelled power is above the TDP infeasible
+            (:func:`mark_over_tdp`, the default in every command); ``False`` gives the cost model's
+            own feasibility (the plugin kit's monotonicity checks, :mod:`codesign.testing`).
 
     Raises:
         PluginError: the cost model is missing or cannot price this spec; PluginBugError (a
@@ -69,7 +72,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         n = max(n, int(np.size(v)))
     check_contract(ev, name, pm.plugin_label(info.plugin), n_designs=n,
                    concurrency=spec.workload.concurrency)
-    return mark_over_tdp(ev)
+    return mark_over_tdp(ev) if apply_tdp else ev
 
 
 #: Relative margin above the TDP before a point's modelled power counts as over it (float32 sweeps).

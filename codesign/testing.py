@@ -192,11 +192,12 @@ class CostModelContract:
         return cls.run(spec, None, pm)
 
     @classmethod
-    def run(cls, spec, overrides, pm) -> Evaluation:
-        """Price through the core (:func:`codesign.evaluation.evaluate`): contract checks included."""
+    def run(cls, spec, overrides, pm, *, apply_tdp: bool = True) -> Evaluation:
+        """Price through the core (:func:`codesign.evaluation.evaluate`): contract checks included;
+        ``apply_tdp=False`` leaves points above the TDP as the model priced them."""
         from .evaluation import evaluate
 
-        return evaluate(spec, overrides, cost_model=cls.cost_model, pm=pm)
+        return evaluate(spec, overrides, cost_model=cls.cost_model, pm=pm, apply_tdp=apply_tdp)
 
     @classmethod
     def need(cls, parameters, *keys):
@@ -364,7 +365,10 @@ class CostModelContract:
 
     def test_more_hbm_capacity_never_lowers_max_concurrency(self, spec, pm, parameters):
         self.need(parameters, _HBM_CAP)
-        ev = self.run(spec, {_HBM_CAP: spec.memory.hbm.capacity * np.array([0.25, 0.5, 0.75, 1.0])}, pm)
+        # the model's own feasibility: with more KV slots a point may batch more users and draw more
+        # power, and the core marks a point above the TDP infeasible (mark_over_tdp), by design
+        ev = self.run(spec, {_HBM_CAP: spec.memory.hbm.capacity * np.array([0.25, 0.5, 0.75, 1.0])}, pm,
+                      apply_tdp=False)
         mc = np.asarray(ev.design["max_concurrency"], dtype=float)  # finite: the core checks design metrics
         assert np.all(np.diff(mc) >= 0), f"max_concurrency falls as HBM grows: {mc}"
         assert np.all(ev.feasible[1:] >= ev.feasible[:-1]), "a point became infeasible with more HBM"

@@ -116,3 +116,36 @@ def test_roofline_example_prices_a_chip_without_host_memory(cli):
     assert rc == 0, err
     doc = json.loads(out)
     assert all(p["feasible"] and math.isfinite(p["tpot_s"]) for p in doc["points"]), doc["points"]
+
+
+def test_kit_capacity_check_allows_a_point_lost_to_the_tdp():
+    """More HBM capacity gives more KV slots, so a point may batch more users and draw more power;
+    a point above the TDP is infeasible by design (codesign.evaluation.mark_over_tdp). The kit's
+    capacity check asks the model's own feasibility, so it does not fail a correct model for it.
+
+    The case, derived from the model's monotone power-vs-batch: the flagship spec with HBM capacity
+    0.237× its own (the kit's 0.75× then holds about 740 users, 1.0× about 1,100) and a 254 W TDP.
+    At C = 1,024 the 0.75× design runs a batch of ~740 users (power below 254 W), the 1.0× design
+    all 1,024 (more power, above 254 W): the core loses that point, with the TDP reason.
+    """
+    import attrs
+
+    from codesign import load_spec
+    from codesign.evaluation import evaluate
+    from codesign.pluginmanager import get_plugin_manager
+
+    spec = load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")
+    cap = spec.memory.hbm.capacity * 0.237
+    spec = attrs.evolve(spec, chip=attrs.evolve(spec.chip, tdp=254.0),
+                        memory=attrs.evolve(spec.memory, hbm=attrs.evolve(spec.memory.hbm, capacity=cap)))
+    grid = {"memory.hbm.capacity": cap * np.array([0.25, 0.5, 0.75, 1.0])}
+    ev = evaluate(spec, grid)
+    lost = ev.feasible[:-1] & ~ev.feasible[1:]
+    assert lost.any(), "the case no longer loses a point to the TDP: adjust its capacity or TDP"
+    assert all("> chip.tdp" in r for r in ev.point_reasons[1:][lost])
+    own = evaluate(spec, grid, apply_tdp=False)
+    assert np.all(own.feasible[1:] >= own.feasible[:-1])
+
+    pm = get_plugin_manager()
+    kit = TestAnalytical()
+    kit.test_more_hbm_capacity_never_lowers_max_concurrency(spec, pm, list(pm.cost_model("analytical").parameters()))
