@@ -54,6 +54,15 @@ NonNegInt = NewType("NonNegInt", int)
 SeedInt = NewType("SeedInt", int)
 """A sampler seed: a whole number in [0, 2**32) (numpy's and Optuna's seed range)."""
 
+OutputTokens = NewType("OutputTokens", int)
+"""An output sequence length: a whole number >= 2 (TPOT = (E2E - TTFT) / (OSL - 1) needs two tokens)."""
+
+#: Why an output length must be 2 or more, said after the range in every message that refuses one.
+OSL_WHY = "TPOT = (E2E - TTFT) / (OSL - 1) needs two output tokens"
+
+#: The whole-number types of spec keys and the least value each takes (a study's grid checks its values).
+WHOLE_MINIMUM = {PosInt: 1, OutputTokens: 2}
+
 GridLevels = NewType("GridLevels", int)
 """A whole number >= 2: levels per number of a grid (its low and high at least)."""
 
@@ -398,9 +407,9 @@ def _seed_hook(value, _type):
     return value
 
 
-def _min_osl(value):
+def _min_osl(value):  # Workload(...) built in Python; a spec's osl is refused by its structure hook first
     if value < 2:
-        raise ValueError(f"osl: must be at least 2 tokens (TPOT = (E2E - TTFT) / (OSL - 1)); got {value}")
+        raise ValueError(f"osl: must be a whole number >= 2 (got {value}): {OSL_WHY}")
 
 
 def _nonempty(inst, att, value):
@@ -420,7 +429,7 @@ class Workload:
     #: Input sequence length per request [tokens].
     isl: PosInt
     #: Output sequence length per request [tokens]; at least 2, since TPOT is (E2E − TTFT)/(OSL − 1).
-    osl: PosInt = field(validator=lambda inst, att, v: _min_osl(v))
+    osl: OutputTokens = field(validator=lambda inst, att, v: _min_osl(v))
     #: Requests in flight, closed loop; one point of the sweep each.
     concurrency: tuple[PosInt, ...] = field(validator=_nonempty)
     #: Lengths drawn uniformly from [(1 - length_jitter)·L, L]: InferenceMAX uses 0.2.
@@ -790,15 +799,16 @@ def _as_whole(value):
     return value
 
 
-def _whole_at_least(minimum: int):
-    """The structure hook of a count >= ``minimum`` (and <= :data:`MAX_COUNT`)."""
+def _whole_at_least(minimum: int, why: str = ""):
+    """The structure hook of a count >= ``minimum`` (and <= :data:`MAX_COUNT`); ``why`` follows the
+    message of a value below it."""
     def hook(value, _type):
         value = whole_count(value)
         if isinstance(value, float) and value.is_integer():  # beyond 2**53: whole, but not a count
             raise ValueError(f"must be a whole number in [{minimum}, {MAX_COUNT}] (got {format_value(value)})")
         value = _as_whole(value)
         if value < minimum:
-            raise ValueError(f"must be a whole number >= {minimum} (got {value})")
+            raise ValueError(f"must be a whole number >= {minimum} (got {value})" + (f": {why}" if why else ""))
         if value > MAX_COUNT:
             raise ValueError(f"must be a whole number in [{minimum}, {MAX_COUNT}] (got {value})")
         return value
@@ -866,6 +876,7 @@ def converter():
     conv.register_structure_hook(PosInt, _pos_int)
     conv.register_structure_hook(NonNegInt, _whole_at_least(0))
     conv.register_structure_hook(GridLevels, _whole_at_least(2))
+    conv.register_structure_hook(OutputTokens, _whole_at_least(WHOLE_MINIMUM[OutputTokens], OSL_WHY))
     conv.register_structure_hook(SeedInt, _seed_hook)
     conv.register_structure_hook(SamplerName, _name_hook(_sampler_problem))
     conv.register_structure_hook(SearchMetric, _name_hook(_metric_problem))

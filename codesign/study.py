@@ -44,7 +44,7 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import at_slo, evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import (SPEC_TABLES, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
+from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
                    quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path)
 from .units import QuantityError, format_quantity, parse_quantity
 
@@ -193,7 +193,7 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
         except KeyError:
             problems.append((file, f"{at}.key", f"no such spec key {axis.key!r}"))
             continue
-        if FORMAT_KEY.match(axis.key) or hint not in (int, float, PosInt):
+        if FORMAT_KEY.match(axis.key) or hint not in (int, float, *WHOLE_MINIMUM):
             problems.append((file, f"{at}.key", f"{axis.key!r} is not a numeric spec key (a grid axis "
                                                 "varies a quantity or a number)"))
             continue
@@ -248,13 +248,13 @@ def _numeric_key(key: str) -> bool:
     """A scalar, numeric spec key (what a grid axis can vary)."""
     try:
         quantity_kind(key)
-        return not FORMAT_KEY.match(key) and _key_type(key) in (int, float, PosInt)
+        return not FORMAT_KEY.match(key) and _key_type(key) in (int, float, *WHOLE_MINIMUM)
     except KeyError:
         return False
 
 
 def _key_type(key: str):
-    """The declared type of a spec key (``PosInt``, ``float``, ``str``, ...); KeyError if none."""
+    """The declared type of a spec key (``PosInt``, ``OutputTokens``, ``float``, ``str``, ...); KeyError if none."""
     import types
     import typing
 
@@ -284,8 +284,8 @@ def _value_problem(v, kind: str | None, hint, allow_zero: bool = True) -> str:
         return ""
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         return f"expected a number (got {v!r})"
-    if hint is PosInt and not (v >= 1 and float(v).is_integer()):
-        return f"expected a whole number >= 1 (got {v!r})"
+    if hint in WHOLE_MINIMUM and not (v >= WHOLE_MINIMUM[hint] and float(v).is_integer()):
+        return f"expected a whole number >= {WHOLE_MINIMUM[hint]} (got {v!r})"
     if v < 0:
         return f"expected a number >= 0 (got {v!r})"
     return ""

@@ -36,7 +36,7 @@ def test_redact_hides_every_password_form(url, secret):
     ("[deployment]\ncost_model = \"magic\"\n", "deployment.cost_model", "no cost model named 'magic'"),
     ("[workload]\nlength_jitter = 1.5\n", "workload.length_jitter", "must be in [0, 1)"),
     ("[workload]\nconcurrency = 8\n", "workload.concurrency", "expected a list"),
-    ("[workload]\nosl = 1\n", "workload.osl", "at least 2"),
+    ("[workload]\nosl = 1\n", "workload.osl", "whole number >= 2 (got 1)"),
     ("[memory.hbm]\nbandwidth = \"1e30 TB/s\"\n", "memory.hbm.bandwidth", "out of range"),
 ])
 def test_errors_name_the_users_file_and_key(cli, tmp_path, body, path, words):
@@ -192,9 +192,10 @@ def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
     ('[search.params]\n"workload.isl" = {low = 0, high = 8192}\n',
      'search.params."workload.isl": low 0: must be a whole number >= 1'),
     ('[search.params]\n"workload.osl" = {choices = [0, 1024]}\n',
-     'search.params."workload.osl": choice 0: must be a whole number >= 1'),
+     'search.params."workload.osl": choice 0: must be a whole number >= 2'),
+    # osl = 0 said "a whole number >= 1" and osl = 1 "at least 2 tokens" (fresh-user trial, session 30)
     ('[search.params]\n"workload.osl" = {choices = [1, 1024]}\n',
-     'search.params."workload.osl": choice 1: must be at least 2 tokens'),
+     'search.params."workload.osl": choice 1: must be a whole number >= 2'),
 ])
 def test_searched_deployment_values_are_checked_like_the_spec(cli, tmp_path, body, msg):
     spec = _spec(tmp_path, body, name="mine.toml", base=FLAGSHIP)

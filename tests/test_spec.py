@@ -109,6 +109,10 @@ CASES = {
     "whole_float_recv_interval_too_large": ('[deployment]\nscheduler_recv_interval = 10001.0\n',
                                             "deployment.scheduler_recv_interval",
                                             "must be a whole number in [1, 10000] (got 10001)"),
+    # an output length of 0 and of 1 are refused alike (fresh-user trial, session 30: 0 said
+    # "a whole number >= 1", 1 "at least 2 tokens"); TPOT divides by OSL - 1
+    "zero_osl": ('[workload]\nosl = 0\n', "workload.osl", "must be a whole number >= 2 (got 0): TPOT"),
+    "one_osl": ('[workload]\nosl = 1\n', "workload.osl", "must be a whole number >= 2 (got 1): TPOT"),
     "fractional_pool_chips": ('[deployment]\nmode = "disaggregated"\n[deployment.prefill]\nchips = 2.5\n'
                               '[deployment.decode]\nchips = 8\n', "deployment.prefill.chips",
                               "expected a whole number (got 2.5)"),

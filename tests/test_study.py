@@ -148,3 +148,18 @@ def test_a_grid_cell_longer_than_the_models_context_is_named(cli, tmp_path):
     study.write_text(body.format(spec=spec.as_posix(), isl=130048))
     rc, out, err = cli("study", "run", study, "--out", tmp_path / "o", "--quick")
     assert rc == 0, err
+
+
+def test_a_grid_axis_over_the_output_length_takes_its_least_value(cli, tmp_path):
+    """workload.osl is a whole number >= 2 (TPOT divides by OSL - 1): a grid axis over it is a
+    numeric axis, and a value of 1 is named at its path, exit 2, nothing written."""
+    spec = REPO / "specs" / "kv-locality.toml"
+    study = tmp_path / "s.toml"
+    study.write_text('name = "osl"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{spec}"\nmetric = "min_tpot_s"\n'
+                     'x = {{ key = "memory.sram.capacity", values = ["0 MiB"] }}\n'
+                     'y = {{ key = "workload.osl", values = [1024, 1] }}\n'.format(spec=spec.as_posix()))
+    rc, out, err = cli("study", "run", study, "--out", tmp_path / "o", "--quick")
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
+    assert "steps.0.y.values.1: expected a whole number >= 2 (got 1)" in lines[0], lines[0]
+    assert not (tmp_path / "o").exists()
