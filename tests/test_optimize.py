@@ -24,6 +24,10 @@ def test_optimize_writes_report_and_designs(cli, tmp_path):
     for f in ("pareto.csv", "pareto.json", "pareto.png", "study.journal"):
         assert (out / f).is_file()
     assert json.loads((out / "pareto.json").read_text()) == doc
+    # the dashboard hint is one line a user can copy, even where it is wider than the 80 columns
+    # rich gives a stderr that is no terminal (it broke mid-path: fresh-user trial, session 30)
+    hint = f"study: {out / 'study.journal'} (optuna-dashboard {out / 'study.journal'})"
+    assert len(hint) > 80 and hint in err.splitlines(), err
     assert doc["pareto"], "no feasible design found"
     assert doc["warnings"] == [] and "warning" not in err  # power and area are bounded
     assert [o["metric"] for o in doc["objectives"]] == ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s"]

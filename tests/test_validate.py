@@ -108,6 +108,11 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     assert "pred_tput_per_gpu_tok_s" in rows[0] and "extrapolated" in rows[0]
     # a three-row cut of the public file is not what the shipped calibration was fitted on
     assert doc["in_sample"] is False and doc["predictions"] == str(tmp_path / "o" / "predictions.csv")
+    # the transient progress bar left a blank first line on a stderr that is no terminal (a log;
+    # fresh-user trial, session 30): none is drawn there
+    assert main(["validate", str(sub), "--out", str(tmp_path / "o2")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("knobs: "), repr(err[:80])
 
 
 def test_validate_says_when_its_errors_are_in_sample(shared_data, tmp_path, cli):

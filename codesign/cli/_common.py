@@ -147,15 +147,20 @@ def progress_bar(command: str, description: str = "", *, transient: bool = False
     is one line with no bar above it, and stops when the block ends (an error included).
 
     Args:
-        transient: remove the bar once done (``validate``: its tables follow).
+        transient: remove the bar once done (``validate``: its tables follow); no bar at all when
+            stderr is not a terminal (a log kept a blank line where it was).
         skip_finished: a first count that is already complete starts no bar (a finished study's
             "nothing to run" had a full bar above it).
     """
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    console = Console(stderr=True)
+    if transient and not console.is_terminal:  # nothing to see once removed; rich left a blank line in a log
+        yield lambda done, total: None
+        return
     prog = Progress(TextColumn(f"[bold]{command}[/bold] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=Console(stderr=True), transient=transient)
+                    TimeElapsedColumn(), console=console, transient=transient)
     task = prog.add_task(description, total=None)
 
     def progress(done, total):

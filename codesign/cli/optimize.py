@@ -54,7 +54,7 @@ def run(args) -> int:
     # checked now, created by the search once the spec's [search] has been accepted
     out_option = "--out" if args.out else "output directory"
     out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # a path or command on one line, as the terminal wraps it
     from ..report import search_warnings
     from ..search import _check_out_dir, check_study_dir
 

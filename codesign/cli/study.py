@@ -48,7 +48,7 @@ def run(args) -> int:
         raise CodesignError(f"{out}: holds the full run's report (studies ship it); --quick without --out "
                             f"would overwrite it with small-budget results: give --out DIR (e.g. --out "
                             f"runs/{st.name}-quick)")
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)  # a path or command on one line, as the terminal wraps it
     data = run_study(args.study, out, quick=args.quick,
                      progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"),
                      note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
