@@ -151,7 +151,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
     if not math.isfinite(mag):
         raise QuantityError(f"must be finite (got {value!r})")
     if abs(mag) > MAX_SI:
-        raise QuantityError(f"out of range (got {value!r}; at most {MAX_SI:.0e} in SI units)")
+        raise QuantityError(f"out of range (got {value!r}; at most {format_quantity(MAX_SI, kind)})")
     if mag < 0 or (mag == 0 and not allow_zero):
         raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
     return mag

@@ -37,7 +37,7 @@ def test_redact_hides_every_password_form(url, secret):
     ("[workload]\nlength_jitter = 1.5\n", "workload.length_jitter", "must be in [0, 1)"),
     ("[workload]\nconcurrency = 8\n", "workload.concurrency", "expected a list"),
     ("[workload]\nosl = 1\n", "workload.osl", "whole number >= 2 (got 1)"),
-    ("[memory.hbm]\nbandwidth = \"1e30 TB/s\"\n", "memory.hbm.bandwidth", "out of range"),
+    ("[memory.hbm]\nbandwidth = \"1e30 TB/s\"\n", "memory.hbm.bandwidth", "out of range (got '1e30 TB/s'; at most 1e+18 TB/s)"),  # the limit in the unit the spec reads, not "1e+30 in SI units" (fresh-user trial, session 30)
 ])
 def test_errors_name_the_users_file_and_key(cli, tmp_path, body, path, words):
     spec = _spec(tmp_path, body)
