@@ -342,3 +342,38 @@ def test_a_workload_slo_is_applied_by_evaluate(tmp_path, cli):
     assert doc["summary"]["peak_mixed_tok_s_per_kw"] is None
     rc, out, err = cli("evaluate", f)
     assert rc == 1 and "none does" in out
+
+
+def test_the_roofline_example_models_its_power_from_the_spec(tmp_path, cli):
+    """The roofline example plugin took every chip at its TDP (``power_w = tdp``), so ``tdp = "1 W"``
+    on GB200 was "feasible" at 344 M mixed tok/s per kW, exit 0 (fresh-user trial, session 31). It
+    now models power from the spec's own energy figures, as the analytical model does, and the
+    core refuses points above the TDP.
+
+    Hand derivation from specs/technology/n4p.toml (its comments): GB200's modelled area is
+    1099.4 mm², static 0.1364 W/mm² × 1099.4 mm² = 150.0 W; FP8 activations (the deployment) at
+    5 PFLOP/s × 0.1457 pJ/FLOP = 728.5 W; HBM 8 TB/s × 3.9 pJ/bit = 249.6 W; NVLink 2 × 900 GB/s ×
+    5 pJ/bit = 72 W: peak power 1200.1 W, the TDP the figures were derived from. At one user the
+    roofline decode step is bound by HBM bandwidth, so the chip draws static + 249.6 W = 399.6 W
+    while it decodes (its few FLOPs add about 2 W) and about 150 + 728.5 W during the prefill,
+    about 3% of the request: within 10% of 399.6 W."""
+    pytest.importorskip("codesign_roofline")
+    roof = SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml"
+    rc, out, err = cli("evaluate", roof, "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["design"]["area_mm2"] == pytest.approx(1099.4, rel=1e-4)
+    assert doc["design"]["peak_power_w"] == pytest.approx(150.0 + 728.5 + 249.6 + 72.0, rel=1e-3)
+    pts = doc["points"]
+    assert pts[0]["concurrency"] == 1 and pts[0]["power_w"] == pytest.approx(150.0 + 249.6, rel=0.10)
+    power = [p["power_w"] for p in pts]
+    assert all(a < b for a, b in zip(power, power[1:])) and max(power) <= doc["design"]["peak_power_w"]
+    for p in pts:  # tok/s per kW on the modelled power, and energy per token, follow from power
+        assert p["mixed_tok_s_per_kw_modelled"] == pytest.approx(p["mixed_tok_s_per_chip"] / (p["power_w"] / 1e3))
+        assert p["energy_j_per_token"] == pytest.approx(p["power_w"] / p["mixed_tok_s_per_chip"])
+    f = tmp_path / "roof1w.toml"
+    f.write_text(f'include = ["{roof.as_posix()}"]\n[chip]\ntdp = "1 W"\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    doc = json.loads(out)
+    assert rc == 1 and not any(p["feasible"] for p in doc["points"])
+    assert "modelled power" in doc["infeasible_reason"] and "> chip.tdp 1 W" in doc["infeasible_reason"]

@@ -32,9 +32,18 @@ number formats, block scales included; ``L̄ = L·(1 − jitter/2)`` the mean of
   C·(prefill + decode FLOPs of a request) / (tp·dp·peak))``: the second term is the chip's
   compute per cycle of every user, which no schedule avoids. ``TTFT`` = one prefill alone,
   ``TPOT = (E2E − TTFT)/(OSL̄ − 1)`` (DESIGN.md's definition).
-* **Power**: the model has no energy figures; it takes the chip at its TDP (``power_w = tdp``), so
-  ``mixed_tok_s_per_kw_modelled`` equals ``mixed_tok_s_per_kw`` and ``energy_j_per_token`` is
-  ``TDP · chips / mixed tok/s``.
+* **Power** [W/chip], from the spec's own energy figures (``[chip.energy]``, each memory tier's
+  ``energy_per_byte``; ``specs/technology/n4p.toml`` gives them for the shipped hardware), the same
+  terms as the analytical model: static ``static + static_per_area · area``, plus the dynamic
+  energy of a request (its prefill's FLOPs and one read of the resident weights, and ``OSL̄ − 1``
+  shares ``1/C`` of a decode step's FLOPs and bytes per tier) times the request rate ``C / E2E``,
+  over the replica's chips. Energy per FLOP is the activation format's class (a missing class from
+  the others as the analytical model derives it). Collectives are free here, so links draw nothing.
+  The core then marks a point whose power is above ``chip.tdp`` infeasible (a ``tdp = "1 W"`` chip
+  was priced at 344 M tok/s per kW when this model took ``power_w = tdp``; fresh-user trial, session
+  31). ``peak_power_w`` is static plus every unit at its peak rate (FLOPs, each tier's bandwidth, the
+  scale-up links both ways; the host tier left out, as the analytical model does). A spec with no energy figures has no modelled power: ``power_w`` is then
+  the TDP, as the model cannot check it, and ``peak_power_w`` is the TDP too.
 * **Area**: the same per-unit technology figures as the analytical model when the spec gives
   ``[chip.area]`` (compute, SRAM, scale-up I/O, HBM stacks), else NaN.
 
@@ -207,7 +216,12 @@ class RooflineModel:
         x_req = C[None, :] / e2e
         mixed = x_req * (isl + osl) / chips[:, None]
         output = x_req * osl / chips[:, None]
-        power = np.broadcast_to(tdp[:, None], e2e.shape)
+        area_mm2 = self._area_mm2(spec, peaks, sram_cap, hbm_cap, hbm_bw, n)
+        power, peak_power = self._power_w(
+            spec, a_fmt, formats, tdp, area_mm2,
+            peak=peak, hbm_bw=hbm_bw, sram_bw=sram_bw, host_bw=host_bw, chips=chips, C=C, e2e=e2e, osl=osl,
+            pre_flops=pre_flops, w_res=w_res, step_flops=C[None, :] * dec_flops_tok,
+            step_bytes=(w_read + kv_batch * f_hbm, kv_batch * f_sram, kv_batch * f_host))
 
         def mask(x):
             return np.where(feasible, x, np.nan)
@@ -223,8 +237,8 @@ class RooflineModel:
             "prefill_compute_s": mask(np.broadcast_to((pre_flops / (stage * peak))[:, None], e2e.shape)),
         }
         design = {
-            "chips": chips, "tdp_w": tdp, "peak_power_w": tdp.copy(),
-            "area_mm2": self._area_mm2(spec, peaks, sram_cap, hbm_cap, hbm_bw, n),
+            "chips": chips, "tdp_w": tdp, "peak_power_w": peak_power,
+            "area_mm2": area_mm2,
             "weights_bytes_per_chip": w_res, "max_concurrency": max_conc,
         }
         reasons, preasons = [], np.full(feasible.shape, "", dtype=object)
@@ -239,6 +253,43 @@ class RooflineModel:
                                               f"(max concurrency {int(max_conc[i])})")
         return Evaluation(concurrency=C, points=points, feasible=feasible, design=design,
                           reasons=reasons, point_reasons=preasons)
+
+    @staticmethod
+    def _power_w(spec, a_fmt, formats, tdp, area_mm2, *, peak, hbm_bw, sram_bw, host_bw, chips, C, e2e, osl,
+                 pre_flops, w_res, step_flops, step_bytes):  # noqa: ARG004 (host_bw: see peak_power)
+        """Modelled power at each point and peak power of each design [W/chip] (module docstring).
+
+        ``step_flops`` (c,) or (n, c) is a decode step's FLOPs over the replica; ``step_bytes`` the
+        step's bytes per chip from HBM, SRAM and host (n, c); ``w_res`` the resident weights per chip
+        [B], read once by each prefill. Without energy figures in the spec both are the TDP.
+        """
+        en, mem = spec.chip.energy, spec.memory
+        e_tiers = [mem.hbm.energy_per_byte] + [t.energy_per_byte if t is not None else None
+                                               for t in (mem.sram, mem.host)]
+        if en is None and all(e is None for e in e_tiers):
+            return np.broadcast_to(tdp[:, None], e2e.shape), tdp.copy()
+        e_hbm, e_sram, e_host = (e or 0.0 for e in e_tiers)
+        e_link = spec.network.scaleup_energy_per_byte or 0.0
+        static = en.static if en else 0.0
+        if en is not None and en.static_per_area:
+            static = static + en.static_per_area * np.nan_to_num(area_mm2 * 1e-6)  # mm² → m²
+        static = np.broadcast_to(np.asarray(static, dtype=np.float64), tdp.shape)
+        # energy per FLOP of each class; missing ones at the same power per peak (as the analytical model)
+        e4, e8, e16 = (getattr(en, f"per_flop_{c}", None) if en else None for c in ("fp4", "fp8", "bf16"))
+        e8 = e8 if e8 is not None else (2 * e4 if e4 is not None else (e16 / 2 if e16 is not None else 0.0))
+        per_class = {"fp4": e4 if e4 is not None else e8 / 2, "fp8": e8,
+                     "bf16": e16 if e16 is not None else 2 * e8}
+        e_flop = np.array([per_class.get(formats[f].compute_class, e8) for f in a_fmt])  # (n,)
+        col = lambda x: np.asarray(x, dtype=np.float64)[:, None]  # noqa: E731  (n,) -> (n, 1)
+        b_hbm, b_sram, b_host = step_bytes
+        e_step = (col(e_flop) * step_flops
+                  + (e_hbm * b_hbm + e_sram * b_sram + e_host * b_host) * col(chips))  # J per step, replica
+        e_pre = e_flop * pre_flops + e_hbm * w_res * chips  # J per prefill, replica (n,)
+        e_req = col(e_pre) + (osl - 1.0) * e_step / C[None, :]
+        power = col(static) + (C[None, :] / e2e) * e_req / col(chips)
+        peak_power = (static + e_flop * peak + e_hbm * hbm_bw + e_sram * np.nan_to_num(sram_bw)
+                      + 2.0 * e_link * spec.network.scaleup_bandwidth)
+        return power, peak_power
 
     @staticmethod
     def _area_mm2(spec, peaks, sram_cap, hbm_cap, hbm_bw, n):
