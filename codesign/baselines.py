@@ -156,14 +156,49 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
                                                              else " (the same name, other values)"))
     a, b = attrs.evolve(ref.workload, name=""), attrs.evolve(spec.workload, name="")
     if a != b:
-        diff = [f"{f.name} {getattr(a, f.name)} (this spec {getattr(b, f.name)})"
+        diff = [f"{f.name} {_shown(getattr(a, f.name))} (this spec {_shown(getattr(b, f.name))})"
                 for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)]
         out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own workload: "
                    + ", ".join(diff))
     if out:
         out[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
                     "takes this spec's model and workload) or a reference file for this case")
+    named = _own_cost_model(ref.path)
+    if named is not None and named != spec.deployment.cost_model:
+        out.append(f"the reference {ref.name!r} ({ref.path}) names deployment.cost_model {named!r}; it is "
+                   f"priced by this spec's, {spec.deployment.cost_model!r}, so that designs and reference "
+                   "compare on one model (the reference file's choice is not used)")
     return out
+
+
+def _shown(value) -> str:
+    """A workload value as a person reads it: an SLO as ``TTFT 150 ms, TPOT 4 ms``, none as ``none``
+    (the warning printed the Python repr ``Slo(ttft=0.15, tpot=0.004)``; fresh-user trial, session 31)."""
+    from .spec import Slo
+    from .units import format_quantity
+
+    if value is None:
+        return "none"
+    if isinstance(value, Slo):
+        parts = [f"{k.upper()} {format_quantity(v, 's')}" for k, v in (("ttft", value.ttft), ("tpot", value.tpot))
+                 if v is not None]
+        return ", ".join(parts) or "none"
+    if isinstance(value, tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _own_cost_model(path: str | None) -> str | None:
+    """The ``deployment.cost_model`` a reference spec file (or a file it includes) sets, or None."""
+    if not path:
+        return None
+    try:
+        raw, _ = load_raw(path)
+    except Exception:  # noqa: BLE001 -- read once already; a problem there is reported by the loader
+        return None
+    dep = raw.get("deployment")
+    named = dep.get("cost_model") if isinstance(dep, dict) else None
+    return named if isinstance(named, str) else None
 
 
 def resolve_efficiency(spec: Spec, *, pm=None) -> Spec:

@@ -130,3 +130,27 @@ def test_a_reference_file_of_another_workload_is_warned(cli, tmp_path):
     assert reference_warnings(load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")) == []
     spec.write_text(spec.read_text() + '[search]\nreference = "gb200"\n')
     assert reference_warnings(load_spec(spec)) == []
+
+
+def test_a_reference_file_naming_another_cost_model_is_warned(tmp_path):
+    """A reference spec file is priced by the spec's cost model, whatever it names (session 26), so
+    ``cost_model = "nosuch"`` or ``"roofline"`` there was silently not used, exit 0 (fresh-user
+    trial, session 31): the warning says so. An SLO the reference lacks was shown as the Python
+    repr ``slo None (this spec Slo(ttft=0.15, tpot=0.004))``: now in the spec's own terms."""
+    from codesign.baselines import reference_warnings
+    from codesign.spec import load_spec
+
+    ref = tmp_path / "ref.toml"
+    ref.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                   '[deployment]\ncost_model = "nosuch"\n')
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[search]\nreference = "ref.toml"\n[workload.slo]\nttft = "150 ms"\ntpot = "4 ms"\n')
+    slo, cm = reference_warnings(load_spec(spec))
+    assert "own workload: slo none (this spec TTFT 150 ms, TPOT 4 ms)" in slo, slo
+    assert cm.startswith("the reference 'gb200-gpt-oss-120b' (") and "names deployment.cost_model 'nosuch'" in cm
+    assert "priced by this spec's, 'analytical'" in cm and "not used" in cm
+    # the same cost model named in the reference file is no news
+    ref.write_text(ref.read_text().replace('"nosuch"', '"analytical"'))
+    (slo,) = reference_warnings(load_spec(spec))
+    assert "slo none" in slo
