@@ -434,7 +434,15 @@ class Workload:
     concurrency: tuple[PosInt, ...] = field(validator=_nonempty)
     #: Lengths drawn uniformly from [(1 - length_jitter)·L, L]: InferenceMAX uses 0.2.
     length_jitter: float = field(default=0.0)
-    slo: Slo | None = None
+    slo: Slo | None = field(default=None)
+
+    @slo.validator
+    def _slo_set(self, att, value):
+        # an empty [workload.slo] (or one whose keys were all misspelt away) was taken silently as
+        # "no SLO" (fresh-user trial, session 31)
+        if value is not None and value.ttft is None and value.tpot is None:
+            raise ValueError("slo: sets neither ttft nor tpot; give a target (ttft = \"2 s\", tpot = \"20 ms\") "
+                             "or drop the [workload.slo] table")
 
     @length_jitter.validator
     def _jit(self, att, value):

@@ -113,6 +113,8 @@ CASES = {
     # "a whole number >= 1", 1 "at least 2 tokens"); TPOT divides by OSL - 1
     "zero_osl": ('[workload]\nosl = 0\n', "workload.osl", "must be a whole number >= 2 (got 0): TPOT"),
     "one_osl": ('[workload]\nosl = 1\n', "workload.osl", "must be a whole number >= 2 (got 1): TPOT"),
+    # an empty [workload.slo] was taken as "no SLO" without a word (fresh-user trial, session 31)
+    "empty_slo": ('[workload.slo]\n', "workload.slo", "sets neither ttft nor tpot"),
     "fractional_pool_chips": ('[deployment]\nmode = "disaggregated"\n[deployment.prefill]\nchips = 2.5\n'
                               '[deployment.decode]\nchips = 8\n', "deployment.prefill.chips",
                               "expected a whole number (got 2.5)"),
