@@ -164,11 +164,18 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
         out[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
                     "takes this spec's model and workload) or a reference file for this case")
     named = _own_cost_model(ref.path)
-    if named is not None and named != spec.deployment.cost_model:
+    mine = spec.deployment.cost_model
+    if named is not None and named != mine and (mine == "auto" or mine in _cost_models(pm)):  # else refused
         out.append(f"the reference {ref.name!r} ({ref.path}) names deployment.cost_model {named!r}; it is "
                    f"priced by this spec's, {spec.deployment.cost_model!r}, so that designs and reference "
                    "compare on one model (the reference file's choice is not used)")
     return out
+
+
+def _cost_models(pm) -> dict:
+    from .pluginmanager import get_plugin_manager
+
+    return (pm or get_plugin_manager()).cost_models
 
 
 def _shown(value) -> str:

@@ -203,14 +203,18 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
         if overrides and key in overrides:
             names = list(dict.fromkeys(np.asarray(overrides[key], dtype=object).ravel().tolist()))
             key = (override_keys or {}).get(key, key)
+        # the file that set the key (an included deployment, say), as the loader names it
+        at = where if key != f"deployment.{f}" else spec.origin(key)
         for v in names:
             if v is not None and v not in formats:
-                problems.append((where, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
+                problems.append((at, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
             elif f in WEIGHT_ONLY_REFUSED and v is not None and formats[v].weight_only:
-                problems.append((where, key, f"{v!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[f]}"))
+                problems.append((at, key, f"{v!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[f]}"))
     name = cost_model or spec.deployment.cost_model
     if name != "auto" and name not in pm.cost_models:
-        problems.append((where, "deployment.cost_model" if not cost_model else "--cost-model",
+        # an included file's bad name was blamed on the top-level spec (fresh-user trial, session 31)
+        problems.append((spec.origin("deployment.cost_model") if not cost_model else where,
+                         "deployment.cost_model" if not cost_model else "--cost-model",
                          f"no cost model named {name!r} is registered; available: "
                          f"{', '.join(sorted(pm.cost_models)) or 'none'} (or 'auto')"))
     if problems:

@@ -231,7 +231,21 @@ def _envelope_key_problem(key: str, parameters: list[str] | None) -> str | None:
     """Why ``key`` of ``[search.envelope]`` is refused (it takes deployment keys the cost model can
     vary), or None."""
     if not key.startswith("deployment.") or (parameters is not None and key not in parameters):
-        return "the envelope takes deployment keys the cost model can vary"
+        # name them, and the closest, as [search.params] does (fresh-user trial, session 31: a
+        # misspelt "deployment.tpp" got neither)
+        import difflib
+
+        allowed = [k for k in parameters or () if k.startswith("deployment.")]
+        if not allowed:
+            return "the envelope takes deployment keys the cost model can vary"
+        try:  # a real spec key gets no suggestion: it is not misspelt
+            quantity_kind(key)
+            close = []
+        except KeyError:
+            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.8)
+        return ("the envelope takes deployment keys the cost model can vary"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+                + f" (it can vary {', '.join(allowed)})")
     return None
 
 
