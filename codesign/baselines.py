@@ -163,24 +163,22 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
     if out:
         out[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
                     "takes this spec's model and workload) or a reference file for this case")
-    named = _own_cost_model(ref.path)
-    mine = spec.deployment.cost_model
-    if named is not None and named != mine and (mine == "auto" or mine in _cost_models(pm)):  # else refused
-        out.append(f"the reference {ref.name!r} ({ref.path}) names deployment.cost_model {named!r}; it is "
-                   f"priced by this spec's, {spec.deployment.cost_model!r}, so that designs and reference "
-                   "compare on one model (the reference file's choice is not used)")
-    return out
-
-
-def _cost_models(pm) -> dict:
     from .pluginmanager import get_plugin_manager
 
-    return (pm or get_plugin_manager()).cost_models
+    named = _own_cost_model(ref.path)
+    mine = spec.deployment.cost_model
+    known = mine == "auto" or mine in (pm or get_plugin_manager()).cost_models  # else refused, not warned
+    if named is not None and named != mine and known:
+        out.append(f"the reference {ref.name!r} ({ref.path}) names deployment.cost_model {named!r}; it is "
+                   f"priced by this spec's, {mine!r}, so that designs and reference "
+                   "compare on one model (the reference file's choice is not used)")
+    return out
 
 
 def _shown(value) -> str:
     """A workload value as a person reads it: an SLO as ``TTFT 150 ms, TPOT 4 ms``, none as ``none``
     (the warning printed the Python repr ``Slo(ttft=0.15, tpot=0.004)``; fresh-user trial, session 31)."""
+    from .errors import format_value
     from .spec import Slo
     from .units import format_quantity
 
@@ -190,9 +188,7 @@ def _shown(value) -> str:
         parts = [f"{k.upper()} {format_quantity(v, 's')}" for k, v in (("ttft", value.ttft), ("tpot", value.tpot))
                  if v is not None]
         return ", ".join(parts) or "none"
-    if isinstance(value, tuple):
-        return ", ".join(str(v) for v in value)
-    return str(value)
+    return format_value(value)
 
 
 def _own_cost_model(path: str | None) -> str | None:

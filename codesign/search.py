@@ -215,11 +215,8 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
     except KeyError:
         # a typo gets the closest key the cost model can vary, as a misspelt spec key gets its own
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
-        import difflib
-
-        close = difflib.get_close_matches(key, [k for k in parameters or () if not k.startswith("efficiency.")],
-                                          n=1, cutoff=0.9)
-        return "no such spec key" + (f"; did you mean {close[0]!r}?" if close else "")
+        return "no such spec key" + _did_you_mean(
+            key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
     if parameters is not None and key not in parameters:
         searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
         return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "
@@ -233,20 +230,26 @@ def _envelope_key_problem(key: str, parameters: list[str] | None) -> str | None:
     if not key.startswith("deployment.") or (parameters is not None and key not in parameters):
         # name them, and the closest, as [search.params] does (fresh-user trial, session 31: a
         # misspelt "deployment.tpp" got neither)
-        import difflib
-
+        why = "the envelope takes deployment keys the cost model can vary"
         allowed = [k for k in parameters or () if k.startswith("deployment.")]
         if not allowed:
-            return "the envelope takes deployment keys the cost model can vary"
+            return why
         try:  # a real spec key gets no suggestion: it is not misspelt
             quantity_kind(key)
-            close = []
+            hint = ""
         except KeyError:
-            close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.8)
-        return ("the envelope takes deployment keys the cost model can vary"
-                + (f"; did you mean {close[0]!r}?" if close else "")
-                + f" (it can vary {', '.join(allowed)})")
+            hint = _did_you_mean(key, allowed, cutoff=0.8)
+        return f"{why}{hint} (it can vary {', '.join(allowed)})"
     return None
+
+
+def _did_you_mean(key: str, candidates, *, cutoff: float) -> str:
+    """``"; did you mean 'x'?"`` for the candidate closest to ``key`` (difflib ratio >= ``cutoff``),
+    else ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(key, list(candidates), n=1, cutoff=cutoff)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def search_key_problems(spec: Spec, parameters: list[str] | None) -> list[tuple[str, str, str]]:

@@ -142,6 +142,18 @@ class Energy:
     per_flop_fp4: float | None = q("J/FLOP", default=None)
 
 
+def energy_per_flop(en: Energy | None) -> dict[str, float]:
+    """Energy per dense FLOP [J/FLOP] of the classes ``fp4``, ``fp8`` and ``bf16`` from ``en``.
+
+    A missing class runs at the same power at its peak as the given ones (the peaks halve from FP4
+    to FP8 to BF16, :class:`PeakFlops`): fp8 = 2·fp4 = bf16/2. With no figure at all, 0 (no
+    dynamic energy). Other classes (fp6, int8) take fp8's, as they take its rate or less.
+    """
+    e4, e8, e16 = ((getattr(en, f"per_flop_{c}") if en is not None else None) for c in ("fp4", "fp8", "bf16"))
+    e8 = e8 if e8 is not None else (2 * e4 if e4 is not None else (e16 / 2 if e16 is not None else 0.0))
+    return {"fp4": e4 if e4 is not None else e8 / 2, "fp8": e8, "bf16": e16 if e16 is not None else 2 * e8}
+
+
 @frozen(kw_only=True)
 class Area:
     """Per-unit silicon area and packaging figures, so a search cannot buy everything at once."""

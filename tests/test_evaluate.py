@@ -377,3 +377,23 @@ def test_the_roofline_example_models_its_power_from_the_spec(tmp_path, cli):
     doc = json.loads(out)
     assert rc == 1 and not any(p["feasible"] for p in doc["points"])
     assert "modelled power" in doc["infeasible_reason"] and "> chip.tdp 1 W" in doc["infeasible_reason"]
+
+
+def test_the_roofline_energy_per_token_does_not_depend_on_the_pipeline_split(tmp_path, cli):
+    """With no static power, a token costs the FLOPs and bytes that produce it, whichever way the
+    layers are split into pipeline stages: PP 2 moves the same weights and KV cache, on twice the
+    chips, at the roofline's same step time (stages run one after the other). The first version of
+    the roofline's power counted a stage's bytes on every chip of the replica, pp times over
+    (0.0198, 0.0376, 0.0732 J per token at PP 1, 2, 4; fresh-user trial, session 32)."""
+    pytest.importorskip("codesign_roofline")
+    roof = SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml"
+    per_token = {}
+    for pp in (1, 2, 4):
+        f = tmp_path / f"pp{pp}.toml"
+        f.write_text(f'include = ["{roof.as_posix()}"]\n[chip.energy]\nstatic_per_area = "0 W/mm**2"\n'
+                     f'[deployment]\ntp = 4\npp = {pp}\n[workload]\nconcurrency = [1, 64]\n')
+        rc, out, err = cli("evaluate", f, "--json")
+        assert rc == 0, err
+        per_token[pp] = [p["energy_j_per_token"] for p in json.loads(out)["points"]]
+    for pp in (2, 4):
+        assert per_token[pp] == pytest.approx(per_token[1], rel=1e-6), per_token

@@ -70,7 +70,7 @@ import attrs
 import numpy as np
 
 from codesign.costmodel import Evaluation
-from codesign.spec import resolve_peaks
+from codesign.spec import energy_per_flop, resolve_peaks
 
 #: Achievable fractions and overheads. Sources: large dense GEMMs reach 70-80% of peak on
 #: Hopper/Blackwell tensor cores (NVIDIA cuBLAS/CUTLASS published GEMM efficiencies), small-batch
@@ -1141,13 +1141,8 @@ class AnalyticalModel:
         p["static_w"] = en.static if en else 0.0
         p["static_per_area"] = en.static_per_area if en else 0.0
         # energy per FLOP: a missing class scales by the peak ratio (same power at each class's peak)
-        e4 = en.per_flop_fp4 if en else None
-        e8 = en.per_flop_fp8 if en else None
-        e16 = en.per_flop_bf16 if en else None
-        e8 = e8 if e8 is not None else (2 * e4 if e4 is not None else (e16 / 2 if e16 is not None else 0.0))
-        p["e_fp8"] = e8
-        p["e_fp4"] = e4 if e4 is not None else e8 / 2
-        p["e_bf16"] = e16 if e16 is not None else 2 * e8
+        for cls, e in energy_per_flop(en).items():
+            p[f"e_{cls}"] = e
         p["e_hbm"] = mem.hbm.energy_per_byte or 0.0
         p["e_sram"] = (mem.sram.energy_per_byte or 0.0) if mem.sram else 0.0
         p["e_host"] = (mem.host.energy_per_byte or 0.0) if mem.host else 0.0

@@ -42,8 +42,9 @@ number formats, block scales included; ``L̄ = L·(1 − jitter/2)`` the mean of
   The core then marks a point whose power is above ``chip.tdp`` infeasible (a ``tdp = "1 W"`` chip
   was priced at 344 M tok/s per kW when this model took ``power_w = tdp``; fresh-user trial, session
   31). ``peak_power_w`` is static plus every unit at its peak rate (FLOPs, each tier's bandwidth, the
-  scale-up links both ways; the host tier left out, as the analytical model does). A spec with no energy figures has no modelled power: ``power_w`` is then
-  the TDP, as the model cannot check it, and ``peak_power_w`` is the TDP too.
+  scale-up links both ways; the host tier left out, as the analytical model does). A spec with no
+  energy figures has no modelled power: ``power_w`` is then the TDP, as the model cannot check it,
+  and ``peak_power_w`` is the TDP too.
 * **Area**: the same per-unit technology figures as the analytical model when the spec gives
   ``[chip.area]`` (compute, SRAM, scale-up I/O, HBM stacks), else NaN.
 
@@ -59,7 +60,7 @@ import numpy as np
 
 from codesign.costmodel import Evaluation
 from codesign.errors import CodesignError
-from codesign.spec import resolve_peaks
+from codesign.spec import energy_per_flop, resolve_peaks
 
 #: Peak classes and format keys; :data:`_NUMERIC` maps each variable spec key to its base value.
 _CLASSES = ("bf16", "fp8", "fp6", "fp4", "int8")
@@ -219,7 +220,7 @@ class RooflineModel:
         area_mm2 = self._area_mm2(spec, peaks, sram_cap, hbm_cap, hbm_bw, n)
         power, peak_power = self._power_w(
             spec, a_fmt, formats, tdp, area_mm2,
-            peak=peak, hbm_bw=hbm_bw, sram_bw=sram_bw, host_bw=host_bw, chips=chips, C=C, e2e=e2e, osl=osl,
+            peak=peak, hbm_bw=hbm_bw, sram_bw=sram_bw, stage=stage, chips=chips, C=C, e2e=e2e, osl=osl,
             pre_flops=pre_flops, w_res=w_res, step_flops=C[None, :] * dec_flops_tok,
             step_bytes=(w_read + kv_batch * f_hbm, kv_batch * f_sram, kv_batch * f_host))
 
@@ -255,13 +256,15 @@ class RooflineModel:
                           reasons=reasons, point_reasons=preasons)
 
     @staticmethod
-    def _power_w(spec, a_fmt, formats, tdp, area_mm2, *, peak, hbm_bw, sram_bw, host_bw, chips, C, e2e, osl,
-                 pre_flops, w_res, step_flops, step_bytes):  # noqa: ARG004 (host_bw: see peak_power)
+    def _power_w(spec, a_fmt, formats, tdp, area_mm2, *, peak, hbm_bw, sram_bw, stage, chips, C, e2e, osl,
+                 pre_flops, w_res, step_flops, step_bytes):
         """Modelled power at each point and peak power of each design [W/chip] (module docstring).
 
         ``step_flops`` (c,) or (n, c) is a decode step's FLOPs over the replica; ``step_bytes`` the
-        step's bytes per chip from HBM, SRAM and host (n, c); ``w_res`` the resident weights per chip
-        [B], read once by each prefill. Without energy figures in the spec both are the TDP.
+        step's bytes from HBM, SRAM and host (n, c) per chip of a stage, summed over the ``pp``
+        stages (as the step time takes them), so the replica moves them times the ``stage`` chips
+        of one stage; ``w_res`` the resident weights per chip [B], read once by each prefill on
+        each of the ``chips``. Without energy figures in the spec both are the TDP.
         """
         en, mem = spec.chip.energy, spec.memory
         e_tiers = [mem.hbm.energy_per_byte] + [t.energy_per_byte if t is not None else None
@@ -274,16 +277,13 @@ class RooflineModel:
         if en is not None and en.static_per_area:
             static = static + en.static_per_area * np.nan_to_num(area_mm2 * 1e-6)  # mm² → m²
         static = np.broadcast_to(np.asarray(static, dtype=np.float64), tdp.shape)
-        # energy per FLOP of each class; missing ones at the same power per peak (as the analytical model)
-        e4, e8, e16 = (getattr(en, f"per_flop_{c}", None) if en else None for c in ("fp4", "fp8", "bf16"))
-        e8 = e8 if e8 is not None else (2 * e4 if e4 is not None else (e16 / 2 if e16 is not None else 0.0))
-        per_class = {"fp4": e4 if e4 is not None else e8 / 2, "fp8": e8,
-                     "bf16": e16 if e16 is not None else 2 * e8}
-        e_flop = np.array([per_class.get(formats[f].compute_class, e8) for f in a_fmt])  # (n,)
+        # energy per FLOP of the activation format's class (missing classes as codesign derives them)
+        per_class = energy_per_flop(en)
+        e_flop = np.array([per_class.get(formats[f].compute_class, per_class["fp8"]) for f in a_fmt])  # (n,)
         col = lambda x: np.asarray(x, dtype=np.float64)[:, None]  # noqa: E731  (n,) -> (n, 1)
         b_hbm, b_sram, b_host = step_bytes
         e_step = (col(e_flop) * step_flops
-                  + (e_hbm * b_hbm + e_sram * b_sram + e_host * b_host) * col(chips))  # J per step, replica
+                  + (e_hbm * b_hbm + e_sram * b_sram + e_host * b_host) * col(stage))  # J per step, replica
         e_pre = e_flop * pre_flops + e_hbm * w_res * chips  # J per prefill, replica (n,)
         e_req = col(e_pre) + (osl - 1.0) * e_step / C[None, :]
         power = col(static) + (C[None, :] / e2e) * e_req / col(chips)
