@@ -397,3 +397,23 @@ def test_the_roofline_energy_per_token_does_not_depend_on_the_pipeline_split(tmp
         per_token[pp] = [p["energy_j_per_token"] for p in json.loads(out)["points"]]
     for pp in (2, 4):
         assert per_token[pp] == pytest.approx(per_token[1], rel=1e-6), per_token
+
+
+def test_the_roofline_power_stays_within_the_chip_peak_power(tmp_path, cli):
+    """A chip cannot draw more than every unit at its peak rate. The roofline's power charged each
+    prefill a full read of the weights, for which its serving time gives no time of its own: at
+    128-token prompts, 4-token outputs and thousands of users it reported 5,670-9,299 W per chip
+    against a 1,200 W peak and called the points over the TDP (fresh-user trial, session 32). FLOPs
+    run at most at the peak (E2E >= C x a request's FLOPs / peak) and decode bytes at most at HBM
+    bandwidth (E2E >= (OSL - 1) x step time >= bytes / bandwidth), so power <= peak power (the KV
+    cache of 132-token requests stays in HBM: no host-tier traffic)."""
+    pytest.importorskip("codesign_roofline")
+    roof = SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml"
+    f = tmp_path / "short.toml"
+    f.write_text(f'include = ["{roof.as_posix()}"]\n[workload]\nisl = 128\nosl = 4\n'
+                 'concurrency = [1, 64, 1024, 16384]\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert all(p["feasible"] for p in doc["points"]), doc["infeasible_reason"]
+    assert max(p["power_w"] for p in doc["points"]) <= doc["design"]["peak_power_w"]

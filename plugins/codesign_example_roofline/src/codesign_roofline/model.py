@@ -35,9 +35,14 @@ number formats, block scales included; ``L̄ = L·(1 − jitter/2)`` the mean of
 * **Power** [W/chip], from the spec's own energy figures (``[chip.energy]``, each memory tier's
   ``energy_per_byte``; ``specs/technology/n4p.toml`` gives them for the shipped hardware), the same
   terms as the analytical model: static ``static + static_per_area · area``, plus the dynamic
-  energy of a request (its prefill's FLOPs and one read of the resident weights, and ``OSL̄ − 1``
-  shares ``1/C`` of a decode step's FLOPs and bytes per tier) times the request rate ``C / E2E``,
-  over the replica's chips. Energy per FLOP is the activation format's class (a missing class from
+  energy of a request (its prefill's FLOPs, and ``OSL̄ − 1`` shares ``1/C`` of a decode step's FLOPs
+  and bytes per tier) times the request rate ``C / E2E``, over the replica's chips. A prefill's
+  weight read is not charged: the serving time gives it no time of its own beside the decode
+  steps' reads (a batched engine shares one read per iteration), and charging it drew more than
+  the chip's peak power at short prompts and high load (fresh-user trial, session 32). So power is
+  a lower bound, as the times are, and at most static plus every unit at its peak rate: FLOPs run
+  at most at the peak (the E2E bound) and decode bytes at most at each tier's bandwidth (the step
+  time). Energy per FLOP is the activation format's class (a missing class from
   the others as the analytical model derives it). Collectives are free here, so links draw nothing.
   The core then marks a point whose power is above ``chip.tdp`` infeasible (a ``tdp = "1 W"`` chip
   was priced at 344 M tok/s per kW when this model took ``power_w = tdp``; fresh-user trial, session
@@ -221,7 +226,7 @@ class RooflineModel:
         power, peak_power = self._power_w(
             spec, a_fmt, formats, tdp, area_mm2,
             peak=peak, hbm_bw=hbm_bw, sram_bw=sram_bw, stage=stage, chips=chips, C=C, e2e=e2e, osl=osl,
-            pre_flops=pre_flops, w_res=w_res, step_flops=C[None, :] * dec_flops_tok,
+            pre_flops=pre_flops, step_flops=C[None, :] * dec_flops_tok,
             step_bytes=(w_read + kv_batch * f_hbm, kv_batch * f_sram, kv_batch * f_host))
 
         def mask(x):
@@ -257,14 +262,14 @@ class RooflineModel:
 
     @staticmethod
     def _power_w(spec, a_fmt, formats, tdp, area_mm2, *, peak, hbm_bw, sram_bw, stage, chips, C, e2e, osl,
-                 pre_flops, w_res, step_flops, step_bytes):
+                 pre_flops, step_flops, step_bytes):
         """Modelled power at each point and peak power of each design [W/chip] (module docstring).
 
         ``step_flops`` (c,) or (n, c) is a decode step's FLOPs over the replica; ``step_bytes`` the
         step's bytes from HBM, SRAM and host (n, c) per chip of a stage, summed over the ``pp``
         stages (as the step time takes them), so the replica moves them times the ``stage`` chips
-        of one stage; ``w_res`` the resident weights per chip [B], read once by each prefill on
-        each of the ``chips``. Without energy figures in the spec both are the TDP.
+        of one stage; ``pre_flops`` a prefill's FLOPs (its weight read is not charged: module
+        docstring). Without energy figures in the spec both are the TDP.
         """
         en, mem = spec.chip.energy, spec.memory
         e_tiers = [mem.hbm.energy_per_byte] + [t.energy_per_byte if t is not None else None
@@ -284,7 +289,7 @@ class RooflineModel:
         b_hbm, b_sram, b_host = step_bytes
         e_step = (col(e_flop) * step_flops
                   + (e_hbm * b_hbm + e_sram * b_sram + e_host * b_host) * col(stage))  # J per step, replica
-        e_pre = e_flop * pre_flops + e_hbm * w_res * chips  # J per prefill, replica (n,)
+        e_pre = e_flop * pre_flops  # J per prefill, replica (n,)
         e_req = col(e_pre) + (osl - 1.0) * e_step / C[None, :]
         power = col(static) + (C[None, :] / e2e) * e_req / col(chips)
         peak_power = (static + e_flop * peak + e_hbm * hbm_bw + e_sram * np.nan_to_num(sram_bw)
