@@ -217,6 +217,12 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
         return "no such spec key" + _did_you_mean(
             key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
+    if key == "chip.tdp" and spec.chip.energy is None:
+        # power is then not modelled (cost models take it as the TDP): every TDP priced alike, so
+        # tok/s per kW rose without bound as the search lowered it (noticed in session 32)
+        return ("cannot be searched without [chip.energy]: power is then not modelled but taken as "
+                "chip.tdp, so a lower TDP costs nothing and the search drives it to its low bound; give the "
+                "chip's energy figures (include specs/technology/n4p.toml, as the shipped hardware does)")
     if parameters is not None and key not in parameters:
         searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
         return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "

@@ -186,8 +186,25 @@ class Chip:
     #: Thermal design power per chip [W]; the power basis of the Jalapeño table.
     tdp: float = q("W")
     peak_flops: PeakFlops
-    energy: Energy | None = None
+    energy: Energy | None = field(default=None)
     area: Area | None = None
+
+    @energy.validator
+    def _energy_priced(self, att, value):
+        # no [chip.energy]: power is not modelled and cost models take the TDP; an empty table, or
+        # static_per_area with no [chip.area] to take the area from, priced a chip at 0 W and the
+        # analytical model crashed on an infinite tok/s per kW (noticed in session 32)
+        if value is None:
+            return
+        figures = (value.static, value.static_per_area, value.per_flop_fp4, value.per_flop_fp8, value.per_flop_bf16)
+        if not any(figures):
+            raise ValueError("energy: gives no power (static, static_per_area and every per_flop_* are zero "
+                             "or missing); give the chip's figures (specs/technology/n4p.toml has a current "
+                             "node's) or drop the [chip.energy] table (power is then taken as chip.tdp)")
+        if value.static_per_area and self.area is None:
+            raise ValueError("energy.static_per_area: is power per unit of the chip's modelled area, and the "
+                             "chip has no [chip.area] to model it from; give [chip.area] (as "
+                             "specs/technology/n4p.toml does) or a fixed static power (static = \"150 W\")")
 
 
 # ------------------------------------------------------------------------------------- memory
@@ -1129,9 +1146,9 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
             _, _, names, text = msg.split("\x00", 3)
             problems.append(_fields_problem(names.split("\x01"), text, path, origins, file))
             continue
-        m = re.match(r"^([a-z_][a-z0-9_]*): (.*)$", msg, flags=re.S)
-        if m:  # a validator named its field: point at the key, and at the file that set it
-            path += (m.group(1),)
+        m = re.match(r"^([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*): (.*)$", msg, flags=re.S)
+        if m:  # a validator named its field (or a key below it): point at the key, and at the file that set it
+            path += tuple(m.group(1).split("."))
             msg = m.group(2)
         # a missing key is set by no file: it is the spec being read that lacks it (not the include
         # that happened to set the rest of its table)

@@ -176,7 +176,11 @@ def _print_table(spec, ev, summary, design, meets=None):
               f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
     area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")
-    con.print(f"area {f'{area:.0f} mm²' if math.isfinite(area) else 'not modelled'}, peak power {design['peak_power_w']:.0f} W, "
+    # without [chip.energy] the shipped cost models take power as the TDP; a column of "1,200 W"
+    # read as modelled power otherwise
+    peak = (f"peak power {design['peak_power_w']:.0f} W" if spec.chip.energy is not None
+            else "power not modelled (no \\[chip.energy]: taken as chip.tdp)")
+    con.print(f"area {f'{area:.0f} mm²' if math.isfinite(area) else 'not modelled'}, {peak}, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")
               + ("" if ev.reasons[0] else

@@ -55,7 +55,9 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   runs the decode batch that carries 1/T_a); the users beyond either wait, which TTFT = C/X − D
   counts.
 * **Power and area**: static + energy per FLOP, per byte per tier and per link byte; area from
-  per-unit figures (see ``specs/technology/n4p.toml``).
+  per-unit figures (see ``specs/technology/n4p.toml``). Without ``[chip.energy]`` power is not
+  modelled: ``power_w`` and ``peak_power_w`` are ``chip.tdp``. Without ``[chip.area]``, ``area_mm2``
+  is NaN (not modelled) and HBM stacks are not counted against a package limit.
 
 Default achievable fractions and overheads (:data:`DEFAULT_EFFICIENCY`) are documented below and
 are what ``codesign calibrate`` refits against measured data.
@@ -942,12 +944,17 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         power = static_w + dyn_total / chips
     else:
         power = static_w + (1.0 - busy_pre) * e_step / t_step + busy_pre * e_pre / T_1
+    # a spec without [chip.energy] models no power: the chip is taken to draw its TDP (the published
+    # tables' power basis), at every point and at its peak; 0 W gave an infinite tok/s per kW
+    power_modelled = p["power_modelled"] > 0.5
+    power = jnp.where(power_modelled, power, p["tdp_w"])
     tdp_kw = p["tdp_w"] / 1000.0
     energy_per_tok = power * chips / (X_req * (isl + osl))
 
     # --- design-level: peak power at full compute, memory and link rates
     peak_power = (static_w + e_fl * p["peak"] + p["e_hbm"] * p["hbm_bw"]
                   + p["e_sram"] * p["sram_bw"] + 2.0 * p["e_link"] * p["su_bw"])
+    peak_power = jnp.where(power_modelled, peak_power, p["tdp_w"])
     # one request at the longest context must fit beside the weights; more users than KV slots
     # queue (priced above), so feasibility is a property of the design, not of the concurrency
     # a TP group stays in one scale-up domain unless the deployment lets it span several
@@ -999,7 +1006,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         "chips": chips,
         "tdp_w": p["tdp_w"],
         "peak_power_w": peak_power,
-        "area_mm2": area * 1e6,
+        # NaN, "not modelled", without [chip.area] (costmodel.NAN_DESIGN_METRICS): 0 mm² passed
+        # every area constraint
+        "area_mm2": jnp.where(p["area_modelled"] > 0.5, area * 1e6, nan),
         "hbm_stacks": stacks,
         "weights_bytes_per_chip": w_res_d,
         "max_concurrency": max_conc,
@@ -1136,8 +1145,11 @@ class AnalyticalModel:
         p["mw_bytes"] = d.moe_weights_format or d.weights_format
         p["kv_bytes"] = d.kv_cache_format
         p["a_bytes"] = d.activations_format
-        # energy and area (zero when the spec gives none: power then is static 0 + nothing)
+        # energy and area: flags for "not modelled" (power is then the TDP, area NaN; the sums
+        # below stay finite so that gradients through them do too)
         en, ar = c.energy, c.area
+        p["power_modelled"] = 1.0 if en is not None else 0.0
+        p["area_modelled"] = 1.0 if ar is not None else 0.0
         p["static_w"] = en.static if en else 0.0
         p["static_per_area"] = en.static_per_area if en else 0.0
         # energy per FLOP: a missing class scales by the peak ratio (same power at each class's peak)

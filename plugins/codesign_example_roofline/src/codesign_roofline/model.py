@@ -48,8 +48,9 @@ number formats, block scales included; ``L̄ = L·(1 − jitter/2)`` the mean of
   was priced at 344 M tok/s per kW when this model took ``power_w = tdp``; fresh-user trial, session
   31). ``peak_power_w`` is static plus every unit at its peak rate (FLOPs, each tier's bandwidth, the
   scale-up links both ways; the host tier left out, as the analytical model does). A spec with no
-  energy figures has no modelled power: ``power_w`` is then the TDP, as the model cannot check it,
-  and ``peak_power_w`` is the TDP too.
+  ``[chip.energy]`` has no modelled power (memory tiers' figures alone leave the chip's own power
+  out: GB200's spec without its technology file priced a chip at a few watts): ``power_w`` is then
+  the TDP, as the model cannot check it, and ``peak_power_w`` is the TDP too.
 * **Area**: the same per-unit technology figures as the analytical model when the spec gives
   ``[chip.area]`` (compute, SRAM, scale-up I/O, HBM stacks), else NaN.
 
@@ -269,12 +270,12 @@ class RooflineModel:
         step's bytes from HBM, SRAM and host (n, c) per chip of a stage, summed over the ``pp``
         stages (as the step time takes them), so the replica moves them times the ``stage`` chips
         of one stage; ``pre_flops`` a prefill's FLOPs (its weight read is not charged: module
-        docstring). Without energy figures in the spec both are the TDP.
+        docstring). Without ``[chip.energy]`` both are the TDP.
         """
         en, mem = spec.chip.energy, spec.memory
         e_tiers = [mem.hbm.energy_per_byte] + [t.energy_per_byte if t is not None else None
                                                for t in (mem.sram, mem.host)]
-        if en is None and all(e is None for e in e_tiers):
+        if en is None:
             return np.broadcast_to(tdp[:, None], e2e.shape), tdp.copy()
         e_hbm, e_sram, e_host = (e or 0.0 for e in e_tiers)
         e_link = spec.network.scaleup_energy_per_byte or 0.0

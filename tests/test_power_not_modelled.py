@@ -1,0 +1,116 @@
+"""A chip without ``[chip.energy]`` or ``[chip.area]``: power and area are not modelled, and say so.
+
+Before session 33 the analytical model priced such a chip at 0 W and stopped with an internal error
+("mixed_tok_s_per_kw_modelled = inf", exit 3), and read a missing ``[chip.area]`` as 0 mm², so every
+area constraint passed. The roofline example took the TDP only when no memory tier had an energy
+figure either, so GB200's spec without its technology file (its host tier has the NVLink-C2C
+figure) was priced at a few watts per chip.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from conftest import SPECS
+
+GB200_TDP_W = 1200.0  # specs/hardware/gb200.toml: tdp = "1200 W" (hardware_specs.csv gb200_nvl72)
+
+
+def _bare_gb200(tmp_path, extra: str = "", *, cost_model: str | None = None):
+    """GB200 serving gpt-oss-120b with the hardware file's own figures only: its technology include
+    (specs/technology/n4p.toml, the [chip.energy] and [chip.area] figures) is dropped."""
+    hw = (SPECS / "hardware" / "gb200.toml").read_text()
+    hw, n = re.subn(r'^include = \["\.\./technology/n4p\.toml"\]\n', "", hw, flags=re.M)
+    assert n == 1
+    (tmp_path / "hw.toml").write_text(hw)
+    spec = tmp_path / "bare.toml"
+    dep = f'[deployment]\ncost_model = "{cost_model}"\n' if cost_model else ""
+    spec.write_text(
+        'name = "bare"\n'
+        f'include = ["hw.toml", "{(SPECS / "models" / "gpt-oss-120b.toml").as_posix()}",\n'
+        f'  "{(SPECS / "workloads" / "inferencemax-8k1k.toml").as_posix()}",\n'
+        f'  "{(SPECS / "deployments" / "gpt-oss-120b-tp8.toml").as_posix()}"]\n' + dep + extra)
+    return spec
+
+
+@pytest.mark.parametrize("cost_model", [None, "roofline"])
+def test_without_chip_energy_power_is_the_tdp(cli, tmp_path, cost_model):
+    """Power is not modelled: every feasible point draws the TDP, peak power is the TDP, tok/s per
+    kW on the 'modelled' power equals the one on the TDP, and energy per token is TDP × chips over
+    the replica's token rate (W / (tok/s) = J/tok)."""
+    if cost_model == "roofline":
+        pytest.importorskip("codesign_roofline")
+    rc, out, err = cli("evaluate", _bare_gb200(tmp_path, cost_model=cost_model), "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["design"]["peak_power_w"] == pytest.approx(GB200_TDP_W)
+    pts = [p for p in doc["points"] if p["feasible"]]
+    assert pts
+    for p in pts:
+        assert p["power_w"] == pytest.approx(GB200_TDP_W)
+        assert p["mixed_tok_s_per_kw_modelled"] == pytest.approx(p["mixed_tok_s_per_kw"])
+        assert p["mixed_tok_s_per_kw"] == pytest.approx(p["mixed_tok_s_per_chip"] / (GB200_TDP_W / 1e3))
+        assert p["energy_j_per_token"] == pytest.approx(GB200_TDP_W / p["mixed_tok_s_per_chip"], rel=1e-5)
+
+
+def test_without_chip_area_the_area_is_not_modelled(cli, tmp_path):
+    """No [chip.area]: area_mm2 is null in JSON (NaN, 'not modelled'), not 0 mm², and the table
+    says so, as it says that power is not modelled."""
+    spec = _bare_gb200(tmp_path)
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["design"]["area_mm2"] is None
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 0, err
+    text = " ".join(out.split())
+    assert "area not modelled" in text and "power not modelled (no [chip.energy]" in text
+
+
+def test_an_area_constraint_is_not_met_silently_without_chip_area(tmp_path):
+    """The analytical model's area without [chip.area] is NaN, so a search's area bound cannot pass
+    on a 0 mm² it never modelled (the search then says the cost model gives no area_mm2)."""
+    from codesign.evaluation import evaluate
+    from codesign.spec import load_spec
+
+    ev = evaluate(load_spec(_bare_gb200(tmp_path)))
+    assert math.isnan(float(ev.design["area_mm2"][0]))
+    assert ev.feasible.any()
+
+
+def _refused(res, *needles):
+    rc, out, err = res
+    assert rc == 2, (rc, out, err)
+    assert "Traceback" not in err, err
+    errors = [line for line in err.strip().splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, err
+    for n in needles:
+        assert n in errors[0], (n, err)
+    return errors[0]
+
+
+def test_an_empty_chip_energy_table_is_refused(cli, tmp_path):
+    _refused(cli("evaluate", _bare_gb200(tmp_path, "[chip.energy]\n")),
+             "bare.toml: chip.energy: gives no power")
+
+
+def test_static_power_per_area_without_an_area_is_refused(cli, tmp_path):
+    """static_per_area is W per mm² of the modelled area: with no [chip.area] there is none, and the
+    key is named in the file that wrote it (not hw.toml, which wrote the rest of [chip])."""
+    body = '[chip.energy]\nstatic_per_area = "0.1364 W/mm**2"\nper_flop_fp4 = "0.0728 pJ/FLOP"\n'
+    _refused(cli("evaluate", _bare_gb200(tmp_path, body)),
+             "bare.toml: chip.energy.static_per_area:", "[chip.area]")
+
+
+@pytest.mark.parametrize("cmd", ["optimize", "evaluate"])
+def test_searching_the_tdp_without_chip_energy_is_refused(cli, tmp_path, cmd):
+    """Power taken as the TDP makes every TDP cost the same: a search of chip.tdp would only lower
+    the divisor of tok/s per kW. Refused, naming the key, before any trial runs."""
+    body = ('[search]\ntrials = 4\nobjectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+            '[search.params]\n"chip.tdp" = {low = "300 W", high = "1200 W"}\n')
+    spec = _bare_gb200(tmp_path, body)
+    args = ("optimize", spec, "--out", tmp_path / "out") if cmd == "optimize" else ("evaluate", spec)
+    _refused(cli(*args), 'bare.toml: search.params."chip.tdp": cannot be searched without [chip.energy]')
