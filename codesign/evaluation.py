@@ -72,7 +72,104 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         n = max(n, int(np.size(v)))
     check_contract(ev, name, pm.plugin_label(info.plugin), n_designs=n,
                    concurrency=spec.workload.concurrency)
+    ev = mark_unservable(ev, deployment_problems(spec, overrides))
     return mark_over_tdp(ev) if apply_tdp else ev
+
+
+def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) -> list[str]:
+    """Why each design of ``spec`` (and the ``n`` designs ``overrides`` describe) is a deployment no
+    serving framework runs, whatever a cost model makes of it: one ``"; "``-joined string per
+    design, ``""`` when it is servable. The rules read the spec's own keys (``deployment.tp``,
+    ``pp``, ``ep``, ``dp_attention``, the pools of a disaggregated spec, ``multinode_tp``,
+    ``network.scaleup_domain``; each taken from ``overrides`` when given) against the model:
+
+    * TP shards whole attention heads: ``tp`` divides ``model.num_attention_heads`` (vLLM and
+      SGLang refuse any other: "Total number of attention heads must be divisible by tensor
+      parallel size").
+    * A TP group stays in one scale-up domain unless ``deployment.multinode_tp`` lets it span them.
+    * A pipeline stage holds at least one layer: ``pp <= model.num_layers``.
+    * EP shards routed experts over the chips of a stage: ``ep`` at most the model's experts (1 for a
+      dense model) and a divisor of the stage's ``tp × dp_attention`` chips.
+    * A disaggregated pool's chips are whole instances of ``tp × dp_attention × pp``.
+
+    :func:`evaluate` marks these designs infeasible for every cost model (a third-party model, or
+    the roofline example, priced TP 3 on 64 heads, TP 1000 and PP 1000; noticed in session 32).
+    Designs are judged per distinct combination of the keys, so a million-design sweep costs a few
+    combinations, not a million strings."""
+    overrides = overrides or {}
+    n = max([1] + [int(np.size(v)) for v in overrides.values()])
+    d, m = spec.deployment, spec.model
+
+    def val(key, base):
+        return np.broadcast_to(np.asarray(overrides.get(key, base), dtype=np.float64), (n,))
+
+    disagg = d.mode == "disaggregated"
+    groups = ([("decode", "deployment.decode", d.decode), ("prefill", "deployment.prefill", d.prefill)]
+              if disagg else [("", "deployment", d)])
+    cols = [val("deployment.pp", d.pp), val("deployment.multinode_tp", float(d.multinode_tp)),
+            val("network.scaleup_domain", spec.network.scaleup_domain)]
+    for _, key, g in groups:
+        cols += [val(f"{key}.tp", g.tp if g else 1), val(f"{key}.ep", g.ep if g else 1),
+                 val(f"{key}.dp_attention", g.dp_attention if g else 1)]
+        if disagg:
+            cols.append(val(f"{key}.chips", g.chips if g else 1))
+    table = np.stack(cols, axis=1)
+    combos, inverse = np.unique(table, axis=0, return_inverse=True)
+    heads, layers, experts = m.num_attention_heads, m.num_layers, (m.num_experts or 0) if any(m.moe_layers) else 0
+
+    def why(row) -> str:
+        pp, multinode, domain = row[0], row[1] > 0.5, row[2]
+        out = []
+        for i, (name, _, _) in enumerate(groups):
+            tp, ep, dp = row[3 + i * (4 if disagg else 3): 6 + i * (4 if disagg else 3)]
+            label = (lambda k: f"{name} {k}") if name else (lambda k: k)
+            if tp > heads:
+                out.append(f"{label('tp')} {tp:g} is above the model's {heads} attention heads")
+            elif heads % tp:
+                out.append(f"{label('tp')} {tp:g} does not divide the model's {heads} attention heads")
+            if tp > domain and not multinode:
+                out.append(f"{label('tp')} {tp:g} is larger than the scale-up domain ({domain:g} chips; "
+                           "deployment.multinode_tp = true lets a TP group span domains)")
+            if disagg:
+                chips, inst = row[6 + i * 4], tp * dp * pp
+                if chips < inst or chips % inst:
+                    out.append(f"{name} chips {chips:g} are not whole instances of tp × dp_attention × pp "
+                               f"= {inst:g} chips")
+            stage = tp * dp
+            if ep > max(experts, 1):
+                out.append(f"{label('ep')} {ep:g} is above the model's {experts} experts")
+            if ep > stage:
+                out.append(f"{label('ep')} {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
+                           "of a stage (tp × dp_attention)")
+            elif stage % ep:
+                out.append(f"{label('ep')} {ep:g} does not divide the {stage:g} chips of a stage (tp × dp_attention)")
+        if pp > layers:
+            out.append(f"pp {pp:g} is above the model's {layers} layers (a pipeline stage holds at least one layer)")
+        return "; ".join(out)
+
+    texts = [why(row) for row in combos]
+    return [texts[k] for k in np.asarray(inverse).reshape(-1)]
+
+
+def mark_unservable(ev: Evaluation, problems: list[str]) -> Evaluation:
+    """``ev`` with every design that has a :func:`deployment_problems` entry infeasible (its point
+    metrics NaN, as the contract has them), its reason the cost model's own when it gave one, else
+    the problems."""
+    import attrs
+
+    bad = np.array([bool(p) for p in problems])
+    if not (bad & ev.feasible.any(axis=1)).any():
+        return ev
+    over = ev.feasible & bad[:, None]
+    points = {k: np.where(over, np.nan, v) for k, v in ev.points.items()}
+    reasons = list(ev.reasons) or [""] * ev.n_designs
+    reasons = [r or p for r, p in zip(reasons, problems)]
+    point_reasons = ev.point_reasons
+    if point_reasons is not None:
+        fill = np.asarray(problems, dtype=object)[:, None]
+        point_reasons = np.where(over, fill, np.asarray(point_reasons, dtype=object)).astype(object)
+    return attrs.evolve(ev, points=points, feasible=ev.feasible & ~over, point_reasons=point_reasons,
+                        reasons=reasons)
 
 
 #: Relative margin above the TDP before a point's modelled power counts as over it (float32 sweeps).

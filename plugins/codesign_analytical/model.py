@@ -72,6 +72,7 @@ import attrs
 import numpy as np
 
 from codesign.costmodel import Evaluation
+from codesign.evaluation import deployment_problems
 from codesign.spec import energy_per_flop, resolve_peaks
 
 #: Achievable fractions and overheads. Sources: large dense GEMMs reach 70-80% of peak on
@@ -1272,7 +1273,8 @@ class AnalyticalModel:
         feasible = res.pop("feasible").astype(bool)
         design = {k: res.pop(k) for k in DESIGN_KEYS}
         feasible_design = design.pop("feasible_design").astype(bool)
-        reasons = [self._reason(spec, s, arrs, design, i) if not feasible_design[i] else ""
+        structural = deployment_problems(spec, overrides) if not feasible_design.all() else [""] * n
+        reasons = [self._reason(structural[i], arrs, design, i) if not feasible_design[i] else ""
                    for i in range(n)]
         conc = np.asarray(s.concurrency, dtype=np.float64)
         # feasibility is per design (users beyond the KV slots queue): a point inherits its reason
@@ -1281,35 +1283,11 @@ class AnalyticalModel:
                           reasons=reasons, point_reasons=preasons)
 
     @staticmethod
-    def _reason(spec, s: Static, a, design, i) -> str:
-        disagg = s.mode == "disaggregated"
-        tps = [("decode tp", a["d_tp"][i]), ("prefill tp", a["p_tp"][i])] if disagg else [("tp", a["tp"][i])]
-        eps = ([("decode ep", a["d_ep"][i], a["d_tp"][i] * a["d_dp"][i]),
-                ("prefill ep", a["p_ep"][i], a["p_tp"][i] * a["p_dp"][i])]
-               if disagg else [("ep", a["ep"][i], a["tp"][i] * a["dp"][i])])
-        why = []
-        for name, tp in tps:
-            if tp > s.heads:
-                why.append(f"{name} {int(tp)} is above the model's {s.heads} attention heads")
-            elif s.heads % tp:
-                why.append(f"{name} {tp:g} does not divide the model's {s.heads} attention heads")
-            if tp > a["su_domain"][i] and not a["multinode_tp"][i] > 0.5:
-                why.append(f"{name} {int(tp)} is larger than the scale-up domain ({int(a['su_domain'][i])} chips; "
-                           "deployment.multinode_tp = true lets a TP group span domains)")
-        if disagg:
-            for name, k in (("prefill", "p"), ("decode", "d")):
-                inst = a[f"{k}_tp"][i] * a[f"{k}_dp"][i] * a["pp"][i]
-                c = a[f"{k}_chips"][i]
-                if c < inst or c % inst:
-                    why.append(f"{name} chips {int(c)} are not whole instances of tp × dp_attention × pp "
-                               f"= {int(inst)} chips")
-        for name, ep, n in eps:
-            if ep > max(s.experts, 1):
-                why.append(f"{name} {int(ep)} is above the model's {s.experts} experts")
-            if ep > n:
-                why.append(f"{name} {int(ep)} is larger than the {int(n)} chip{'s' if n != 1 else ''} of a stage (tp × dp_attention)")
-            elif n % ep:
-                why.append(f"{name} {int(ep)} does not divide the {int(n)} chips of a stage (tp × dp_attention)")
+    def _reason(structural: str, a, design, i) -> str:
+        """Why design ``i`` is infeasible: the deployment rules every cost model shares
+        (``structural``, :func:`codesign.evaluation.deployment_problems`), then this model's own
+        (weights and KV cache in memory, HBM stacks on the package)."""
+        why = [structural] if structural else []
         w = design["weights_bytes_per_chip"][i]
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
         if w > cap:
@@ -1319,12 +1297,9 @@ class AnalyticalModel:
                        f"({cap / 1e9:.1f} GB)")
         elif design["max_concurrency"][i] < 1:
             why.append("the KV cache of one request at the longest context does not fit beside the weights")
-        if a["pp"][i] > s.layers:
-            why.append(f"pp {int(a['pp'][i])} is above the model's {s.layers} layers (a pipeline stage holds at "
-                       "least one layer)")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
             why.append(f"HBM needs {design['hbm_stacks'][i]:.1f} stacks, the package holds {int(a['max_stacks'][i])}")
-        return "; ".join(why) or "infeasible deployment (EP larger than the chips of a stage)"
+        return "; ".join(why) or "infeasible deployment"
 
 
 @functools.lru_cache(maxsize=64)

@@ -1,4 +1,7 @@
-"""A chip without ``[chip.energy]`` or ``[chip.area]``: power and area are not modelled, and say so.
+"""What the core guarantees whatever the cost model: power and area not modelled are said, not priced
+at 0; a deployment no serving framework runs is infeasible.
+
+A chip without ``[chip.energy]`` or ``[chip.area]``: power and area are not modelled, and say so.
 
 Before session 33 the analytical model priced such a chip at 0 W and stopped with an internal error
 ("mixed_tok_s_per_kw_modelled = inf", exit 3), and read a missing ``[chip.area]`` as 0 mm², so every
@@ -13,6 +16,7 @@ import json
 import math
 import re
 
+import numpy as np
 import pytest
 
 from conftest import SPECS
@@ -114,3 +118,45 @@ def test_searching_the_tdp_without_chip_energy_is_refused(cli, tmp_path, cmd):
     spec = _bare_gb200(tmp_path, body)
     args = ("optimize", spec, "--out", tmp_path / "out") if cmd == "optimize" else ("evaluate", spec)
     _refused(cli(*args), 'bare.toml: search.params."chip.tdp": cannot be searched without [chip.energy]')
+
+
+# ----------------------------------------------------- deployments no framework runs, any cost model
+ROOFLINE = SPECS / "examples" / "gb200-gpt-oss-120b-roofline.toml"
+
+
+@pytest.mark.parametrize("body, words", [
+    # gpt-oss-120b: 64 attention heads, 36 layers, 128 experts (specs/models/gpt-oss-120b.toml,
+    # from its HF config); GB200 NVL72: a 72-chip scale-up domain (specs/hardware/gb200.toml)
+    ("tp = 3", ["tp 3 does not divide the model's 64 attention heads"]),
+    ("tp = 128", ["tp 128 is above the model's 64 attention heads",
+                  "tp 128 is larger than the scale-up domain (72 chips"]),
+    ("pp = 37", ["pp 37 is above the model's 36 layers"]),
+    ("ep = 16", ["ep 16 is larger than the 8 chips of a stage"]),   # the example's TP8, no DP
+    ("ep = 3", ["ep 3 does not divide the 8 chips of a stage"]),
+])
+def test_a_third_party_model_never_prices_a_deployment_no_framework_runs(cli, tmp_path, body, words):
+    """The core marks these infeasible whatever the cost model; the roofline example (which checks
+    only that weights and KV fit) priced TP 3, TP 1000 and PP 1000 before session 33."""
+    pytest.importorskip("codesign_roofline")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{ROOFLINE.as_posix()}"]\n[deployment]\n{body}\n')
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 1, err  # no feasible point
+    doc = json.loads(out)
+    assert not any(p["feasible"] for p in doc["points"])
+    for w in words:
+        assert w in doc["infeasible_reason"], doc["infeasible_reason"]
+
+
+def test_searched_deployments_are_judged_one_by_one(tmp_path):
+    """Overrides (a search's designs) are judged per design: of TP 2, 3, 4 and 8 on 64 heads only 3
+    is refused, by the roofline example as by the analytical model."""
+    pytest.importorskip("codesign_roofline")
+    from codesign.evaluation import evaluate
+    from codesign.spec import load_spec
+
+    tps = np.array([2.0, 3.0, 4.0, 8.0])
+    for cost_model in ("roofline", "analytical"):
+        ev = evaluate(load_spec(ROOFLINE), {"deployment.tp": tps}, cost_model=cost_model)
+        assert list(ev.feasible.any(axis=1)) == [True, False, True, True], cost_model
+        assert "tp 3 does not divide the model's 64 attention heads" in ev.reasons[1]
