@@ -163,3 +163,22 @@ def test_a_grid_axis_over_the_output_length_takes_its_least_value(cli, tmp_path)
     assert rc == 2 and len(lines) == 1 and "Traceback" not in err, err
     assert "steps.0.y.values.1: expected a whole number >= 2 (got 1)" in lines[0], lines[0]
     assert not (tmp_path / "o").exists()
+
+
+def test_a_grid_marks_peak_power_against_each_designs_own_tdp(cli, tmp_path):
+    """† marks a design whose peak power is above its TDP. The grid took the base spec's TDP for
+    every cell, and GB200 at its own 1200 W TDP was marked over: specs/technology/n4p.toml derives its
+    energy figures so that GB200 at full FP4, HBM and NVLink rates draws 1200 W (150 W static +
+    249.6 W HBM + 72 W links + 728.4 W compute), to the 3-4 digits they are given in. So at TDP
+    1000 W the design is over (1200 > 1000), at 1200 W and 1400 W it is not."""
+    spec = REPO / "specs" / "examples" / "gb200-gpt-oss-120b.toml"
+    study = tmp_path / "s.toml"
+    study.write_text(f'name = "tdp"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{spec.as_posix()}"\n'
+                     'metric = "peak_mixed_tok_s_per_kw"\n'
+                     'x = { key = "chip.tdp", values = ["1000 W", "1200 W", "1400 W"] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+    rc, out, err = cli("study", "run", study, "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    data = json.loads((tmp_path / "o" / "data.json").read_text())
+    step = data["steps"]["g"]
+    assert step["over_budget"] == [[[True, False, False]]]
