@@ -15,7 +15,7 @@ import numpy as np
 
 from .costmodel import DESIGN_METRICS, NAN_DESIGN_METRICS, POINT_METRICS, Evaluation
 from .errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, PluginError, format_value
-from .spec import Spec
+from .spec import Spec, absent_tier_problem
 
 SCHEMA_VERSION = 1
 
@@ -56,8 +56,13 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
             raise PluginBugError(f"{pm.cost_model_label(name)} raised in "
                               f"supports(): {type(exc).__name__}: {exc}") from exc
         if not ok:
-            raise PluginError(f"{pm.cost_model_label(name)} declares it "
-                              f"cannot price this spec; choose another deployment.cost_model or 'auto'")
+            # name where the choice was made, and what the spec asks for (the roofline example on a
+            # disaggregated spec was refused with neither; noticed in session 32)
+            where = (f"--cost-model {cost_model}: " if cost_model is not None
+                     else f"{spec.origin('deployment.cost_model')}: deployment.cost_model: ")
+            asks = f"{spec.deployment.mode} serving of {spec.model.name}"
+            raise PluginError(f"{where}{pm.cost_model_label(name)} declares it cannot price this spec "
+                              f"({asks}); choose another deployment.cost_model or 'auto'")
     model = pm.cost_model(name)
     info = pm.cost_models[name]
     who = pm.cost_model_label(name)
@@ -307,6 +312,15 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
                 problems.append((at, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
             elif f in WEIGHT_ONLY_REFUSED and v is not None and formats[v].weight_only:
                 problems.append((at, key, f"{v!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[f]}"))
+    for key, v in (overrides or {}).items():
+        # a capacity given to a tier the spec lacks, with no bandwidth to read it at (search and
+        # study refuse the key first, at their own table); a capacity of 0 stands for the absent
+        # tier, and codesign validate sends each system's own tiers, both figures, whichever
+        # system the group's spec is
+        if key.endswith(".capacity") and (why := absent_tier_problem(spec, key)):
+            bw = np.asarray(overrides.get(key.removesuffix("capacity") + "bandwidth", 0.0), dtype=np.float64)
+            if np.any((np.asarray(v, dtype=np.float64) > 0) & ~(bw > 0)):
+                problems.append((where, (override_keys or {}).get(key, key), why))
     name = cost_model or spec.deployment.cost_model
     if name != "auto" and name not in pm.cost_models:
         # an included file's bad name was blamed on the top-level spec (fresh-user trial, session 31)

@@ -44,7 +44,7 @@ from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, cost_model_name, meets_slos, slo_bounds
-from .spec import SearchParam, Spec, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
+from .spec import SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
 from .units import QuantityError, format_quantity, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
@@ -217,6 +217,8 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
         return "no such spec key" + _did_you_mean(
             key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
+    if why := absent_tier_problem(spec, key):
+        return why
     if key == "chip.tdp" and spec.chip.energy is None:
         # power is then not modelled (cost models take it as the TDP): every TDP priced alike, so
         # tok/s per kW rose without bound as the search lowered it (noticed in session 32)

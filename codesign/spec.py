@@ -1381,6 +1381,20 @@ SPEC_TABLES = tuple(name for name, tp in typing.get_type_hints(Spec).items()
                     if any(attrs.has(t) for t in (typing.get_args(tp) or (tp,))))
 
 
+def absent_tier_problem(spec: Spec, key: str) -> str | None:
+    """Why ``key`` (a spec key path a search, grid or override varies) cannot be varied on ``spec``:
+    a ``memory.sram.*`` or ``memory.host.*`` key of a tier the spec does not declare. The tier's
+    other figures (its bandwidth, its energy per byte) are then missing, and cost models took them
+    as 0: GB200 with 256 MiB of SRAM at 0 B/s was priced at a TPOT of 44 million seconds, as
+    feasible (noticed in session 33). None when the key is not such a key."""
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "memory" and parts[1] in ("sram", "host") \
+            and getattr(spec.memory, parts[1]) is None:
+        return (f"the spec has no [memory.{parts[1]}] tier to vary; declare it with its capacity and "
+                f"bandwidth (a capacity of \"0 MiB\" is allowed) and vary it from there")
+    return None
+
+
 def load_spec(path: str | os.PathLike) -> Spec:
     """Load and validate a spec file (with its includes).
 

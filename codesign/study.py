@@ -44,7 +44,7 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import at_slo, evaluate, jsonable
 from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
+from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, absent_tier_problem, context_message, context_tokens, is_file_name, load_raw, load_spec,
                    quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path)
 from .units import QuantityError, format_quantity, parse_quantity
 
@@ -181,7 +181,7 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
     if s.metric not in GRID_METRICS:
         problems.append((file, f"{where}.metric", f"unknown metric {s.metric!r}; expected one of "
                                                   f"{', '.join(GRID_METRICS)}"))
-    variable = _variable_keys(base / s.spec) if s.spec and (base / s.spec).is_file() else None
+    variable, spec = _variable_keys(base / s.spec) if s.spec and (base / s.spec).is_file() else (None, None)
     for name in ("x", "y", "facet"):
         axis = getattr(s, name)
         if axis is None:
@@ -200,6 +200,9 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
         if variable is not None and axis.key not in variable:
             problems.append((file, f"{at}.key", f"the spec's cost model cannot vary {axis.key!r} in a grid; "
                                                 f"it can vary {', '.join(k for k in variable if _numeric_key(k))}"))
+            continue
+        if spec is not None and (why := absent_tier_problem(spec, axis.key)):
+            problems.append((file, f"{at}.key", f"{axis.key!r}: {why} ({spec.path})"))
             continue
         if not axis.values:
             problems.append((file, f"{at}.values", "list at least one value"))
@@ -291,17 +294,20 @@ def _value_problem(v, kind: str | None, hint, allow_zero: bool = True) -> str:
     return ""
 
 
-def _variable_keys(spec_path: Path) -> list[str] | None:
-    """The keys the spec's cost model can vary (``None`` when that cannot be told here: the spec
-    or its cost model fails, which the step itself then reports)."""
+def _variable_keys(spec_path: Path) -> tuple[list[str] | None, Spec | None]:
+    """The keys the spec's cost model can vary and the spec (``None`` when that cannot be told
+    here: the spec or its cost model fails, which the step itself then reports)."""
     from .pluginmanager import get_plugin_manager
 
     try:
         spec = load_spec(spec_path)
-        pm = get_plugin_manager()
-        return pm.cost_model_parameters(spec.deployment.cost_model, spec=spec)
     except CodesignError:
-        return None
+        return None, None
+    try:
+        pm = get_plugin_manager()
+        return pm.cost_model_parameters(spec.deployment.cost_model, spec=spec), spec
+    except CodesignError:
+        return None, spec
 
 
 def _axis_values(axis: Axis, quick: bool) -> list:

@@ -160,3 +160,55 @@ def test_searched_deployments_are_judged_one_by_one(tmp_path):
         ev = evaluate(load_spec(ROOFLINE), {"deployment.tp": tps}, cost_model=cost_model)
         assert list(ev.feasible.any(axis=1)) == [True, False, True, True], cost_model
         assert "tp 3 does not divide the model's 64 attention heads" in ev.reasons[1]
+
+
+def test_a_cost_model_that_cannot_price_the_spec_is_named_where_it_was_chosen(cli, tmp_path):
+    """The roofline example prices aggregated serving only (its supports()); the refusal names the
+    file that chose it and the key, and what the spec asks for."""
+    pytest.importorskip("codesign_roofline")
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{ROOFLINE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n'
+                    '[deployment.prefill]\nchips = 8\ntp = 8\n[deployment.decode]\nchips = 8\ntp = 8\n')
+    _refused(cli("evaluate", spec), f"{ROOFLINE.name}: deployment.cost_model: cost model 'roofline'",
+             "(disaggregated serving of gpt-oss-120b)")
+    _refused(cli("evaluate", spec, "--cost-model", "roofline"), "--cost-model roofline: cost model 'roofline'")
+
+
+# ------------------------------------------------- a memory tier the spec does not declare, varied
+GB200_EXAMPLE = SPECS / "examples" / "gb200-gpt-oss-120b.toml"  # GB200 declares no [memory.sram]
+
+
+def test_a_grid_over_a_tier_the_spec_lacks_is_refused(cli, tmp_path):
+    """256 MiB of SRAM on a spec with no [memory.sram] had no bandwidth: priced at a TPOT of 44
+    million seconds, as feasible. The axis is refused at its key, nothing written."""
+    study = tmp_path / "g.toml"
+    study.write_text(f'name = "g"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{GB200_EXAMPLE.as_posix()}"\n'
+                     'metric = "min_tpot_s"\nx = { key = "memory.sram.capacity", values = ["0 MiB", "256 MiB"] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+    _refused(cli("study", "run", study, "--out", tmp_path / "o"),
+             "g.toml: steps.0.x.key: 'memory.sram.capacity': the spec has no [memory.sram] tier to vary")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_search_over_a_tier_the_spec_lacks_is_refused(cli, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[search]\ntrials = 3\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"memory.sram.capacity" = {low = "1 MiB", high = "1 GiB", log = true}\n')
+    _refused(cli("optimize", spec, "--out", tmp_path / "o"),
+             's.toml: search.params."memory.sram.capacity": the spec has no [memory.sram] tier to vary')
+
+
+def test_overrides_give_an_absent_tier_a_capacity_only_with_its_bandwidth(tmp_path):
+    """Through the API: a capacity for the absent tier without a bandwidth is refused; 0 B (the
+    tier absent, as codesign validate sends it) or a capacity with its bandwidth is priced."""
+    from codesign.errors import SpecError
+    from codesign.evaluation import evaluate
+    from codesign.spec import load_spec
+
+    spec = load_spec(GB200_EXAMPLE)
+    with pytest.raises(SpecError, match=r"memory\.sram\.capacity: the spec has no \[memory\.sram\] tier"):
+        evaluate(spec, {"memory.sram.capacity": np.array([0.0, 256 * 2**20])})
+    assert evaluate(spec, {"memory.sram.capacity": np.array([0.0, 0.0])}).feasible.any()
+    ev = evaluate(spec, {"memory.sram.capacity": np.array([256 * 2**20]), "memory.sram.bandwidth": np.array([100e12])})
+    assert ev.feasible.any()

@@ -107,7 +107,14 @@ class RooflineModel:
 
     def evaluate(self, spec, formats: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
                  ) -> Evaluation:
-        """Price ``spec`` and the ``n`` designs of ``overrides``; see :class:`codesign.CostModel`."""
+        """Price ``spec`` and the ``n`` designs of ``overrides``; see :class:`codesign.CostModel`.
+
+        Points that cannot be served divide by zero on their way to NaN (a rate of 0 tok/s): numpy
+        is told that this is expected, so no RuntimeWarning reaches the user's terminal."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._evaluate(spec, formats, overrides)
+
+    def _evaluate(self, spec, formats, overrides) -> Evaluation:
         from codesign.arch import account
 
         if not supports(spec):
