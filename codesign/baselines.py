@@ -51,6 +51,14 @@ def _replace_hardware(spec_raw: dict, hw_raw: dict) -> dict:
     return raw
 
 
+def _replaced_origins(spec_origins: dict, hw_origins: dict) -> dict:
+    """The origins of :func:`_replace_hardware`'s result: the hardware file's for its tables, the
+    spec's for the rest."""
+    out = {k: v for k, v in spec_origins.items() if k[:1] not in (("chip",), ("memory",), ("network",), ("search",))}
+    out.update({k: v for k, v in hw_origins.items() if k[:1] in (("chip",), ("memory",), ("network",))})
+    return out
+
+
 def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
     """The reference design ``name`` for ``spec`` (see module docstring).
 
@@ -108,8 +116,9 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
         raw = _replace_hardware(spec_raw, hw_raw)
         if b.efficiency and b.cost_model == (raw.get("deployment", {}).get("cost_model", "analytical")):
             raw["efficiency"] = dict(b.efficiency)
-        ref = spec_from_dict(raw, file=str(b.hardware), origins=hw_origins)
-        return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware))
+        origins = _replaced_origins(spec_origins, hw_origins)
+        ref = spec_from_dict(raw, file=str(b.hardware), origins=origins)
+        return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware), origins=origins)
     # a relative reference is relative to the file that set `search.reference` (which may be an
     # included file), like an include path
     setter = spec_origins.get(("search", "reference")) or spec_path
@@ -120,7 +129,7 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
                           f"{name!r} is neither a registered baseline ({have}) nor a spec file")])
     raw_ref, origins = load_raw(path)
     if "model" not in raw_ref or "workload" not in raw_ref:
-        raw_ref = _replace_hardware(spec_raw, raw_ref)
+        raw_ref, origins = _replace_hardware(spec_raw, raw_ref), _replaced_origins(spec_origins, origins)
     # priced by the spec's cost model, whatever the reference file (or the deployment it includes)
     # names: a spec that set cost_model = "toy" had its designs priced by toy and its reference by
     # the analytical model, and printed "11× the reference" (fresh-user trial, session 26)
@@ -129,7 +138,9 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
         mine = spec_raw.get("deployment")
         deployment["cost_model"] = mine.get("cost_model", "analytical") if isinstance(mine, dict) else "analytical"
     ref = spec_from_dict(raw_ref, file=os.path.relpath(path), origins=origins)
-    return attrs.evolve(ref, name=ref.name or path.stem, path=str(path))
+    # with the files that set each key, so a problem found after loading (a number format no
+    # plugin registers) is named in the reference's include that wrote it, not the reference file
+    return attrs.evolve(ref, name=ref.name or path.stem, path=str(path), origins=origins)
 
 
 def reference_warnings(spec: Spec, *, pm=None) -> list[str]:

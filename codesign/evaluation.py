@@ -288,7 +288,8 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
     activations: the keys and values the attention layers compute).
 
     ``override_keys`` names where an override's values came from (``{"deployment.activations_format":
-    'search.params."deployment.activations_format"'}``), so the message points at the search table.
+    (file, 'search.params."deployment.activations_format"')}``, or the key path alone, in the spec's
+    own file), so the message points at the search table in the file that wrote it.
 
     Raises:
         SpecError: one line per unknown name (file, ``deployment.<key>``, the registered names) or
@@ -302,11 +303,10 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
     for f in FORMAT_FIELDS:
         key = f"deployment.{f}"
         names = [getattr(spec.deployment, f)]
+        at = spec.origin(key)  # the file that set the key (an included deployment, say), as the loader names it
         if overrides and key in overrides:
             names = list(dict.fromkeys(np.asarray(overrides[key], dtype=object).ravel().tolist()))
-            key = (override_keys or {}).get(key, key)
-        # the file that set the key (an included deployment, say), as the loader names it
-        at = where if key != f"deployment.{f}" else spec.origin(key)
+            at, key = _override_source(override_keys, key, where)
         for v in names:
             if v is not None and v not in formats:
                 problems.append((at, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
@@ -320,7 +320,7 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
         if key.endswith(".capacity") and (why := absent_tier_problem(spec, key)):
             bw = np.asarray(overrides.get(key.removesuffix("capacity") + "bandwidth", 0.0), dtype=np.float64)
             if np.any((np.asarray(v, dtype=np.float64) > 0) & ~(bw > 0)):
-                problems.append((where, (override_keys or {}).get(key, key), why))
+                problems.append((*_override_source(override_keys, key, where), why))
     name = cost_model or spec.deployment.cost_model
     if name != "auto" and name not in pm.cost_models:
         # an included file's bad name was blamed on the top-level spec (fresh-user trial, session 31)
@@ -330,6 +330,12 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
                          f"{', '.join(sorted(pm.cost_models)) or 'none'} (or 'auto')"))
     if problems:
         raise SpecError(problems)
+
+
+def _override_source(override_keys: dict | None, key: str, where: str) -> tuple[str, str]:
+    """``(file, key path)`` that an override of ``key`` came from (:func:`check_names`)."""
+    src = (override_keys or {}).get(key, key)
+    return src if isinstance(src, tuple) else (where, src)
 
 
 def cost_model_name(spec: Spec, *, cost_model: str | None = None, pm=None) -> str:

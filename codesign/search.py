@@ -245,6 +245,9 @@ def _envelope_key_problem(key: str, parameters: list[str] | None) -> str | None:
         try:  # a real spec key gets no suggestion: it is not misspelt
             quantity_kind(key)
             hint = ""
+            if key.split(".", 1)[0] in ("chip", "memory", "network"):
+                # the envelope is the deployments tried per design; hardware is what the search varies
+                hint = "; a hardware key is searched in [search.params]"
         except KeyError:
             hint = _did_you_mean(key, allowed, cutoff=0.8)
         return f"{why}{hint} (it can vary {', '.join(allowed)})"
@@ -306,6 +309,18 @@ def metric_problem(metric: str, *, slo: bool = False) -> str | None:
     return None if metric in names else f"unknown metric {metric!r}; expected one of {', '.join(names)}"
 
 
+def _param_high(p: SearchParam, kind: str = "W") -> float | None:
+    """The largest value a searched quantity may take (``high``, or the largest choice) in SI
+    units; None when it cannot be read (the space's own check says why)."""
+    from .units import QuantityError, parse_quantity
+
+    try:
+        values = [p.high] if p.choices is None else list(p.choices)
+        return max(parse_quantity(v, kind) for v in values if v is not None)
+    except (QuantityError, TypeError, ValueError):
+        return None
+
+
 def budget_warnings(spec: Spec) -> list[str]:
     """What a search of ``spec`` leaves unbounded that a chip architect would bound: when
     ``[search.params]`` varies the hardware (a ``chip.*``, ``memory.*`` or ``network.*`` key) and
@@ -324,9 +339,13 @@ def budget_warnings(spec: Spec) -> list[str]:
     shown = ", ".join(varied[:3]) + (", …" if len(varied) > 3 else "")
     out = []
     if "peak_power_w" not in bounded:
-        tdp = format_quantity(spec.chip.tdp, "W")
+        # a searched TDP: the budget is the highest TDP the search may choose, not the base spec's
+        searched_tdp = search.params.get("chip.tdp")
+        top = _param_high(searched_tdp) if searched_tdp is not None else None
+        tdp = format_quantity(top if top is not None else spec.chip.tdp, "W")
+        basis = "its own chip.tdp" if searched_tdp is not None else f"chip.tdp ({tdp})"
         out.append(f"the search varies the hardware ({shown}) with no constraint on peak_power_w: every "
-                   f"design is priced at chip.tdp ({tdp}) whatever power it would draw; add [[search.constraints]] "
+                   f"design is priced at {basis} whatever power it would draw; add [[search.constraints]] "
                    f'metric = "peak_power_w", max = "{tdp}"' + _replaced_bound(spec, "peak_power_w"))
     if "area_mm2" not in bounded:
         area = spec.chip.area
@@ -2204,7 +2223,10 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     for table, pairs in (("params", [(prm.key, prm.choices) for prm in space.params]), ("envelope", space.envelope)):
         fmts = {k: v for k, v in pairs if k in keys and v}
         if fmts:
-            check_names(spec, pm=pm, overrides=fmts, override_keys={k: toml_key_path("search", table, k) for k in fmts})
+            # named in the file that wrote the choice (an included [search] table, say)
+            check_names(spec, pm=pm, overrides=fmts,
+                        override_keys={k: (spec.origin_of("search", table, k), toml_key_path("search", table, k))
+                                       for k in fmts})
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)

@@ -661,6 +661,11 @@ class Spec:
         """The file that set the dotted ``key`` (an included one if it came from there)."""
         return _origin(self.origins, tuple(key.split(".")), self.path or "<spec>")
 
+    def origin_of(self, *path: str) -> str:
+        """:meth:`origin` of a key path given by its parts, for keys that hold dots themselves
+        (``origin_of("search", "params", "deployment.tp")``)."""
+        return _origin(self.origins, path, self.path or "<spec>")
+
 
 _TOP_ONLY = {"include"}
 

@@ -783,3 +783,76 @@ def test_a_bad_name_in_an_included_file_is_blamed_on_that_file(cli, tmp_path, ke
     line = f"{inc}: deployment.{key}: {why}"
     _refused(cli("evaluate", top), line)
     _refused(cli("optimize", top, "--out", tmp_path / "o"), line)
+
+
+# --------------------------------------- a bad number format named in the file that wrote it
+_EXAMPLE = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+_SEARCH = ('[search]\ntrials = 3\nobjectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+           '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1200 W"\n'
+           '[[search.constraints]]\nmetric = "area_mm2"\nmax = "1716 mm**2"\n')
+
+
+def test_a_bad_format_in_an_included_search_table_is_named_there(cli, tmp_path):
+    """An unregistered format among an included [search.params] choices was blamed on the spec
+    that included the table (session 33)."""
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "search.toml").write_text(
+        _SEARCH + '[search.params]\n"deployment.activations_format" = {choices = ["fp8_e4m3", "fp9"]}\n')
+    spec = tmp_path / "top.toml"
+    spec.write_text(f'include = ["{_EXAMPLE.as_posix()}", "inc/search.toml"]\n')
+    err = _refused(cli("optimize", spec, "--out", tmp_path / "o"),
+                   'search.params."deployment.activations_format": unknown number format \'fp9\'')
+    assert err.startswith(f"error: {tmp_path / 'inc' / 'search.toml'}:") or "inc/search.toml:" in err, err
+    assert "top.toml" not in err, err
+
+
+def test_a_bad_format_in_a_references_include_is_named_there(cli, tmp_path):
+    """The reference spec's own include wrote the bad format: it was blamed on the reference file."""
+    (tmp_path / "dep.toml").write_text('[deployment]\nactivations_format = "fp9"\n')
+    (tmp_path / "ref.toml").write_text(f'include = ["{_EXAMPLE.as_posix()}", "dep.toml"]\n')
+    spec = tmp_path / "top.toml"
+    spec.write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n' + _SEARCH.replace("[search]\n", '[search]\nreference = "ref.toml"\n')
+                    + '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n')
+    err = _refused(cli("optimize", spec, "--out", tmp_path / "o"),
+                   "deployment.activations_format: unknown number format 'fp9'")
+    assert "dep.toml: deployment.activations_format" in err and "ref.toml" not in err, err
+
+
+def test_a_hardware_key_in_the_envelope_points_to_search_params(cli, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n' + _SEARCH
+                    + '[search.params]\n"deployment.tp" = {choices = [4, 8]}\n'
+                      '[search.envelope]\n"memory.hbm.bandwidth" = ["8 TB/s"]\n')
+    _refused(cli("optimize", spec, "--out", tmp_path / "o"),
+             'search.envelope."memory.hbm.bandwidth": the envelope takes deployment keys',
+             "a hardware key is searched in [search.params]")
+
+
+def test_the_power_bound_suggested_for_a_searched_tdp_is_the_highest_tdp(cli, tmp_path):
+    """With chip.tdp searched over 700-1000 W, each design is priced at its own TDP and the budget
+    to suggest is 1000 W, not the base spec's 1200 W."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n[search]\ntrials = 1\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"chip.tdp" = {low = "700 W", high = "1000 W"}\n')
+    from codesign.search import budget_warnings
+    from codesign.spec import load_spec
+
+    (power, _area) = budget_warnings(load_spec(spec))
+    assert "priced at its own chip.tdp" in power and 'max = "1000 W"' in power, power
+
+
+@pytest.mark.parametrize("example, conc, fate", [
+    ("gb200-gpt-oss-120b.toml", "[1, 8, 100000]", "KV slots (KV cache; more users queue)"),
+    ("gb200-gpt-oss-120b-roofline.toml", "[1, 8, 100000]", "KV slots (KV cache; more users do not fit)"),
+    ("gb200-gpt-oss-120b.toml", "[1, 8]", "KV slots (KV cache) "),
+])
+def test_the_evaluate_summary_says_what_happens_to_users_beyond_the_slots(cli, tmp_path, example, conc, fate):
+    """The analytical model queues users beyond the KV slots; the roofline example refuses those
+    points. The line said 'more users queue' for both (session 32); it now reads it off the points."""
+    if "roofline" in example:
+        pytest.importorskip("codesign_roofline")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / example).as_posix()}"]\n[workload]\nconcurrency = {conc}\n')
+    rc, out, err = cli("evaluate", spec)
+    assert fate in " ".join(out.split()), out

@@ -180,9 +180,16 @@ def _print_table(spec, ev, summary, design, meets=None):
     # read as modelled power otherwise
     peak = (f"peak power {design['peak_power_w']:.0f} W" if spec.chip.energy is not None
             else "power not modelled (no \\[chip.energy]: taken as chip.tdp)")
+    # what happens to users beyond the slots is the cost model's to say: the analytical model
+    # queues them, the roofline example refuses the point; read it off the points
+    import numpy as np
+
+    beyond = np.asarray(ev.concurrency, dtype=np.float64) > design["max_concurrency"]
+    fate = ("; more users queue" if (beyond & ev.feasible[0]).any()
+            else "; more users do not fit" if beyond.any() else "")
     con.print(f"area {f'{area:.0f} mm²' if math.isfinite(area) else 'not modelled'}, {peak}, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")
               + ("" if ev.reasons[0] else
                  f", {'decode slots (KV cache and batch limit' if d.max_batch_size else 'KV slots (KV cache'}"
-                 f"; more users queue) {design['max_concurrency']:.0f}"))
+                 f"{fate}) {design['max_concurrency']:.0f}"))
