@@ -282,6 +282,21 @@ def search_key_problems(spec: Spec, parameters: list[str] | None) -> list[tuple[
     return out
 
 
+def check_search(spec: Spec) -> SearchSpace:
+    """The search space of ``spec``, every problem :func:`run_search` would refuse it for said at
+    once (unknown cost model or number format, ``[search]`` keys, objectives, constraints, the
+    reference), so a CLI can refuse before it prints its warnings or opens storage.
+
+    Raises:
+        SpecError: one line per problem, naming file and key path.
+    """
+    from .pluginmanager import get_plugin_manager
+
+    pm = get_plugin_manager()
+    check_names(spec, pm=pm)
+    return _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
+
+
 def _build_space(spec: Spec, parameters: list[str], pm) -> SearchSpace:
     """:func:`build_space`, with a ``search.reference`` that names no baseline or readable spec
     reported beside the other ``[search]`` problems (it is otherwise read after the space is

@@ -856,3 +856,17 @@ def test_the_evaluate_summary_says_what_happens_to_users_beyond_the_slots(cli, t
     spec.write_text(f'include = ["{(SPECS / "examples" / example).as_posix()}"]\n[workload]\nconcurrency = {conc}\n')
     rc, out, err = cli("evaluate", spec)
     assert fate in " ".join(out.split()), out
+
+
+@pytest.mark.parametrize("cmd", ["optimize", "sweep"])
+def test_a_refused_search_prints_no_warnings_above_its_refusal(cli, tmp_path, cmd):
+    """A hardware search without power or area bounds is warned about; when the same [search] is
+    refused (a key no cost model can vary), the warnings printed above the refusal of a run that
+    never started (session 32). Only the refusal now, on one line."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n[search]\ntrials = 2\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n'
+                    '"model.num_layers" = {low = 10, high = 20}\n')
+    args = (cmd, spec, "--out", tmp_path / "o") + (("--points", "10") if cmd == "sweep" else ())
+    _refused(cli(*args), 'search.params."model.num_layers"')

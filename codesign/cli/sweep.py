@@ -40,7 +40,7 @@ def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import cost_model_record, jsonable
-    from ..search import SEARCH_METRICS, budget_warnings, run_sweep
+    from ..search import SEARCH_METRICS, budget_warnings, check_search, run_sweep
     from ..report import CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ..spec import load_spec
@@ -60,6 +60,7 @@ def run(args) -> int:
     study = spec.name or "codesign-study"  # optimize's study name for this spec (run_search)
     if out.is_dir():
         _check_out_dir(out, study, clash="replace or sit beside that study's results")
+    check_search(spec)  # what the sweep would refuse, refused before the warnings (as optimize does)
     warned = budget_warnings(spec)
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
