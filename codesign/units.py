@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 from .errors import format_value
 
@@ -135,6 +136,8 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got the bare number {value!r})")
     ureg = _registry()
     text = value.strip()
+    if why := _shape_problem(text):
+        raise QuantityError(f"cannot read {value!r} as {human}, e.g. {example!r} ({why})")
     try:
         q = ureg.Quantity(text)
     except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
@@ -155,6 +158,27 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
     if mag < 0 or (mag == 0 and not allow_zero):
         raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
     return mag
+
+
+_NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+_LEADING = re.compile(rf"^{_NUMBER}(?=\s|[A-Za-z(]|$)")
+_EXPONENT = re.compile(r"(\*\*|\^)\s*\(?[+-]?\d+(?:\.\d+)?\)?")
+
+
+def _shape_problem(text: str) -> str | None:
+    """Why ``text`` is not one number followed by a unit expression, or None. pint reads more than
+    that, and silently: "8,5 TB/s" as 85 TB/s (the comma dropped) and "700 W 3" as 2,100 W (a
+    product); both were priced (fresh-user trial, session 33). Exponents in the unit stay
+    allowed ("mm**2", "W/m^2")."""
+    if "," in text:
+        return "a comma is not a decimal point; write one number such as 8.5, with no thousands separator"
+    m = _LEADING.match(text)
+    if m is None:
+        return "expected a number, then its unit"
+    unit = _EXPONENT.sub("", text[m.end():])
+    if re.search(r"(?<![A-Za-z_])\d", unit):
+        return "expected one number, then its unit; the unit part holds another number"
+    return None
 
 
 def _describe(q) -> str:

@@ -39,6 +39,12 @@ def test_units_convert_once_to_si(text, kind, si):
     ("-8 TB/s", "B/s", "must be > 0"),
     ("8 furlongs/s", "B/s", "cannot read"),
     (True, "W", "with a unit"),
+    # pint reads these silently as other numbers: 85 TB/s, 12 kW, 2,100 W (fresh-user trial, session 33)
+    ("8,5 TB/s", "B/s", "a comma is not a decimal point"),
+    ("1,2 kW", "W", "a comma is not a decimal point"),
+    ("700 W 3", "W", "the unit part holds another number"),
+    ("3 * 2 W", "W", "the unit part holds another number"),
+    ("TB/s", "B/s", "expected a number, then its unit"),
 ])
 def test_units_refuse_bad_values(text, kind, needle):
     with pytest.raises(QuantityError, match=needle):
