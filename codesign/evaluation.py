@@ -157,23 +157,30 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
 
 
 def mark_unservable(ev: Evaluation, problems: list[str]) -> Evaluation:
-    """``ev`` with every design that has a :func:`deployment_problems` entry infeasible (its point
-    metrics NaN, as the contract has them), its reason the cost model's own when it gave one, else
-    the problems."""
+    """``ev`` with every design that has a :func:`deployment_problems` entry infeasible at every
+    point (its point metrics NaN, as the contract has them). The problems come first in its reasons,
+    design and point, before the cost model's own: they are the cause (the roofline example's "KV
+    cache does not fit" hid "tp 16 is larger than the scale-up domain" from C = 64 up; fresh-user
+    trial, session 33). A reason that already says them (the analytical model's) is kept as is."""
     import attrs
 
     bad = np.array([bool(p) for p in problems])
-    if not (bad & ev.feasible.any(axis=1)).any():
+    if not bad.any():
         return ev
+
+    def first(problem: str, own: str) -> str:
+        return own if problem in own else "; ".join(x for x in (problem, own) if x)
+
     over = ev.feasible & bad[:, None]
     points = {k: np.where(over, np.nan, v) for k, v in ev.points.items()}
     reasons = list(ev.reasons) or [""] * ev.n_designs
-    reasons = [r or p for r, p in zip(reasons, problems)]
+    reasons = [first(p, r) if p else r for r, p in zip(reasons, problems)]
     point_reasons = ev.point_reasons
     if point_reasons is not None:
-        fill = np.asarray(problems, dtype=object)[:, None]
-        point_reasons = np.where(over, fill, np.asarray(point_reasons, dtype=object)).astype(object)
-    return attrs.evolve(ev, points=points, feasible=ev.feasible & ~over, point_reasons=point_reasons,
+        point_reasons = np.asarray(point_reasons, dtype=object).copy()
+        for d in np.nonzero(bad)[0]:
+            point_reasons[d] = [first(problems[d], str(r or "")) for r in point_reasons[d]]
+    return attrs.evolve(ev, points=points, feasible=ev.feasible & ~bad[:, None], point_reasons=point_reasons,
                         reasons=reasons)
 
 

@@ -167,7 +167,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
         problems.append((spec.path, "search.params", "declare at least one parameter to search"))
     objectives = []
     for i, o in enumerate(s.objectives):
-        if why := metric_problem(o.metric):
+        if why := metric_problem(o.metric) or unmodelled_metric_problem(spec, o.metric):
             problems.append((spec.path, f"search.objectives.{i}.metric", why))
         objectives.append((o.metric, o.direction))
     if not objectives:
@@ -175,7 +175,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     constraints = []
     for i, c in enumerate(s.constraints):
         where = f"search.constraints.{i}"
-        if why := metric_problem(c.metric, slo=True):
+        if why := metric_problem(c.metric, slo=True) or unmodelled_metric_problem(spec, c.metric):
             problems.append((spec.path, f"{where}.metric", why))
             continue
         if bad := constraint_problem(c):
@@ -217,6 +217,19 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
         return "no such spec key" + _did_you_mean(
             key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
+    if why := unmodelled_key_problem(spec, key):
+        return why
+    if parameters is not None and key not in parameters:
+        searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
+        return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "
+                f"{', '.join(searchable)}")
+    return None
+
+
+def unmodelled_key_problem(spec: Spec, key: str) -> str | None:
+    """Why a search or a study grid cannot vary ``key`` on ``spec`` whatever the cost model: a key
+    of a memory tier the spec does not declare (:func:`codesign.spec.absent_tier_problem`), or
+    ``chip.tdp`` on a chip with no ``[chip.energy]``; None otherwise."""
     if why := absent_tier_problem(spec, key):
         return why
     if key == "chip.tdp" and spec.chip.energy is None:
@@ -225,10 +238,6 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
         return ("cannot be searched without [chip.energy]: power is then not modelled but taken as "
                 "chip.tdp, so a lower TDP costs nothing and the search drives it to its low bound; give the "
                 "chip's energy figures (include specs/technology/n4p.toml, as the shipped hardware does)")
-    if parameters is not None and key not in parameters:
-        searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
-        return (f"the cost model {spec.deployment.cost_model!r} cannot vary this key; it can vary "
-                f"{', '.join(searchable)}")
     return None
 
 
@@ -294,7 +303,14 @@ def check_search(spec: Spec) -> SearchSpace:
 
     pm = get_plugin_manager()
     check_names(spec, pm=pm)
-    return _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
+    space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
+    if spec.search is not None and spec.search.reference:
+        from .baselines import reference_spec
+
+        # a reference that names nothing: optimize printed its warnings above this refusal, and
+        # sweep (which prices no reference) ran (fresh-user trial, session 33)
+        reference_spec(spec, spec.search.reference, pm=pm)
+    return space
 
 
 def _build_space(spec: Spec, parameters: list[str], pm) -> SearchSpace:
@@ -336,6 +352,27 @@ def _param_high(p: SearchParam, kind: str = "W") -> float | None:
         return None
 
 
+#: Metrics the shipped cost models take from ``[chip.area]`` and ``[chip.energy]``: without the
+#: table they are not modelled (area NaN and no HBM stacks counted; power the TDP).
+AREA_METRICS = ("area_mm2", "hbm_stacks")
+POWER_METRICS = ("peak_power_w", "power_w")
+
+
+def unmodelled_metric_problem(spec: Spec, metric: str) -> str | None:
+    """Why a search cannot optimise or bound ``metric`` on ``spec``: an area metric on a chip with
+    no ``[chip.area]``, a power metric on one with no ``[chip.energy]``; None otherwise. Every
+    trial was infeasible ("the cost model gives no area_mm2") or the search optimised a constant,
+    the TDP (fresh-user trial, session 33)."""
+    if metric in AREA_METRICS and spec.chip.area is None:
+        return (f"{metric} is not modelled for this chip: it has no [chip.area] ({spec.origin('chip')}); "
+                "give its area figures (the shipped hardware includes specs/technology/n4p.toml)")
+    if metric in POWER_METRICS and spec.chip.energy is None:
+        return (f"{metric} is not modelled for this chip: it has no [chip.energy] ({spec.origin('chip')}), "
+                "so every design draws its chip.tdp; give its energy figures (the shipped hardware "
+                "includes specs/technology/n4p.toml)")
+    return None
+
+
 def budget_warnings(spec: Spec) -> list[str]:
     """What a search of ``spec`` leaves unbounded that a chip architect would bound: when
     ``[search.params]`` varies the hardware (a ``chip.*``, ``memory.*`` or ``network.*`` key) and
@@ -353,7 +390,11 @@ def budget_warnings(spec: Spec) -> list[str]:
     bounded = {c.metric for c in search.constraints if c.max is not None}
     shown = ", ".join(varied[:3]) + (", …" if len(varied) > 3 else "")
     out = []
-    if "peak_power_w" not in bounded:
+    if spec.chip.energy is None:
+        out.append(f"the search varies the hardware ({shown}) of a chip with no [chip.energy]: power is not "
+                   "modelled (every design draws its chip.tdp), so nothing stops the search from buying every "
+                   "unit at its top bound; give the chip's energy figures (include specs/technology/n4p.toml)")
+    elif "peak_power_w" not in bounded:
         # a searched TDP: the budget is the highest TDP the search may choose, not the base spec's
         searched_tdp = search.params.get("chip.tdp")
         top = _param_high(searched_tdp) if searched_tdp is not None else None
@@ -362,7 +403,11 @@ def budget_warnings(spec: Spec) -> list[str]:
         out.append(f"the search varies the hardware ({shown}) with no constraint on peak_power_w: every "
                    f"design is priced at {basis} whatever power it would draw; add [[search.constraints]] "
                    f'metric = "peak_power_w", max = "{tdp}"' + _replaced_bound(spec, "peak_power_w"))
-    if "area_mm2" not in bounded:
+    if spec.chip.area is None:
+        out.append(f"the search varies the hardware ({shown}) of a chip with no [chip.area]: area is not "
+                   "modelled, so no package limit holds the design back; give the chip's area figures "
+                   "(include specs/technology/n4p.toml)")
+    elif "area_mm2" not in bounded:
         area = spec.chip.area
         most = (f'"{format_quantity(area.max, "m^2")}"' if area is not None else "the package's area")
         out.append(f"the search varies the hardware ({shown}) with no constraint on area_mm2: a design "

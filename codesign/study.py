@@ -43,8 +43,9 @@ from attrs import field, frozen
 from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError
 from .evaluation import at_slo, evaluate, jsonable
-from .search import FORMAT_KEY  # spec keys holding number-format names: not a numeric grid axis
-from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, absent_tier_problem, context_message, context_tokens, is_file_name, load_raw, load_spec,
+# FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
+from .search import FORMAT_KEY, unmodelled_key_problem, unmodelled_metric_problem
+from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
                    quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path)
 from .units import QuantityError, format_quantity, parse_quantity
 
@@ -201,7 +202,7 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
             problems.append((file, f"{at}.key", f"the spec's cost model cannot vary {axis.key!r} in a grid; "
                                                 f"it can vary {', '.join(k for k in variable if _numeric_key(k))}"))
             continue
-        if spec is not None and (why := absent_tier_problem(spec, axis.key)):
+        if spec is not None and (why := unmodelled_key_problem(spec, axis.key)):
             problems.append((file, f"{at}.key", f"{axis.key!r}: {why} ({spec.path})"))
             continue
         if not axis.values:
@@ -214,6 +215,8 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
             msg = _value_problem(v, kind, hint, zero)
             if msg:
                 problems.append((file, f"{at}.values.{j}", msg))
+    if spec is not None and s.metric in GRID_METRICS and (why := unmodelled_metric_problem(spec, s.metric)):
+        problems.append((file, f"{where}.metric", f"{why} ({spec.path})"))
     if not problems and s.spec and (base / s.spec).is_file():
         problems += _context_problems(s, where, file, base / s.spec)
     return problems

@@ -212,3 +212,81 @@ def test_overrides_give_an_absent_tier_a_capacity_only_with_its_bandwidth(tmp_pa
     assert evaluate(spec, {"memory.sram.capacity": np.array([0.0, 0.0])}).feasible.any()
     ev = evaluate(spec, {"memory.sram.capacity": np.array([256 * 2**20]), "memory.sram.bandwidth": np.array([100e12])})
     assert ev.feasible.any()
+
+
+# ------------------------------------------- searching or plotting what the chip does not model
+_HW_SEARCH = ('[search]\ntrials = 2\n'
+              'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+              '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n')
+
+
+@pytest.mark.parametrize("body, key, words", [
+    ('[[search.constraints]]\nmetric = "area_mm2"\nmax = "1716 mm**2"\n', "search.constraints.0.metric",
+     "area_mm2 is not modelled for this chip: it has no [chip.area]"),
+    ('[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1200 W"\n', "search.constraints.0.metric",
+     "peak_power_w is not modelled for this chip: it has no [chip.energy]"),
+])
+def test_a_bound_on_what_the_chip_does_not_model_is_refused(cli, tmp_path, body, key, words):
+    """An area bound on a chip without [chip.area] made every trial infeasible ('the cost model
+    gives no area_mm2'); a power bound without [chip.energy] bounded the TDP (fresh-user trial,
+    session 33). Refused before any trial, naming the file that declares the chip."""
+    spec = _bare_gb200(tmp_path, _HW_SEARCH + body)
+    err = _refused(cli("optimize", spec, "--out", tmp_path / "o"), f"bare.toml: {key}: {words}")
+    assert "hw.toml)" in err
+
+
+def test_an_objective_on_what_the_chip_does_not_model_is_refused(cli, tmp_path):
+    body = _HW_SEARCH.replace('objectives = [', 'objectives = [{metric = "area_mm2", direction = "minimize"}, ')
+    _refused(cli("sweep", _bare_gb200(tmp_path, body), "--out", tmp_path / "o", "--points", "10"),
+             "search.objectives.0.metric: area_mm2 is not modelled for this chip")
+
+
+def test_a_hardware_search_of_a_chip_without_energy_or_area_says_so(tmp_path):
+    """The warnings said to add peak_power_w and area_mm2 bounds, which cannot hold on such a chip."""
+    from codesign.search import budget_warnings
+    from codesign.spec import load_spec
+
+    power, area = budget_warnings(load_spec(_bare_gb200(tmp_path, _HW_SEARCH)))
+    assert "of a chip with no [chip.energy]: power is not modelled" in power and "max =" not in power
+    assert "of a chip with no [chip.area]: area is not modelled" in area and "max =" not in area
+
+
+def test_a_grid_over_the_tdp_or_of_the_area_of_a_bare_chip_is_refused(cli, tmp_path):
+    spec = _bare_gb200(tmp_path)
+    study = tmp_path / "g.toml"
+    study.write_text(f'name = "g"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{spec.as_posix()}"\n'
+                     'metric = "area_mm2"\nx = { key = "chip.tdp", values = ["300 W", "800 W"] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+    rc, out, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err, err
+    assert "steps.0.x.key: 'chip.tdp': cannot be searched without [chip.energy]" in err
+    assert "steps.0.metric: area_mm2 is not modelled for this chip" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_evaluate_json_lists_what_is_not_modelled(cli, tmp_path):
+    rc, out, err = cli("evaluate", _bare_gb200(tmp_path), "--json")
+    assert rc == 0 and json.loads(out)["not_modelled"] == ["power", "area"]
+    rc, out, err = cli("evaluate", GB200_EXAMPLE, "--json")
+    assert rc == 0 and json.loads(out)["not_modelled"] == []
+
+
+def test_the_deployment_problem_is_said_before_the_cost_models_own_reason(cli, tmp_path):
+    """The roofline example refuses points whose KV cache does not fit; on a TP 16 deployment in an
+    8-chip domain that reason hid the TP problem from C = 64 up (fresh-user trial, session 33)."""
+    pytest.importorskip("codesign_roofline")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{ROOFLINE.as_posix()}"]\n[network]\nscaleup_domain = 8\n[deployment]\ntp = 16\n'
+                    '[workload]\nconcurrency = [1, 100000]\n')
+    rc, out, err = cli("evaluate", spec, "--json")
+    doc = json.loads(out)
+    for p in doc["points"]:
+        assert p.get("infeasible_reason", "").startswith("tp 16 is larger than the scale-up domain"), p
+
+
+def test_a_reference_that_names_nothing_is_refused_by_sweep_too(cli, tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n'
+                    + _HW_SEARCH.replace("[search]\n", '[search]\nreference = "nosuch.toml"\n'))
+    for args in (("optimize", spec, "--out", tmp_path / "o"), ("sweep", spec, "--out", tmp_path / "p", "--points", "10")):
+        _refused(cli(*args), "s.toml: search.reference: 'nosuch.toml' is neither a registered baseline")

@@ -158,7 +158,13 @@ def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
     if wanted:
         import json
 
-        print(json.dumps({"error": {"message": message, "exit_code": int(code)}}))
+        try:
+            print(json.dumps({"error": {"message": message, "exit_code": int(code)}}), flush=True)
+        except BrokenPipeError:  # `... --json | head -c 100`: the reader stopped (a traceback here)
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor
+                pass
 
 
 def entry() -> None:  # pragma: no cover - console script

@@ -16,6 +16,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    import math
+
     from ..costmodel import design_value
     from ..errors import ExitCode
     from ..evaluation import SCHEMA_VERSION, at_slo, cost_model_record, evaluate, over_budget, points_json, slo_bounds
@@ -38,6 +40,10 @@ def run(args) -> int:
             # the record optimize and sweep give: {"name", "plugin"}
             "cost_model": cost_model_record(spec, cost_model=args.cost_model),
             "power_basis": "tdp",
+            # what this design's figures do not model (the table says "not modelled"): power without
+            # [chip.energy] (power_w and peak_power_w are then chip.tdp), area when area_mm2 is null
+            "not_modelled": ([] if spec.chip.energy is not None else ["power"])
+                            + (["area"] if not math.isfinite(design["area_mm2"]) else []),
             "design": design,
             "infeasible_reason": ev.reasons[0] or None,
             # the chip's own hard budgets (chip.area.max) this design exceeds; priced as specified
