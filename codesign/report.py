@@ -304,7 +304,19 @@ def search_warnings(spec: Spec) -> list[str]:
     """What a search of ``spec`` should say before it runs and keep in its report: a power or area
     bound it lacks (:func:`codesign.search.budget_warnings`), a reference priced on another model or
     workload (:func:`codesign.baselines.reference_warnings`)."""
-    return budget_warnings(spec) + reference_warnings(spec)
+    return budget_warnings(spec) + power_gap_warnings(spec) + reference_warnings(spec)
+
+
+def power_gap_warnings(spec: Spec) -> list[str]:
+    """One line when the spec models power but leaves energy figures out (:func:`codesign.spec.power_gaps`)."""
+    from .spec import power_gaps
+
+    gaps = power_gaps(spec)
+    if not gaps:
+        return []
+    return [f"the chip's power leaves out {', '.join(gaps)}: priced at 0, so power_w and tok/s per kW on "
+            "the modelled power are too optimistic; give the figures (specs/technology/n4p.toml has a "
+            "current node's)"]
 
 
 def _reported_sensitivities(path: Path, spec: Spec, result: SearchResult) -> dict[int, tuple]:

@@ -1400,6 +1400,29 @@ def absent_tier_problem(spec: Spec, key: str) -> str | None:
     return None
 
 
+def power_gaps(spec: Spec) -> list[str]:
+    """The energy figures a spec that models power (it has ``[chip.energy]``) leaves out, each as
+    the key to give: static power, energy per FLOP, and the energy per byte of each memory tier it
+    declares and of the scale-up links. The cost models price a missing figure at 0, so such a chip
+    draws less than it would ([chip.energy] with only ``per_flop_fp4`` drew 1.07 W at one user;
+    fresh-user trial, session 33). ``[]`` when nothing is missing or power is not modelled."""
+    en, mem = spec.chip.energy, spec.memory
+    if en is None:
+        return []
+    out = []
+    if not (en.static or en.static_per_area):
+        out.append("chip.energy.static (or static_per_area)")
+    if en.per_flop_fp4 is None and en.per_flop_fp8 is None and en.per_flop_bf16 is None:
+        out.append("chip.energy.per_flop_fp8 (or per_flop_fp4, per_flop_bf16)")
+    for name in ("sram", "hbm", "host"):
+        tier = getattr(mem, name)
+        if tier is not None and tier.energy_per_byte is None and (name == "hbm" or tier.capacity > 0):
+            out.append(f"memory.{name}.energy_per_byte")
+    if spec.network.scaleup_energy_per_byte is None:
+        out.append("network.scaleup_energy_per_byte")
+    return out
+
+
 def load_spec(path: str | os.PathLike) -> Spec:
     """Load and validate a spec file (with its includes).
 

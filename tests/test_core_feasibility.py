@@ -290,3 +290,17 @@ def test_a_reference_that_names_nothing_is_refused_by_sweep_too(cli, tmp_path):
                     + _HW_SEARCH.replace("[search]\n", '[search]\nreference = "nosuch.toml"\n'))
     for args in (("optimize", spec, "--out", tmp_path / "o"), ("sweep", spec, "--out", tmp_path / "p", "--points", "10")):
         _refused(cli(*args), "s.toml: search.reference: 'nosuch.toml' is neither a registered baseline")
+
+
+def test_a_partial_chip_energy_is_warned_about(cli, tmp_path):
+    """[chip.energy] with only an energy per FLOP priced static power, HBM reads and links at 0 W
+    (1.07 W per chip at one user; fresh-user trial, session 33): evaluate warns and lists them."""
+    spec = _bare_gb200(tmp_path, '[chip.energy]\nper_flop_fp4 = "0.0728 pJ/FLOP"\n')
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["power_gaps"] == ["chip.energy.static (or static_per_area)",
+                                             "memory.hbm.energy_per_byte", "network.scaleup_energy_per_byte"]
+    rc, out, err = cli("evaluate", spec)
+    assert "warning: the chip's power leaves out chip.energy.static" in err
+    rc, out, err = cli("evaluate", GB200_EXAMPLE)  # the shipped hardware gives every figure
+    assert rc == 0 and "warning" not in err, err

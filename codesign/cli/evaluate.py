@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="price a spec's design over its concurrency sweep",
@@ -21,7 +23,7 @@ def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import ExitCode
     from ..evaluation import SCHEMA_VERSION, at_slo, cost_model_record, evaluate, over_budget, points_json, slo_bounds
-    from ..spec import load_spec
+    from ..spec import load_spec, power_gaps
     from ._common import print_json
 
     spec = load_spec(args.spec)
@@ -40,6 +42,8 @@ def run(args) -> int:
             # the record optimize and sweep give: {"name", "plugin"}
             "cost_model": cost_model_record(spec, cost_model=args.cost_model),
             "power_basis": "tdp",
+            # energy figures a spec that models power leaves out, priced at 0 (codesign.spec.power_gaps)
+            "power_gaps": power_gaps(spec),
             # what this design's figures do not model (the table says "not modelled"): power without
             # [chip.energy] (power_w and peak_power_w are then chip.tdp), area when area_mm2 is null
             "not_modelled": ([] if spec.chip.energy is not None else ["power"])
@@ -60,6 +64,10 @@ def run(args) -> int:
         print_json(doc)
     else:
         _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0])
+        from ..report import power_gap_warnings
+
+        for w in power_gap_warnings(spec):
+            print(f"warning: {w}", file=sys.stderr)
         if over := over_budget(spec, design):
             from rich.console import Console
 
