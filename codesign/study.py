@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import collections
 import csv
 import itertools
 import json
@@ -569,11 +570,22 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
     d = {"x": {"key": step.x.key, "values": xs}, "y": {"key": step.y.key, "values": ys},
          "facet": {"key": step.facet.key, "values": fs} if step.facet else None,
          "metric": step.metric, "values": grid.tolist(), "over_budget": over.tolist()}
+    # why each × is one (the cost model's reason, or the core's for a deployment no framework runs):
+    # a grid over TP 3, 8 and 128 drew × with no word of why (fresh-user trial, session 33)
+    why = np.asarray([r if r else "" for r in (ev.reasons or [""] * len(combos))], dtype=object)
+    why = np.where(np.isfinite(grid.reshape(-1)), "", why).reshape(grid.shape)
+    d["infeasible_reasons"] = why.tolist()
     lines = [f"## {step.title or step.name}", "", f"`{step.metric}` of {_spec_link(base / step.spec, out)} over "
              f"{step.x.key} × {step.y.key}" + (f", one panel per {step.facet.key}" if step.facet else "")
              + f" ({len(combos)} designs in one vectorised call; × marks an infeasible design, † one "
              f"over the chip's area or power budget: {int(over.sum())} of {over.size}).", "",
              f"![{step.name}]({step.name}.png)", ""]
+    reasons = collections.Counter(r for r in why.reshape(-1) if r)
+    for r, n in reasons.most_common(5):
+        lines.append(f"- × ({n} design{'s' if n != 1 else ''}): {r}")
+    if len(reasons) > 5:
+        lines.append(f"- × ({sum(reasons.values()) - sum(n for _, n in reasons.most_common(5))} more designs, "
+                     f"{len(reasons) - 5} other reasons: data.json's infeasible_reasons)")
     # the gain from the x axis at each facet, in words
     for k, f in enumerate(fs):
         g = grid[k]

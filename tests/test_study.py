@@ -182,3 +182,19 @@ def test_a_grid_marks_peak_power_against_each_designs_own_tdp(cli, tmp_path):
     data = json.loads((tmp_path / "o" / "data.json").read_text())
     step = data["steps"]["g"]
     assert step["over_budget"] == [[[True, False, False]]]
+
+
+def test_a_grid_says_why_each_infeasible_cell_is_one(cli, tmp_path):
+    """× cells had no reason anywhere (fresh-user trial, session 33). gpt-oss-120b has 64 attention
+    heads (specs/models/gpt-oss-120b.toml), so TP 3 is no deployment; TP 8 is the example's own."""
+    spec = REPO / "specs" / "examples" / "gb200-gpt-oss-120b.toml"
+    study = tmp_path / "s.toml"
+    study.write_text(f'name = "tp"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{spec.as_posix()}"\n'
+                     'metric = "min_tpot_s"\nx = { key = "deployment.tp", values = [3, 8] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+    rc, out, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 0, err
+    step = json.loads((tmp_path / "o" / "data.json").read_text())["steps"]["g"]
+    assert step["infeasible_reasons"] == [[["tp 3 does not divide the model's 64 attention heads", ""]]]
+    assert "- × (1 design): tp 3 does not divide the model's 64 attention heads" in \
+        (tmp_path / "o" / "report.md").read_text()
