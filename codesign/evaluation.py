@@ -119,8 +119,23 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
         if disagg:
             cols.append(val(f"{key}.chips", g.chips if g else 1))
     table = np.stack(cols, axis=1)
-    combos, inverse = np.unique(table, axis=0, return_inverse=True)
     heads, layers, experts = m.num_attention_heads, m.num_layers, (m.num_experts or 0) if any(m.moe_layers) else 0
+    # the rules, vectorised: only the designs that break one get strings (a million-design sweep
+    # spent 4 s in np.unique over every row)
+    step = 4 if disagg else 3
+    pp_, multi_, dom_ = table[:, 0], table[:, 1] > 0.5, table[:, 2]
+    bad = pp_ > layers
+    for i in range(len(groups)):
+        tp_, ep_, dp_ = table[:, 3 + i * step], table[:, 4 + i * step], table[:, 5 + i * step]
+        stage_ = tp_ * dp_
+        bad |= (tp_ > heads) | (np.mod(heads, tp_) != 0) | ((tp_ > dom_) & ~multi_)
+        bad |= (ep_ > max(experts, 1)) | (ep_ > stage_) | (np.mod(stage_, ep_) != 0)
+        if disagg:
+            chips_, inst_ = table[:, 6 + i * step], tp_ * dp_ * pp_
+            bad |= (chips_ < inst_) | (np.mod(chips_, inst_) != 0)
+    if not bad.any():
+        return [""] * n
+    combos, inverse = np.unique(table[bad], axis=0, return_inverse=True)
 
     def why(row) -> str:
         pp, multinode, domain = row[0], row[1] > 0.5, row[2]
@@ -152,8 +167,10 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
             out.append(f"pp {pp:g} is above the model's {layers} layers (a pipeline stage holds at least one layer)")
         return "; ".join(out)
 
-    texts = [why(row) for row in combos]
-    return [texts[k] for k in np.asarray(inverse).reshape(-1)]
+    texts = np.asarray([why(row) for row in combos] + [""], dtype=object)
+    index = np.full(n, len(combos))  # "" for the designs that break no rule
+    index[bad] = np.asarray(inverse).reshape(-1)
+    return texts[index].tolist()
 
 
 def mark_unservable(ev: Evaluation, problems: list[str]) -> Evaluation:
