@@ -99,8 +99,8 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
 
     :func:`evaluate` marks these designs infeasible for every cost model (a third-party model, or
     the roofline example, priced TP 3 on 64 heads, TP 1000 and PP 1000; noticed in session 32).
-    Designs are judged per distinct combination of the keys, so a million-design sweep costs a few
-    combinations, not a million strings."""
+    The rules run as array masks over every design; messages are written once per distinct design
+    that breaks one, so a million-design sweep costs a few strings, not a million."""
     overrides = overrides or {}
     n = max([1] + [int(np.size(v)) for v in overrides.values()])
     d, m = spec.deployment, spec.model
@@ -120,54 +120,49 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
             cols.append(val(f"{key}.chips", g.chips if g else 1))
     table = np.stack(cols, axis=1)
     heads, layers, experts = m.num_attention_heads, m.num_layers, (m.num_experts or 0) if any(m.moe_layers) else 0
-    # the rules, vectorised: only the designs that break one get strings (a million-design sweep
-    # spent 4 s in np.unique over every row)
     step = 4 if disagg else 3
-    pp_, multi_, dom_ = table[:, 0], table[:, 1] > 0.5, table[:, 2]
-    bad = pp_ > layers
-    for i in range(len(groups)):
-        tp_, ep_, dp_ = table[:, 3 + i * step], table[:, 4 + i * step], table[:, 5 + i * step]
-        stage_ = tp_ * dp_
-        bad |= (tp_ > heads) | (np.mod(heads, tp_) != 0) | ((tp_ > dom_) & ~multi_)
-        bad |= (ep_ > max(experts, 1)) | (ep_ > stage_) | (np.mod(stage_, ep_) != 0)
-        if disagg:
-            chips_, inst_ = table[:, 6 + i * step], tp_ * dp_ * pp_
-            bad |= (chips_ < inst_) | (np.mod(chips_, inst_) != 0)
+
+    def rules(t):
+        """``[(broken, message)]`` over the columns of ``t``: array columns give each rule's mask,
+        one row (scalars) gives its truth and the message. One set of rules for both."""
+        pp, multinode, domain = t[..., 0], t[..., 1] > 0.5, t[..., 2]
+        out = []
+        for i, (name, _, _) in enumerate(groups):
+            tp, ep, dp = (t[..., 3 + i * step + j] for j in range(3))
+            stage = tp * dp
+            tag = f"{name} " if name else ""
+            out += [
+                (tp > heads, lambda: f"{tag}tp {tp:g} is above the model's {heads} attention heads"),
+                ((tp <= heads) & (np.mod(heads, tp) != 0),
+                 lambda: f"{tag}tp {tp:g} does not divide the model's {heads} attention heads"),
+                ((tp > domain) & ~multinode,
+                 lambda: f"{tag}tp {tp:g} is larger than the scale-up domain ({domain:g} chips; "
+                         "deployment.multinode_tp = true lets a TP group span domains)"),
+            ]
+            if disagg:
+                chips, inst = t[..., 6 + i * step], tp * dp * pp
+                out.append(((chips < inst) | (np.mod(chips, inst) != 0),
+                            lambda: f"{name} chips {chips:g} are not whole instances of tp × dp_attention × pp "
+                                    f"= {inst:g} chips"))
+            out += [
+                (ep > max(experts, 1), lambda: f"{tag}ep {ep:g} is above the model's {experts} experts"),
+                (ep > stage, lambda: f"{tag}ep {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
+                                     "of a stage (tp × dp_attention)"),
+                ((ep <= stage) & (np.mod(stage, ep) != 0),
+                 lambda: f"{tag}ep {ep:g} does not divide the {stage:g} chips of a stage (tp × dp_attention)"),
+            ]
+        out.append((pp > layers, lambda: f"pp {pp:g} is above the model's {layers} layers "
+                                         "(a pipeline stage holds at least one layer)"))
+        return out
+
+    # the masks over every design; strings only for the distinct designs that break a rule (a
+    # million-design sweep spent 4 s in np.unique over every row)
+    bad = np.logical_or.reduce([broken for broken, _ in rules(table)])
     if not bad.any():
         return [""] * n
     combos, inverse = np.unique(table[bad], axis=0, return_inverse=True)
-
-    def why(row) -> str:
-        pp, multinode, domain = row[0], row[1] > 0.5, row[2]
-        out = []
-        for i, (name, _, _) in enumerate(groups):
-            tp, ep, dp = row[3 + i * (4 if disagg else 3): 6 + i * (4 if disagg else 3)]
-            label = (lambda k: f"{name} {k}") if name else (lambda k: k)
-            if tp > heads:
-                out.append(f"{label('tp')} {tp:g} is above the model's {heads} attention heads")
-            elif heads % tp:
-                out.append(f"{label('tp')} {tp:g} does not divide the model's {heads} attention heads")
-            if tp > domain and not multinode:
-                out.append(f"{label('tp')} {tp:g} is larger than the scale-up domain ({domain:g} chips; "
-                           "deployment.multinode_tp = true lets a TP group span domains)")
-            if disagg:
-                chips, inst = row[6 + i * 4], tp * dp * pp
-                if chips < inst or chips % inst:
-                    out.append(f"{name} chips {chips:g} are not whole instances of tp × dp_attention × pp "
-                               f"= {inst:g} chips")
-            stage = tp * dp
-            if ep > max(experts, 1):
-                out.append(f"{label('ep')} {ep:g} is above the model's {experts} experts")
-            if ep > stage:
-                out.append(f"{label('ep')} {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
-                           "of a stage (tp × dp_attention)")
-            elif stage % ep:
-                out.append(f"{label('ep')} {ep:g} does not divide the {stage:g} chips of a stage (tp × dp_attention)")
-        if pp > layers:
-            out.append(f"pp {pp:g} is above the model's {layers} layers (a pipeline stage holds at least one layer)")
-        return "; ".join(out)
-
-    texts = np.asarray([why(row) for row in combos] + [""], dtype=object)
+    texts = np.asarray(["; ".join(say() for broken, say in rules(row) if broken) for row in combos] + [""],
+                       dtype=object)
     index = np.full(n, len(combos))  # "" for the designs that break no rule
     index[bad] = np.asarray(inverse).reshape(-1)
     return texts[index].tolist()

@@ -659,7 +659,7 @@ class Spec:
 
     def origin(self, key: str) -> str:
         """The file that set the dotted ``key`` (an included one if it came from there)."""
-        return _origin(self.origins, tuple(key.split(".")), self.path or "<spec>")
+        return self.origin_of(*key.split("."))
 
     def origin_of(self, *path: str) -> str:
         """:meth:`origin` of a key path given by its parts, for keys that hold dots themselves

@@ -286,8 +286,8 @@ class RooflineModel:
             return np.broadcast_to(tdp[:, None], e2e.shape), tdp.copy()
         e_hbm, e_sram, e_host = (e or 0.0 for e in e_tiers)
         e_link = spec.network.scaleup_energy_per_byte or 0.0
-        static = en.static if en else 0.0
-        if en is not None and en.static_per_area:
+        static = en.static
+        if en.static_per_area:
             static = static + en.static_per_area * np.nan_to_num(area_mm2 * 1e-6)  # mm² → m²
         static = np.broadcast_to(np.asarray(static, dtype=np.float64), tdp.shape)
         # energy per FLOP of the activation format's class (missing classes as codesign derives them)
