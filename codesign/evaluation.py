@@ -122,6 +122,34 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
     heads, layers, experts = m.num_attention_heads, m.num_layers, (m.num_experts or 0) if any(m.moe_layers) else 0
     step = 4 if disagg else 3
 
+    def pool_rules(name, tp, ep, dp, chips, pp, multinode, domain):
+        """One pool's rules; its own scope, so each message reads its own pool's columns (the
+        messages are closures: written in the loop of :func:`rules`, every pool's read the last
+        pool's ``tp``, and a disaggregated decode TP 16 was reported as "prefill tp 1")."""
+        stage = tp * dp
+        tag = f"{name} " if name else ""
+        out = [
+            (tp > heads, lambda: f"{tag}tp {tp:g} is above the model's {heads} attention heads"),
+            ((tp <= heads) & (np.mod(heads, tp) != 0),
+             lambda: f"{tag}tp {tp:g} does not divide the model's {heads} attention heads"),
+            ((tp > domain) & ~multinode,
+             lambda: f"{tag}tp {tp:g} is larger than the scale-up domain ({domain:g} chips; "
+                     "deployment.multinode_tp = true lets a TP group span domains)"),
+        ]
+        if chips is not None:
+            inst = tp * dp * pp
+            out.append(((chips < inst) | (np.mod(chips, inst) != 0),
+                        lambda: f"{name} chips {chips:g} are not whole instances of tp × dp_attention × pp "
+                                f"= {inst:g} chips"))
+        out += [
+            (ep > max(experts, 1), lambda: f"{tag}ep {ep:g} is above the model's {experts} experts"),
+            (ep > stage, lambda: f"{tag}ep {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
+                                 "of a stage (tp × dp_attention)"),
+            ((ep <= stage) & (np.mod(stage, ep) != 0),
+             lambda: f"{tag}ep {ep:g} does not divide the {stage:g} chips of a stage (tp × dp_attention)"),
+        ]
+        return out
+
     def rules(t):
         """``[(broken, message)]`` over the columns of ``t``: array columns give each rule's mask,
         one row (scalars) gives its truth and the message. One set of rules for both."""
@@ -129,28 +157,8 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
         out = []
         for i, (name, _, _) in enumerate(groups):
             tp, ep, dp = (t[..., 3 + i * step + j] for j in range(3))
-            stage = tp * dp
-            tag = f"{name} " if name else ""
-            out += [
-                (tp > heads, lambda: f"{tag}tp {tp:g} is above the model's {heads} attention heads"),
-                ((tp <= heads) & (np.mod(heads, tp) != 0),
-                 lambda: f"{tag}tp {tp:g} does not divide the model's {heads} attention heads"),
-                ((tp > domain) & ~multinode,
-                 lambda: f"{tag}tp {tp:g} is larger than the scale-up domain ({domain:g} chips; "
-                         "deployment.multinode_tp = true lets a TP group span domains)"),
-            ]
-            if disagg:
-                chips, inst = t[..., 6 + i * step], tp * dp * pp
-                out.append(((chips < inst) | (np.mod(chips, inst) != 0),
-                            lambda: f"{name} chips {chips:g} are not whole instances of tp × dp_attention × pp "
-                                    f"= {inst:g} chips"))
-            out += [
-                (ep > max(experts, 1), lambda: f"{tag}ep {ep:g} is above the model's {experts} experts"),
-                (ep > stage, lambda: f"{tag}ep {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
-                                     "of a stage (tp × dp_attention)"),
-                ((ep <= stage) & (np.mod(stage, ep) != 0),
-                 lambda: f"{tag}ep {ep:g} does not divide the {stage:g} chips of a stage (tp × dp_attention)"),
-            ]
+            chips = t[..., 6 + i * step] if disagg else None
+            out += pool_rules(name, tp, ep, dp, chips, pp, multinode, domain)
         out.append((pp > layers, lambda: f"pp {pp:g} is above the model's {layers} layers "
                                          "(a pipeline stage holds at least one layer)"))
         return out

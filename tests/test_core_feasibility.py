@@ -162,6 +162,28 @@ def test_searched_deployments_are_judged_one_by_one(tmp_path):
         assert "tp 3 does not divide the model's 64 attention heads" in ev.reasons[1]
 
 
+def test_each_pool_of_a_disaggregated_deployment_is_named_with_its_own_values(tmp_path):
+    """A disaggregated spec's rules run once per pool; each message names its pool and that pool's
+    values. (The messages were closures written in one loop: all of them read the last pool's, and
+    a decode TP 16 on 8-GPU nodes was reported as "prefill tp 1"; CI, stop 38.)"""
+    from codesign.evaluation import deployment_problems
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "d.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[deployment]\nmode = "disaggregated"\n'
+                    '[deployment.prefill]\nchips = 8\ntp = 8\n[deployment.decode]\nchips = 8\ntp = 8\n')
+    # gpt-oss-120b: 64 attention heads (its HF config); decode TP 3 breaks the head rule, and 8
+    # chips are not whole TP-3 instances (8 mod 3 = 2); prefill TP 8 on 8 chips is fine. Then the
+    # pools swapped: prefill TP 3, decode TP 8.
+    got = deployment_problems(load_spec(spec), {"deployment.decode.tp": np.array([3.0, 8.0]),
+                                                "deployment.prefill.tp": np.array([8.0, 3.0])})
+    assert got[0] == ("decode tp 3 does not divide the model's 64 attention heads; "
+                      "decode chips 8 are not whole instances of tp × dp_attention × pp = 3 chips")
+    assert got[1] == ("prefill tp 3 does not divide the model's 64 attention heads; "
+                      "prefill chips 8 are not whole instances of tp × dp_attention × pp = 3 chips")
+
+
 def test_a_cost_model_that_cannot_price_the_spec_is_named_where_it_was_chosen(cli, tmp_path):
     """The roofline example prices aggregated serving only (its supports()); the refusal names the
     file that chose it and the key, and what the spec asks for."""
