@@ -33,6 +33,7 @@ import re
 import sys
 import warnings
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
 from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, cost_model_name, meets_slos, slo_bounds
-from .spec import SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind, toml_key_path
+from .spec import (SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind,
+                   toml_key_path, unread_key_problem)
 from .units import QuantityError, format_quantity, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
@@ -191,7 +193,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     envelope = []
     for key, choices in s.envelope.items():
         where = toml_key_path("search", "envelope", key)
-        if why := _envelope_key_problem(key, parameters):
+        if why := _envelope_key_problem(key, parameters) or unmodelled_key_problem(
+                spec, key, [*s.params, *s.envelope]):
             problems.append((_origin(spec.origins, ("search", "envelope", key), spec.path), where, why))
             continue
         if why := envelope_problem(spec.deployment, key, choices, s.params):  # nor these (codesign.spec checks them)
@@ -217,7 +220,7 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
         return "no such spec key" + _did_you_mean(
             key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
-    if why := unmodelled_key_problem(spec, key):
+    if why := unmodelled_key_problem(spec, key, [*spec.search.params, *spec.search.envelope]):
         return why
     if parameters is not None and key not in parameters:
         searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
@@ -226,11 +229,13 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
     return None
 
 
-def unmodelled_key_problem(spec: Spec, key: str) -> str | None:
+def unmodelled_key_problem(spec: Spec, key: str, varied: Iterable[str] = ()) -> str | None:
     """Why a search or a study grid cannot vary ``key`` on ``spec`` whatever the cost model: a key
-    of a memory tier the spec does not declare (:func:`codesign.spec.absent_tier_problem`), or
-    ``chip.tdp`` on a chip with no ``[chip.energy]``; None otherwise."""
-    if why := absent_tier_problem(spec, key):
+    of a memory tier the spec does not declare (:func:`codesign.spec.absent_tier_problem`), a
+    deployment key the spec's serving mode does not read (:func:`codesign.spec.unread_key_problem`;
+    ``varied``: the other keys the search or grid varies), or ``chip.tdp`` on a chip with no
+    ``[chip.energy]``; None otherwise."""
+    if why := absent_tier_problem(spec, key) or unread_key_problem(spec.deployment, key, varied):
         return why
     if key == "chip.tdp" and spec.chip.energy is None:
         # power is then not modelled (cost models take it as the TDP): every TDP priced alike, so

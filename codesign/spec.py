@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import typing
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal, NewType
 
@@ -1233,6 +1234,8 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
                               f"\"disaggregated\" needs [deployment.{missing[0]}]"
                               + (" and [deployment.decode]" if len(missing) == 2 else "")
                               + " with the pool's chips (and tp, ep, dp_attention)")])
+    if cls is Spec and (unread := _unread_key_problems(spec, data, origins or {}, file)):
+        raise SpecError(unread)
     return spec
 
 
@@ -1398,6 +1401,61 @@ def absent_tier_problem(spec: Spec, key: str) -> str | None:
         return (f"the spec has no [memory.{parts[1]}] tier to vary; declare it with its capacity and "
                 f"bandwidth (a capacity of \"0 MiB\" is allowed) and vary it from there")
     return None
+
+
+#: The pools only disaggregated serving reads, and the layout keys only aggregated serving reads.
+_POOL_KEYS = ("prefill", "decode")
+_TOP_LEVEL_LAYOUT = ("tp", "ep", "dp_attention")
+
+
+def unread_key_problem(deployment: Deployment, key: str, varied: Iterable[str] = ()) -> str | None:
+    """Why ``key`` (a ``deployment.*`` spec key path, a table or a key in it) is not read by any
+    cost model under ``deployment``, or None. Such a key was priced as if absent, silently: a
+    search over ``deployment.prefill.tp`` of an aggregated spec, or over ``acceptance_rate`` with
+    no draft tokens, returned designs that differed only in a key nothing read (noticed in
+    session 34). ``varied``: the other keys the same search or grid varies (a varied
+    ``speculative_tokens`` makes ``acceptance_rate`` read).
+
+    * ``[deployment.prefill]`` and ``[deployment.decode]`` are read only when
+      ``mode = "disaggregated"``;
+    * ``deployment.tp``, ``ep`` and ``dp_attention`` only when it is ``"aggregated"`` (each pool
+      has its own; ``pp`` is read in both);
+    * ``acceptance_rate`` only with ``speculative_tokens`` > 0."""
+    parts = key.split(".")
+    if len(parts) < 2 or parts[0] != "deployment":
+        return None
+    if deployment.mode == "aggregated" and parts[1] in _POOL_KEYS:
+        return (f'not read: deployment.mode is "aggregated", and only disaggregated serving has a '
+                f'{parts[1]} pool (set deployment.mode = "disaggregated" with both pools to price them)')
+    if deployment.mode == "disaggregated" and len(parts) == 2 and parts[1] in _TOP_LEVEL_LAYOUT:
+        return (f'not read: deployment.mode is "disaggregated", where each pool has its own '
+                f'(deployment.prefill.{parts[1]}, deployment.decode.{parts[1]})')
+    if key == "deployment.acceptance_rate" and deployment.speculative_tokens == 0 \
+            and "deployment.speculative_tokens" not in set(varied):
+        return ("not read: deployment.speculative_tokens is 0, so no draft token is proposed to be accepted "
+                "(set speculative_tokens, the MTP or EAGLE draft tokens per decode step)")
+    return None
+
+
+def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
+    """The spec's own ``deployment`` keys :func:`unread_key_problem` finds unread, refused unless
+    the spec's own file (``file``) sets the key that makes them unread over an include that set
+    them: ``mode = "aggregated"`` over a disaggregated base overrides its pools on purpose, and
+    TOML cannot delete an include's keys. Refused, then: a forgotten ``mode = "disaggregated"``
+    (pools written under an included aggregated deployment, or with no mode at all), and a file
+    that contradicts itself."""
+    dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
+    switches = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens"}
+    out = []
+    for name, switch in switches.items():
+        key = f"deployment.{name}"
+        if name not in dep or not (why := unread_key_problem(spec.deployment, key)):
+            continue
+        where = _origin(origins, ("deployment", name), file)
+        if switch in dep and _origin(origins, ("deployment", switch), file) == file != where:
+            continue
+        out.append((where, key, why))
+    return out
 
 
 def power_gaps(spec: Spec) -> list[str]:

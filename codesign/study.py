@@ -203,7 +203,8 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
             problems.append((file, f"{at}.key", f"the spec's cost model cannot vary {axis.key!r} in a grid; "
                                                 f"it can vary {', '.join(k for k in variable if _numeric_key(k))}"))
             continue
-        if spec is not None and (why := unmodelled_key_problem(spec, axis.key)):
+        varied = [a.key for a in (s.x, s.y, s.facet) if a is not None]
+        if spec is not None and (why := unmodelled_key_problem(spec, axis.key, varied)):
             problems.append((file, f"{at}.key", f"{axis.key!r}: {why} ({spec.path})"))
             continue
         if not axis.values:

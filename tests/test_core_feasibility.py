@@ -326,3 +326,82 @@ def test_a_partial_chip_energy_is_warned_about(cli, tmp_path):
     assert "warning: the chip's power leaves out chip.energy.static" in err
     rc, out, err = cli("evaluate", GB200_EXAMPLE)  # the shipped hardware gives every figure
     assert rc == 0 and "warning" not in err, err
+
+
+# ------------------------------------------------------- keys the spec's serving mode does not read
+# A key nothing reads was priced as if absent, silently: [deployment.prefill] under an aggregated
+# deployment, top-level tp in a disaggregated one, acceptance_rate with no draft tokens (session 34).
+POOLS = "[deployment.prefill]\nchips = 8\ntp = 8\n[deployment.decode]\nchips = 8\ntp = 8\n"
+
+
+@pytest.mark.parametrize("body, line", [
+    # the example's deployment include sets mode = "aggregated"; pools written over it are not read
+    ("[deployment.prefill]\nchips = 8\ntp = 8\n", 'deployment.prefill: not read: deployment.mode is "aggregated"'),
+    # one file that says disaggregated and gives the aggregated layout too contradicts itself
+    (f'[deployment]\nmode = "disaggregated"\nep = 2\n{POOLS}',
+     'deployment.ep: not read: deployment.mode is "disaggregated", where each pool has its own '
+     "(deployment.prefill.ep, deployment.decode.ep)"),
+    ("[deployment]\nacceptance_rate = 0.7\n",
+     "deployment.acceptance_rate: not read: deployment.speculative_tokens is 0"),
+])
+def test_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_path, body, line):
+    spec = tmp_path / "u.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n{body}')
+    _refused(cli("evaluate", spec), f"u.toml: {line}")
+
+
+def test_the_spec_may_override_an_included_mode_on_purpose(cli, tmp_path):
+    """mode = "aggregated" in the spec's own file over a disaggregated include (whose pools TOML
+    cannot delete) is an override, not a mistake: priced as the aggregated deployment alone,
+    the pools read by nothing. The inherited top-level tp 8 of a disaggregated spec likewise."""
+    (tmp_path / "dis.toml").write_text('[deployment]\nmode = "disaggregated"\n' + POOLS)
+    over = tmp_path / "over.toml"
+    over.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}", "dis.toml"]\n[deployment]\nmode = "aggregated"\n')
+    rc, out, err = cli("evaluate", over, "--json")
+    rc0, out0, _ = cli("evaluate", GB200_EXAMPLE, "--json")
+    assert rc == rc0 == 0, err
+    assert json.loads(out)["points"] == json.loads(out0)["points"]
+    # the example's tp = 8 (its deployment include) under the spec's own disaggregated mode
+    dis = tmp_path / "dis-own.toml"
+    dis.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}')
+    rc, _, err = cli("evaluate", dis)
+    assert rc == 0, err
+
+
+@pytest.mark.parametrize("table, body, line", [
+    ("params", '"deployment.prefill.tp" = {choices = [4, 8]}',
+     'search.params."deployment.prefill.tp": not read: deployment.mode is "aggregated"'),
+    ("params", '"deployment.acceptance_rate" = {low = 0.2, high = 0.9}',
+     'search.params."deployment.acceptance_rate": not read: deployment.speculative_tokens is 0'),
+    ("envelope", '"deployment.acceptance_rate" = [0.2, 0.9]',
+     'search.envelope."deployment.acceptance_rate": not read: deployment.speculative_tokens is 0'),
+])
+def test_a_search_over_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_path, table, body, line):
+    spec = tmp_path / "s.toml"
+    params = "" if table == "params" else '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n'
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[search]\ntrials = 2\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    f'{params}[search.{table}]\n{body}\n')
+    _refused(cli("optimize", spec, "--out", tmp_path / "o"), f"s.toml: {line}")
+    assert not (tmp_path / "o").exists()
+
+
+def test_acceptance_rate_is_read_where_the_same_search_varies_the_draft_tokens(tmp_path):
+    from codesign.search import check_search
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[search]\ntrials = 2\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"deployment.acceptance_rate" = {low = 0.2, high = 0.9}\n'
+                    '"deployment.speculative_tokens" = {choices = [0, 2]}\n')
+    check_search(load_spec(spec))  # no SpecError
+
+
+def test_a_grid_over_acceptance_rate_without_draft_tokens_is_refused(cli, tmp_path):
+    study = tmp_path / "g.toml"
+    study.write_text(f'name = "g"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{GB200_EXAMPLE.as_posix()}"\n'
+                     'metric = "min_tpot_s"\nx = { key = "deployment.acceptance_rate", values = [0.5, 0.8] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+    _refused(cli("study", "run", study, "--out", tmp_path / "o"),
+             "g.toml: steps.0.x.key: 'deployment.acceptance_rate': not read: deployment.speculative_tokens is 0")

@@ -180,17 +180,26 @@ def test_a_table_given_as_a_value_says_the_table_it_expects(cli, tmp_path, body,
 
 def test_deployment_counts_take_a_float_with_a_whole_value(cli, tmp_path):
     # README: scheduler_recv_interval is "a whole number in [1, 10000]"; 30.0 is one, as a search's
-    # design values are (deployment_value_problem). Every count of [deployment] and its pools alike.
-    counts = ('[deployment]\ntp = 4{0}\npp = 1{0}\nep = 4{0}\ndp_attention = 1{0}\nspeculative_tokens = 2{0}\n'
-              'max_batch_size = 64{0}\nscheduler_recv_interval = 30{0}\nmode = "disaggregated"\n'
-              '[deployment.prefill]\nchips = 4{0}\ntp = 4{0}\nep = 1{0}\ndp_attention = 1{0}\n'
-              '[deployment.decode]\nchips = 8{0}\ntp = 8{0}\nep = 8{0}\ndp_attention = 1{0}\n')
-    as_int, as_float = _write(tmp_path, "as_int", counts.format("")), _write(tmp_path, "as_float", counts.format(".0"))
-    want, got = load_spec(as_int).deployment, load_spec(as_float).deployment
-    assert got == want and got.scheduler_recv_interval == 30 and type(got.scheduler_recv_interval) is int
-    assert type(got.tp) is int and type(got.decode.chips) is int
-    rc, out, err = cli("evaluate", as_float)
-    assert rc == 0, err
+    # design values are (deployment_value_problem). Every count of [deployment] and its pools alike:
+    # the top-level layout in an aggregated spec, the pools in a disaggregated one (each mode reads
+    # only its own; spec.unread_key_problem).
+    shared = "pp = 1{0}\nspeculative_tokens = 2{0}\nmax_batch_size = 64{0}\nscheduler_recv_interval = 30{0}\n"
+    bodies = {
+        "agg": "[deployment]\ntp = 4{0}\nep = 4{0}\ndp_attention = 1{0}\n" + shared,
+        "disagg": ('[deployment]\nmode = "disaggregated"\n' + shared
+                   + "[deployment.prefill]\nchips = 4{0}\ntp = 4{0}\nep = 1{0}\ndp_attention = 1{0}\n"
+                   "[deployment.decode]\nchips = 8{0}\ntp = 8{0}\nep = 8{0}\ndp_attention = 1{0}\n"),
+    }
+    for mode, counts in bodies.items():
+        as_int = _write(tmp_path, f"{mode}_int", counts.format(""))
+        as_float = _write(tmp_path, f"{mode}_float", counts.format(".0"))
+        want, got = load_spec(as_int).deployment, load_spec(as_float).deployment
+        assert got == want and got.scheduler_recv_interval == 30 and type(got.scheduler_recv_interval) is int
+        assert type(got.tp) is int and type(got.pp) is int
+        if mode == "disagg":
+            assert type(got.decode.chips) is int and type(got.prefill.ep) is int
+        rc, out, err = cli("evaluate", as_float)
+        assert rc == 0, err
 
 
 def test_every_count_takes_a_float_with_a_whole_value(cli, tmp_path):
