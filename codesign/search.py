@@ -147,6 +147,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     s = spec.search
     if s is None:
         raise _err(spec, "search", "missing: `codesign optimize`, `sweep` and `worker` need a [search] table")
+    if parameters is not None:  # what "it can vary" lists: not the keys this spec's serving mode leaves unread
+        parameters = [k for k in parameters if not unread_key_problem(spec.deployment, k, [*s.params, *s.envelope])]
     problems = []
     params = []
     for key, p in s.params.items():
@@ -193,8 +195,8 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     envelope = []
     for key, choices in s.envelope.items():
         where = toml_key_path("search", "envelope", key)
-        if why := _envelope_key_problem(key, parameters) or unmodelled_key_problem(
-                spec, key, [*s.params, *s.envelope]):
+        if why := unread_key_problem(spec.deployment, key, [*s.params, *s.envelope]) \
+                or _envelope_key_problem(key, parameters):
             problems.append((_origin(spec.origins, ("search", "envelope", key), spec.path), where, why))
             continue
         if why := envelope_problem(spec.deployment, key, choices, s.params):  # nor these (codesign.spec checks them)

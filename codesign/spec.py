@@ -267,6 +267,24 @@ class FieldsError(ValueError):
         self.fields = tuple(fields)
 
 
+class FieldProblems(ValueError):
+    """Several fields of one table out of range at once, each a ``"key: message"`` line; the loader
+    names each at its key (a table's validators stopped at the first: ``speculative_tokens = 40``
+    hid ``max_batch_size = 0``; noticed in session 33). ``str()`` joins the lines."""
+
+    def __init__(self, lines: list[str]):
+        super().__init__("; ".join(lines))
+        self.lines = list(lines)
+
+
+def _raise_problems(lines: list[str]) -> None:
+    """Raise ``lines`` (``"key: message"``): none, nothing; one, a ValueError; more, :class:`FieldProblems`."""
+    if len(lines) == 1:
+        raise ValueError(lines[0])
+    if lines:
+        raise FieldProblems(lines)
+
+
 #: The Gated DeltaNet keys of a model's ``"linear"`` layers (HF ``linear_*`` of Qwen3-Next / Qwen3.5).
 LINEAR_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
                "linear_value_head_dim", "linear_conv_kernel_dim")
@@ -542,25 +560,18 @@ class Deployment:
     #: before it is received. ``None``: the cost model's calibrated default for the framework.
     scheduler_recv_interval: int | None = field(default=None)
 
-    @max_batch_size.validator
-    def _max_batch(self, att, value):
-        if value is not None and not 1 <= value <= 10_000_000:
-            raise ValueError(f"max_batch_size: must be a whole number in [1, 10000000] (got {value})")
-
-    @scheduler_recv_interval.validator
-    def _recv_interval(self, att, value):
-        if value is not None and not 1 <= value <= 10_000:
-            raise ValueError(f"scheduler_recv_interval: must be a whole number in [1, 10000] (got {value})")
-
-    @speculative_tokens.validator
-    def _spec_tokens(self, att, value):
-        if not 0 <= value <= 16:
-            raise ValueError(f"speculative_tokens: must be a whole number in [0, 16] (got {value})")
-
-    @acceptance_rate.validator
-    def _acceptance(self, att, value):
-        if value is not None and not 0.0 <= value < 1.0:
-            raise ValueError(f"acceptance_rate: must be in [0, 1) (got {value})")
+    def __attrs_post_init__(self):  # every out-of-range count at once, each at its key
+        lines = []
+        if self.max_batch_size is not None and not 1 <= self.max_batch_size <= 10_000_000:
+            lines.append(f"max_batch_size: must be a whole number in [1, 10000000] (got {self.max_batch_size})")
+        if self.scheduler_recv_interval is not None and not 1 <= self.scheduler_recv_interval <= 10_000:
+            lines.append("scheduler_recv_interval: must be a whole number in [1, 10000] "
+                         f"(got {self.scheduler_recv_interval})")
+        if not 0 <= self.speculative_tokens <= 16:
+            lines.append(f"speculative_tokens: must be a whole number in [0, 16] (got {self.speculative_tokens})")
+        if self.acceptance_rate is not None and not 0.0 <= self.acceptance_rate < 1.0:
+            lines.append(f"acceptance_rate: must be in [0, 1) (got {self.acceptance_rate})")
+        _raise_problems(lines)
 
 
 # ------------------------------------------------------------------------------------- search
@@ -1012,6 +1023,8 @@ def _format_exception(exc: BaseException, type_) -> str:
 
     if isinstance(exc, FieldsError):
         return "\x00FIELDS\x00" + "\x01".join(exc.fields) + "\x00" + str(exc)
+    if isinstance(exc, FieldProblems):
+        return "\x00MANY\x00" + "\x02".join(exc.lines)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
         names = [a.name for a in attrs.fields(exc.cl) if not a.metadata.get("internal")]
         return "\x00UNKNOWN\x00" + "\x00".join(
@@ -1152,14 +1165,16 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
             _, _, names, text = msg.split("\x00", 3)
             problems.append(_fields_problem(names.split("\x01"), text, path, origins, file))
             continue
-        m = re.match(r"^([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*): (.*)$", msg, flags=re.S)
-        if m:  # a validator named its field (or a key below it): point at the key, and at the file that set it
-            path += tuple(m.group(1).split("."))
-            msg = m.group(2)
-        # a missing key is set by no file: it is the spec being read that lacks it (not the include
-        # that happened to set the rest of its table)
-        problems.append((file if msg == "missing (required)" else _origin(origins, path, file),
-                         toml_key_path(*path), msg))
+        for msg in msg.removeprefix("\x00MANY\x00").split("\x02") if msg.startswith("\x00MANY\x00") else [msg]:
+            at = path
+            m = re.match(r"^([a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)*): (.*)$", msg, flags=re.S)
+            if m:  # a validator named its field (or a key below it): point at the key, and at the file that set it
+                at += tuple(m.group(1).split("."))
+                msg = m.group(2)
+            # a missing key is set by no file: it is the spec being read that lacks it (not the include
+            # that happened to set the rest of its table)
+            problems.append((file if msg == "missing (required)" else _origin(origins, at, file),
+                             toml_key_path(*at), msg))
     # a misspelt key (``tdpp``, ``[memory.hbmm]``) also leaves the key it stands for missing: that
     # follows from the typo, which its own line names ("did you mean 'tdp'?"), and would be blamed on
     # whichever file (an include) set the rest of the table. Only the typo is reported.

@@ -47,7 +47,7 @@ from .evaluation import at_slo, evaluate, jsonable
 # FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
 from .search import FORMAT_KEY, unmodelled_key_problem, unmodelled_metric_problem
 from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
-                   quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path)
+                   quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path, unread_key_problem)
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -184,6 +184,7 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
         problems.append((file, f"{where}.metric", f"unknown metric {s.metric!r}; expected one of "
                                                   f"{', '.join(GRID_METRICS)}"))
     variable, spec = _variable_keys(base / s.spec) if s.spec and (base / s.spec).is_file() else (None, None)
+    varied = [a.key for a in (s.x, s.y, s.facet) if a is not None]
     for name in ("x", "y", "facet"):
         axis = getattr(s, name)
         if axis is None:
@@ -200,10 +201,11 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
                                                 "varies a quantity or a number)"))
             continue
         if variable is not None and axis.key not in variable:
+            # not the keys the spec's serving mode leaves unread (an aggregated spec's pools)
+            can = [k for k in variable if _numeric_key(k) and not (spec and unread_key_problem(spec.deployment, k, varied))]
             problems.append((file, f"{at}.key", f"the spec's cost model cannot vary {axis.key!r} in a grid; "
-                                                f"it can vary {', '.join(k for k in variable if _numeric_key(k))}"))
+                                                f"it can vary {', '.join(can)}"))
             continue
-        varied = [a.key for a in (s.x, s.y, s.facet) if a is not None]
         if spec is not None and (why := unmodelled_key_problem(spec, axis.key, varied)):
             problems.append((file, f"{at}.key", f"{axis.key!r}: {why} ({spec.path})"))
             continue

@@ -405,3 +405,21 @@ def test_a_grid_over_acceptance_rate_without_draft_tokens_is_refused(cli, tmp_pa
                      'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
     _refused(cli("study", "run", study, "--out", tmp_path / "o"),
              "g.toml: steps.0.x.key: 'deployment.acceptance_rate': not read: deployment.speculative_tokens is 0")
+
+
+def test_every_out_of_range_deployment_count_is_named_at_once(cli, tmp_path):
+    """The [deployment] checks stopped at the first (speculative_tokens = 40 hid max_batch_size = 0;
+    noticed in session 33). The ranges are the README's: max_batch_size a whole number in
+    [1, 10000000], scheduler_recv_interval in [1, 10000], speculative_tokens in [0, 16],
+    acceptance_rate in [0, 1)."""
+    spec = tmp_path / "d.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nspeculative_tokens = 40\n'
+                    "max_batch_size = 0\nscheduler_recv_interval = 0\nacceptance_rate = 2\n")
+    rc, _, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    lines = sorted(err.strip().splitlines())
+    assert lines == sorted(f"error: {spec}: deployment.{line}" for line in (
+        "max_batch_size: must be a whole number in [1, 10000000] (got 0)",
+        "scheduler_recv_interval: must be a whole number in [1, 10000] (got 0)",
+        "speculative_tokens: must be a whole number in [0, 16] (got 40)",
+        "acceptance_rate: must be in [0, 1) (got 2.0)")), err
