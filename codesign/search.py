@@ -311,6 +311,7 @@ def check_search(spec: Spec) -> SearchSpace:
     pm = get_plugin_manager()
     check_names(spec, pm=pm)
     space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
+    _check_searched_formats(spec, space, pm)
     if spec.search is not None and spec.search.reference:
         from .baselines import reference_spec
 
@@ -318,6 +319,28 @@ def check_search(spec: Spec) -> SearchSpace:
         # sweep (which prices no reference) ran (fresh-user trial, session 33)
         reference_spec(spec, spec.search.reference, pm=pm)
     return space
+
+
+def _check_searched_formats(spec: Spec, space: SearchSpace, pm) -> None:
+    """Refuse the number-format choices of ``[search.params]`` and ``[search.envelope]`` that
+    :func:`codesign.evaluation.check_names` refuses, each named at its search key in the file that
+    wrote it (an included ``[search]`` table, say). ``codesign sweep`` named an unknown one at
+    ``deployment.kv_cache_format`` once its progress bar had started (noticed in session 34)."""
+    from .errors import SpecError
+
+    keys = {f"deployment.{f}" for f in FORMAT_FIELDS}
+    problems = []
+    for table, pairs in (("params", [(prm.key, prm.choices) for prm in space.params]), ("envelope", space.envelope)):
+        fmts = {k: v for k, v in pairs if k in keys and v}
+        try:
+            if fmts:
+                check_names(spec, pm=pm, overrides=fmts,
+                            override_keys={k: (spec.origin_of("search", table, k), toml_key_path("search", table, k))
+                                           for k in fmts})
+        except SpecError as exc:
+            problems += exc.problems
+    if problems:
+        raise SpecError(problems)
 
 
 def _build_space(spec: Spec, parameters: list[str], pm) -> SearchSpace:
@@ -2286,14 +2309,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     _check_fingerprint(study, spec, name, where, pm=pm, elsewhere=elsewhere)
     # searched number formats are checked against the user's spec and its [search] table before
     # the reference (priced with the same choices) could be blamed for them
-    keys = {f"deployment.{f}" for f in FORMAT_FIELDS}
-    for table, pairs in (("params", [(prm.key, prm.choices) for prm in space.params]), ("envelope", space.envelope)):
-        fmts = {k: v for k, v in pairs if k in keys and v}
-        if fmts:
-            # named in the file that wrote the choice (an included [search] table, say)
-            check_names(spec, pm=pm, overrides=fmts,
-                        override_keys={k: (spec.origin_of("search", table, k), toml_key_path("search", table, k))
-                                       for k in fmts})
+    _check_searched_formats(spec, space, pm)
     ref = None
     if s.reference:
         ref_spec = reference_spec(spec, s.reference, pm=pm)

@@ -3,9 +3,11 @@ samplers (grid, plugin hook), gradient seeds and sensitivities, ``codesign sweep
 
 from __future__ import annotations
 
+import csv
 import itertools
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -286,6 +288,39 @@ def test_sweep_json_gives_counts_as_integers(cli, tmp_path):
     for r in doc["front"]:
         assert type(r["metrics"]["max_concurrency"]) is int and r["metrics"]["max_concurrency"] >= 1, r
         assert type(r["metrics"]["peak_power_w"]) is float, r
+
+
+def test_sweep_writes_searched_counts_as_integers(cli, tmp_path):
+    """A searched count (TP from choices, the batch limit from a whole-number range) is written as
+    optimize's design files write it, TP 8 and not 8.0, in sweep_front.json and .csv alike."""
+    spec = tmp_path / "counts.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n[search]\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"},\n'
+                    '              {metric = "min_tpot_s", direction = "minimize"}]\n'
+                    '[search.params]\n"deployment.tp" = {choices = [1, 2, 4, 8]}\n'
+                    '"deployment.max_batch_size" = {low = 16, high = 64}\n')
+    rc, out, err = cli("sweep", spec, "--points", "32", "--method", "random", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["front"]
+    for r in doc["front"]:
+        assert type(r["params"]["deployment.tp"]) is int and type(r["params"]["deployment.max_batch_size"]) is int, r
+    rows = list(csv.DictReader((tmp_path / "o" / "sweep_front.csv").open()))
+    assert rows and all(re.fullmatch(r"\d+", r["deployment.tp"]) and re.fullmatch(r"\d+", r["deployment.max_batch_size"])
+                        for r in rows), rows
+
+
+def test_sweep_refuses_an_unknown_searched_format_before_it_starts(cli, tmp_path):
+    """As optimize: named at the search key, before any design is priced (the sweep named it at
+    deployment.kv_cache_format once its progress bar had started; session 34)."""
+    spec = tmp_path / "fmt.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n'
+                    '[search.params]\n"deployment.kv_cache_format" = {choices = ["bf16", "fp8"]}\n')
+    rc, _, err = cli("sweep", spec, "--points", "16", "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(
+        f"error: {spec}: search.params.\"deployment.kv_cache_format\": unknown number format 'fp8'"), err
+    assert not (tmp_path / "o").exists()
 
 
 def test_sweep_without_a_feasible_design_names_the_reasons(cli, tmp_path):

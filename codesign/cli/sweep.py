@@ -40,7 +40,7 @@ def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import cost_model_record, jsonable
-    from ..search import SEARCH_METRICS, budget_warnings, check_search, run_sweep
+    from ..search import INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, run_sweep
     from ..report import CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ..spec import load_spec
@@ -77,7 +77,10 @@ def run(args) -> int:
                                     "peak_power_w", "area_mm2"]))
     metrics = [m for m in metrics if m in fm]
     n = len(next(iter(fc.values()))) if fc else 0
-    rows = [{"params": {k: jsonable(v[i].item() if hasattr(v[i], "item") else v[i]) for k, v in fc.items()},
+    # counts written as counts (TP 8, not 8.0), as the design files of optimize write them
+    whole = {p.key for p in space.params if p.type == "int" or p.key in (*INT_KEYS, "deployment.speculative_tokens")}
+    rows = [{"params": {k: int(v[i]) if k in whole else jsonable(v[i].item() if hasattr(v[i], "item") else v[i])
+                        for k, v in fc.items()},
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
