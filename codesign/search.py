@@ -147,8 +147,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     s = spec.search
     if s is None:
         raise _err(spec, "search", "missing: `codesign optimize`, `sweep` and `worker` need a [search] table")
-    if parameters is not None:  # what "it can vary" lists: not the keys this spec's serving mode leaves unread
-        parameters = [k for k in parameters if not unread_key_problem(spec.deployment, k, [*s.params, *s.envelope])]
+    parameters = _readable(spec, parameters)
     problems = []
     params = []
     for key, p in s.params.items():
@@ -195,8 +194,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     envelope = []
     for key, choices in s.envelope.items():
         where = toml_key_path("search", "envelope", key)
-        if why := unread_key_problem(spec.deployment, key, [*s.params, *s.envelope]) \
-                or _envelope_key_problem(key, parameters):
+        if why := _envelope_problem(spec, key, parameters):
             problems.append((_origin(spec.origins, ("search", "envelope", key), spec.path), where, why))
             continue
         if why := envelope_problem(spec.deployment, key, choices, s.params):  # nor these (codesign.spec checks them)
@@ -222,7 +220,7 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
         return "no such spec key" + _did_you_mean(
             key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
-    if why := unmodelled_key_problem(spec, key, [*spec.search.params, *spec.search.envelope]):
+    if why := unmodelled_key_problem(spec, key, _varied(spec)):
         return why
     if parameters is not None and key not in parameters:
         searchable = [k for k in parameters if not k.startswith("efficiency.")]  # refused above
@@ -246,6 +244,25 @@ def unmodelled_key_problem(spec: Spec, key: str, varied: Iterable[str] = ()) -> 
                 "chip.tdp, so a lower TDP costs nothing and the search drives it to its low bound; give the "
                 "chip's energy figures (include specs/technology/n4p.toml, as the shipped hardware does)")
     return None
+
+
+def _varied(spec: Spec) -> list[str]:
+    """The keys ``spec``'s ``[search]`` varies (params and envelope)."""
+    return [*spec.search.params, *spec.search.envelope] if spec.search is not None else []
+
+
+def _readable(spec: Spec, parameters: list[str] | None) -> list[str] | None:
+    """The cost model's variable ``parameters`` without the keys ``spec``'s serving mode leaves
+    unread (:func:`codesign.spec.unread_key_problem`): what a refusal says "it can vary"."""
+    if parameters is None:
+        return None
+    return [k for k in parameters if not unread_key_problem(spec.deployment, k, _varied(spec))]
+
+
+def _envelope_problem(spec: Spec, key: str, parameters: list[str] | None) -> str | None:
+    """Why ``[search.envelope]`` key ``key`` is refused: one the serving mode leaves unread, said
+    as such, else :func:`_envelope_key_problem`."""
+    return unread_key_problem(spec.deployment, key, _varied(spec)) or _envelope_key_problem(key, parameters)
 
 
 def _envelope_key_problem(key: str, parameters: list[str] | None) -> str | None:
@@ -289,8 +306,9 @@ def search_key_problems(spec: Spec, parameters: list[str] | None) -> list[tuple[
     if spec.search is None:
         return []
     out = []
+    parameters = _readable(spec, parameters)
     for table, keys, problem in (("params", spec.search.params, lambda k: _param_key_problem(spec, k, parameters)),
-                                 ("envelope", spec.search.envelope, lambda k: _envelope_key_problem(k, parameters))):
+                                 ("envelope", spec.search.envelope, lambda k: _envelope_problem(spec, k, parameters))):
         for key in keys:
             if why := problem(key):
                 path = ("search", table, key)

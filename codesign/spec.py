@@ -1452,6 +1452,14 @@ def unread_key_problem(deployment: Deployment, key: str, varied: Iterable[str] =
     return None
 
 
+def _same_file(file: str):
+    """A test of whether a file name (of a spec's origins) names ``file``, in whatever form each is
+    written (``a/../b.toml`` beside ``b.toml``)."""
+    norm = lambda f: os.path.normcase(os.path.abspath(f))  # noqa: E731
+    target = norm(file)
+    return lambda f: f == file or norm(f) == target
+
+
 def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
     """The spec's own ``deployment`` keys :func:`unread_key_problem` finds unread, refused unless
     the spec's own file (``file``) sets the key that makes them unread over an include that set
@@ -1467,7 +1475,8 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
         if name not in dep or not (why := unread_key_problem(spec.deployment, key)):
             continue
         where = _origin(origins, ("deployment", name), file)
-        if switch in dep and _origin(origins, ("deployment", switch), file) == file != where:
+        own = _same_file(file)  # the file names of origins and ``file`` may differ in form (a reference's)
+        if switch in dep and own(_origin(origins, ("deployment", switch), file)) and not own(where):
             continue
         out.append((where, key, why))
     return out
