@@ -989,6 +989,21 @@ def converter():
         lambda t: typing.get_origin(t) is tuple and len(typing.get_args(t)) == 2 and typing.get_args(t)[1] is ...
         and typing.get_args(t)[0] is not typing.Any, _array)
 
+    # workload.concurrency: an empty or repeated list is a structure problem, said with the rest of
+    # the spec's (as the Workload validator, it waited until every other key structured: isl = 0 hid
+    # concurrency = []; noticed in session 33)
+    concurrencies = conv.get_structure_hook(tuple[PosInt, ...])
+
+    def _concurrencies(value, type_):
+        out = concurrencies(value, type_)
+        try:
+            _nonempty(None, None, out)
+        except ValueError as exc:
+            raise ValueError(str(exc).removeprefix("concurrency: ")) from None
+        return out
+
+    conv.register_structure_hook_func(lambda t: t == tuple[PosInt, ...], _concurrencies)
+
     def _literal(value, type_):  # the allowed strings, and the value as the TOML wrote it
         allowed = typing.get_args(type_)
         if isinstance(value, bool) or value not in allowed:

@@ -807,3 +807,16 @@ def test_a_context_length_written_as_a_whole_float_is_checked(tmp_path):
     request priced; fixed in session 28 without a test)."""
     with pytest.raises(SpecError, match=r"9,216 tokens, longer than the model's context length, 8,000 tokens"):
         load_spec(_model_spec(tmp_path, "gpt-oss-120b", "context_length = 8000.0"))
+
+
+def test_an_empty_concurrency_list_is_named_with_the_other_problems(cli, tmp_path):
+    """isl = 0 hid concurrency = [] (the list was checked only once every key had structured;
+    noticed in session 33): both are named in one run, each at its key."""
+    spec = tmp_path / "w.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                    "[workload]\nisl = 0\nconcurrency = []\n")
+    rc, _, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    assert sorted(err.strip().splitlines()) == [
+        f"error: {spec}: workload.concurrency: must list at least one concurrency",
+        f"error: {spec}: workload.isl: must be a whole number >= 1 (got 0)"], err
