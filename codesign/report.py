@@ -18,7 +18,7 @@ from .baselines import reference_warnings
 from .evaluation import cost_model_record, jsonable
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
-from .spec import Spec, load_raw
+from .spec import Spec, drop_unread_keys, load_raw
 from .units import format_quantity
 
 
@@ -105,6 +105,7 @@ def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: in
             v = int(v)
         _set(raw, prm.key, v)
     raw["name"] = f"{spec.name or 'design'}-trial-{trial_number}"
+    drop_unread_keys(raw)
     head = (f"# Pareto design {trial_number} of `codesign optimize {spec.path}`; every value is the\n"
             f"# base spec's (see its sources) except the searched ones: {', '.join(params)}.\n")
     if notes:

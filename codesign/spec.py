@@ -1467,6 +1467,24 @@ def unread_key_problem(deployment: Deployment, key: str, varied: Iterable[str] =
     return None
 
 
+def drop_unread_keys(raw: dict) -> list[str]:
+    """Remove from a merged spec table ``raw`` the ``deployment`` keys its serving mode leaves
+    unread (:func:`unread_key_problem`), which a spec may inherit from an include it overrides;
+    returns the keys removed. A flattened copy (an optimize design file) then loads on its own:
+    written with ``mode = "disaggregated"`` beside an inherited ``tp = 8``, it was refused
+    (fresh-user trial, session 34)."""
+    import types
+
+    dep = raw.get("deployment")
+    if not isinstance(dep, dict):
+        return []
+    view = types.SimpleNamespace(mode=dep.get("mode", "aggregated"), speculative_tokens=dep.get("speculative_tokens", 0))
+    gone = [k for k in list(dep) if unread_key_problem(view, f"deployment.{k}")]
+    for k in gone:
+        del dep[k]
+    return [f"deployment.{k}" for k in gone]
+
+
 def _same_file(file: str):
     """A test of whether a file name (of a spec's origins) names ``file``, in whatever form each is
     written (``a/../b.toml`` beside ``b.toml``)."""
@@ -1477,12 +1495,18 @@ def _same_file(file: str):
 
 def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
     """The spec's own ``deployment`` keys :func:`unread_key_problem` finds unread, refused unless
-    the spec's own file (``file``) sets the key that makes them unread over an include that set
-    them: ``mode = "aggregated"`` over a disaggregated base overrides its pools on purpose, and
-    TOML cannot delete an include's keys. Refused, then: a forgotten ``mode = "disaggregated"``
-    (pools written under an included aggregated deployment, or with no mode at all), and a file
-    that contradicts itself."""
+    the key that makes them unread was set by a file that overrides the one that set them (later
+    in the merge: an including file over its include, at any depth): ``mode = "aggregated"`` over
+    a disaggregated base overrides its pools on purpose, and TOML cannot delete an include's keys.
+    Refused, then: a forgotten ``mode = "disaggregated"`` (pools written over an included
+    aggregated deployment, or with no mode at all), and a file that contradicts itself."""
     dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
+    order = getattr(origins, "order", ())
+    own = _same_file(file)  # the file names of origins and ``file`` may differ in form (a reference's)
+
+    def rank(f: str) -> int:  # precedence: a file's last position in the merge; the spec's own file last
+        return len(order) if own(f) else max((i for i, g in enumerate(order) if g == f), default=-1)
+
     switches = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens"}
     out = []
     for name, switch in switches.items():
@@ -1490,8 +1514,7 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
         if name not in dep or not (why := unread_key_problem(spec.deployment, key)):
             continue
         where = _origin(origins, ("deployment", name), file)
-        own = _same_file(file)  # the file names of origins and ``file`` may differ in form (a reference's)
-        if switch in dep and own(_origin(origins, ("deployment", switch), file)) and not own(where):
+        if switch in dep and rank(_origin(origins, ("deployment", switch), file)) > rank(where):
             continue
         out.append((where, key, why))
     return out

@@ -423,3 +423,37 @@ def test_every_out_of_range_deployment_count_is_named_at_once(cli, tmp_path):
         "scheduler_recv_interval: must be a whole number in [1, 10000] (got 0)",
         "speculative_tokens: must be a whole number in [0, 16] (got 40)",
         "acceptance_rate: must be in [0, 1) (got 2.0)")), err
+
+
+def test_an_override_of_the_mode_holds_at_any_include_depth(cli, tmp_path):
+    """A disaggregated base over the example's aggregated tp = 8 (its deployment include), itself
+    included by a spec that changes only the workload: the base's mode overrides the tp it
+    inherits, however deep (the override held only in the top file; fresh-user trial, session 34).
+    Its own speculative_tokens = 0 over the base's drafts likewise."""
+    (tmp_path / "base.toml").write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\n'
+                                        'mode = "disaggregated"\nspeculative_tokens = 3\nacceptance_rate = 0.8\n'
+                                        + POOLS)
+    for name, body in (("osl.toml", "[workload]\nosl = 512\n"), ("drafts.toml", "[deployment]\nspeculative_tokens = 0\n")):
+        (tmp_path / name).write_text(f'include = ["base.toml"]\n{body}')
+        rc, _, err = cli("evaluate", tmp_path / name)
+        assert rc == 0, err
+
+
+def test_a_design_file_of_a_spec_that_overrides_its_mode_evaluates(cli, tmp_path):
+    """optimize's design files are the merged spec: a disaggregated spec over the example's
+    aggregated tp = 8 wrote both, and the file was refused for the unread tp (fresh-user trial,
+    session 34). The file leaves out what its mode does not read, and evaluates as written."""
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}'
+                    '[search]\ntrials = 4\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"deployment.decode.tp" = {choices = [4, 8]}\n')
+    rc, _, err = cli("optimize", spec, "--out", tmp_path / "o")
+    assert rc == 0, err
+    designs = sorted((tmp_path / "o" / "designs").glob("*.toml"))
+    assert designs
+    for d in designs:
+        text = d.read_text()
+        assert not re.search(r"(?m)^tp = ", text.split("[deployment.prefill]")[0].split("[deployment]")[1]), text
+        rc, _, err = cli("evaluate", d)
+        assert rc == 0, err
