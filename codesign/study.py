@@ -46,8 +46,9 @@ from .errors import CodesignError, SpecError
 from .evaluation import at_slo, evaluate, jsonable
 # FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
 from .search import FORMAT_KEY, unmodelled_key_problem, unmodelled_metric_problem
-from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, is_file_name, load_raw, load_spec,
-                   quantity_allows_zero, quantity_kind, spec_from_dict, toml_key_path, unread_key_problem)
+from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, deployment_value_problem,
+                   is_file_name, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict,
+                   toml_key_path, unread_key_problem)
 from .units import QuantityError, format_quantity, parse_quantity
 
 
@@ -146,14 +147,7 @@ def load_study(path: str | os.PathLike) -> Study:
             problems.append((str(path), f"steps.{i}", "a grid step needs spec, x and y"))
         if s.kind == "curves" and not s.specs:
             problems.append((str(path), f"steps.{i}", "a curves step needs specs"))
-        for key, values in s.envelope.items():
-            where = toml_key_path("steps", i, "envelope", key)
-            if not key.startswith("deployment."):
-                problems.append((str(path), where, "the envelope takes deployment keys (deployment.tp, …)"))
-            elif not values:
-                problems.append((str(path), where, "list at least one value"))
-            elif not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
-                problems.append((str(path), where, f"expected whole numbers >= 1 (got {list(values)})"))
+        problems += _curves_envelope_problems(s, f"steps.{i}", str(path), base)
         if s.kind == "grid":
             problems += _grid_problems(s, f"steps.{i}", str(path), base)
         if s.kind in ("optimize", "grid") and s.spec and (base / s.spec).is_file():
@@ -164,6 +158,56 @@ def load_study(path: str | os.PathLike) -> Study:
     if problems:
         raise SpecError(problems)
     return st
+
+
+def _curves_envelope_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str, str, str]]:
+    """What is wrong with a curves step's ``envelope``: each key a numeric ``deployment.*`` spec key
+    (a misspelt one gets the closest), read by every spec of the step in its serving mode
+    (:func:`codesign.spec.unread_key_problem`), and each value one that spec's ``[deployment]``
+    accepts (:func:`codesign.spec.deployment_value_problem`), as a search's envelope is judged. Only
+    whole numbers >= 1 were allowed, so ``acceptance_rate`` could not be varied, and no range or
+    mode was checked: ``speculative_tokens = 40`` was priced, and a disaggregated spec's curve was
+    labelled with a ``deployment.tp`` nothing read (fresh-user trial, session 34)."""
+    import difflib
+
+    from .spec import Deployment, Pool
+
+    specs = []
+    for f in s.specs:
+        if (base / f).is_file():  # a missing one is skipped with a note
+            try:
+                specs.append(load_spec(base / f))
+            except SpecError:  # named when the step runs
+                pass
+    keys = [f"deployment.{a.name}" for a in attrs.fields(Deployment) if not attrs.has(_key_type(f"deployment.{a.name}"))]
+    keys += [f"deployment.{pool}.{a.name}" for pool in ("prefill", "decode") for a in attrs.fields(Pool)]
+    # numbers, counts and switches (an override array is numeric: true is 1)
+    numeric = [k for k in keys if _numeric_key(k) or _key_type(k) is bool]
+    problems = []
+    for key, values in s.envelope.items():
+        at = toml_key_path(*where.split("."), "envelope", key)
+        if FORMAT_KEY.match(key):
+            problems.append((file, at, "a curves envelope varies numeric deployment keys; give each number "
+                                       "format its own spec in specs"))
+            continue
+        if key not in numeric:
+            close = difflib.get_close_matches(key, numeric, n=1)
+            problems.append((file, at, "not a numeric deployment key" + (f"; did you mean {close[0]!r}?" if close
+                                                                         else " (deployment.tp, deployment.ep, …)")))
+            continue
+        if not values:
+            problems.append((file, at, "list at least one value"))
+            continue
+        for spec in specs:
+            if why := unread_key_problem(spec.deployment, key, list(s.envelope)):
+                problems.append((file, at, f"{why} ({spec.path})"))
+                continue
+            for j, v in enumerate(values):
+                if isinstance(v, str) or (why := deployment_value_problem(spec, key, v)):
+                    problems.append((file, f"{at}.{j}", why if not isinstance(v, str) else
+                                     f"expected a number (got {v!r})"))
+                    break
+    return problems
 
 
 #: Metrics a grid step can draw: one value per design (summary metrics over the concurrency sweep,
@@ -217,8 +261,19 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
         zero = kind is not None and quantity_allows_zero(axis.key)
         for j, v in enumerate(axis.values):
             msg = _value_problem(v, kind, hint, zero)
+            if not msg and spec is not None and axis.key.startswith(("deployment.", "workload.")):
+                # the [deployment]/[workload] field checks, as a search's values get them (an
+                # acceptance_rate of 2 or speculative_tokens = 40 were priced; session 34)
+                msg = deployment_value_problem(spec, axis.key, v)
             if msg:
                 problems.append((file, f"{at}.values.{j}", msg))
+    keys = [a.key for a in (s.x, s.y, s.facet) if a is not None]
+    for name in ("y", "facet"):
+        axis = getattr(s, name)
+        if axis is not None and keys.count(axis.key) > 1 and keys.index(axis.key) < ("x", "y", "facet").index(name):
+            # one axis overwrote the other, and the report read ×1.000 along the first (session 34)
+            problems.append((file, f"{where}.{name}.key", f"{axis.key!r} is already an axis of this grid; "
+                                                          "each axis varies another key"))
     if spec is not None and s.metric in GRID_METRICS and (why := unmodelled_metric_problem(spec, s.metric)):
         problems.append((file, f"{where}.metric", f"{why} ({spec.path})"))
     if not problems and s.spec and (base / s.spec).is_file():
@@ -615,6 +670,7 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     d: dict[str, Any] = {"series": {}, "measured": {}}
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     missing = []
+    unserved: list[tuple[str, str]] = []  # (label, why) of the specs with no point to draw
     for i_spec, f in enumerate(step.specs):
         if not (base / f).is_file():
             missing.append(f)
@@ -628,6 +684,14 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
         overrides = {k: np.asarray([c[i] for c in combos], dtype=np.float64) for i, k in enumerate(keys)}
         ev = evaluate(spec, overrides or None)
         ok = at_slo(spec, ev).feasible  # the points that meet the spec's [workload.slo], where it sets one
+        label = step.labels[i_spec] if i_spec < len(step.labels) else (spec.name or Path(f).stem)
+        if not ok.any():  # nothing to draw: said, not plotted on a log axis (exit 3; session 34)
+            why = (next((r for r in ev.reasons if r), "") or "no point is feasible") if not ev.feasible.any() \
+                else "no point meets the spec's [workload.slo]"
+            unserved.append((label, why))
+            d["series"][label] = {"concurrency": [], "interactivity_tok_s_user": [], "mixed_tok_s_per_chip": [],
+                                  "deployment": [], "infeasible_reason": why}
+            continue
         x = ev.points["interactivity_tok_s_user"][ok]
         y = ev.points["mixed_tok_s_per_chip"][ok]
         cc = np.broadcast_to(ev.concurrency, ok.shape)[ok]
@@ -640,7 +704,6 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
                 keep.append(i)
                 best = y[i]
         keep = np.asarray(sorted(keep, key=lambda i: x[i]), dtype=int)
-        label = step.labels[i_spec] if i_spec < len(step.labels) else (spec.name or Path(f).stem)
         kind = f"model, {eff_from} calibration" if eff_from else "model"
         color = colors[i_spec % len(colors)]
         if len(combos) > 1:
@@ -671,10 +734,11 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
                 d["measured"][hw] = pts
     ax.set_xlabel("interactivity [tok/s/user] →  (1 / TPOT)")
     ax.set_ylabel("mixed tok/s per chip ↑")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
+    if any(v["mixed_tok_s_per_chip"] for v in d["series"].values()) or d["measured"]:
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
     ax.grid(True, alpha=0.3, which="both")
-    ax.legend(fontsize=7)
     ax.set_title(step.title or step.name)
     fig.tight_layout()
     fig.savefig(out / f"{step.name}.png")
@@ -683,10 +747,11 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
              "Throughput per chip against interactivity (model: each spec's frontier over "
              + (", ".join(f"{k} ∈ {list(v)}" for k, v in step.envelope.items()) or "its deployment")
              + " and the concurrency sweep; faint dots are the dominated configurations), "
-             + ("with the measured InferenceMAX points overlaid as crosses." if missing is None else
-                f"without measured points: {missing} not found (a path into the shared data is read from "
-                "$CODESIGN_SHARED_DATA where it is set)."), "",
-             f"![{step.name}]({step.name}.png)", ""]
+             + ("with the measured InferenceMAX points overlaid as crosses." if step.measured and missing is None
+                else f"without measured points: {missing} not found (a path into the shared data is read from "
+                "$CODESIGN_SHARED_DATA where it is set)." if missing is not None else "without measured points."),
+             "", f"![{step.name}]({step.name}.png)", ""]
+    lines += [f"- {label}: no curve, {why}." for label, why in unserved] + ([""] if unserved else [])
     if missing is not None:
         d["measured_missing"] = str(missing)
     return lines, d

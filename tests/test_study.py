@@ -198,3 +198,70 @@ def test_a_grid_says_why_each_infeasible_cell_is_one(cli, tmp_path):
     assert step["infeasible_reasons"] == [[["tp 3 does not divide the model's 64 attention heads", ""]]]
     assert "- × (1 design): tp 3 does not divide the model's 64 attention heads" in \
         (tmp_path / "o" / "report.md").read_text()
+
+
+# ---------------------------------------------- grid and curves values judged as a search's (session 34)
+EXAMPLE = REPO / "specs" / "examples" / "gb200-gpt-oss-120b.toml"
+
+
+def _run_refused(cli, tmp_path, body, *lines):
+    study = tmp_path / "st.toml"
+    study.write_text('name = "st"\n' + body)
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err, err
+    for line in lines:
+        assert f"error: {study}: {line}" in err.splitlines(), err
+    assert not (tmp_path / "o").exists()
+
+
+def test_grid_values_get_the_deployment_range_checks(cli, tmp_path):
+    """speculative_tokens 40 and scheduler_recv_interval 100000 were priced (README ranges: [0, 16]
+    and [1, 10000]); the same key on both axes had one overwrite the other (×1.000 along x)."""
+    _run_refused(cli, tmp_path,
+                 f'[[steps]]\nkind = "grid"\nname = "g"\nspec = "{EXAMPLE.as_posix()}"\nmetric = "min_tpot_s"\n'
+                 'x = { key = "deployment.speculative_tokens", values = [0, 40] }\n'
+                 'y = { key = "deployment.scheduler_recv_interval", values = [1, 100000] }\n',
+                 "steps.0.x.values.1: must be a whole number in [0, 16] (got 40)",
+                 "steps.0.y.values.1: must be a whole number in [1, 10000] (got 100000)")
+    _run_refused(cli, tmp_path,
+                 f'[[steps]]\nkind = "grid"\nname = "g"\nspec = "{EXAMPLE.as_posix()}"\nmetric = "min_tpot_s"\n'
+                 'x = { key = "deployment.tp", values = [1, 2] }\ny = { key = "deployment.tp", values = [4, 8] }\n',
+                 "steps.0.y.key: 'deployment.tp' is already an axis of this grid; each axis varies another key")
+
+
+@pytest.mark.parametrize("envelope, line", [
+    ('{ "deployment.tpp" = [1, 2] }', "steps.0.envelope.\"deployment.tpp\": not a numeric deployment key; "
+                                      "did you mean 'deployment.tp'?"),
+    ('{ "deployment.speculative_tokens" = [40] }',
+     'steps.0.envelope."deployment.speculative_tokens".0: must be a whole number in [0, 16] (got 40)'),
+    ('{ "deployment.prefill.tp" = [1, 2] }',   # the example serves aggregated
+     'steps.0.envelope."deployment.prefill.tp": not read: deployment.mode is "aggregated"'),
+])
+def test_a_curves_envelope_is_judged_as_a_search_envelope(cli, tmp_path, envelope, line):
+    study = tmp_path / "st.toml"
+    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}"]\n'
+                     f"envelope = {envelope}\n")
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err, err
+    assert any(x.startswith(f"error: {study}: {line}") for x in err.splitlines()), err
+
+
+def test_a_curve_with_no_feasible_point_is_said_not_drawn(cli, tmp_path):
+    """TP 3 on gpt-oss-120b's 64 attention heads (its HF config) serves nothing: the curves step
+    crashed (exit 3, log axis of no data); the report names the spec and why, data.json too.
+    acceptance_rate, a fraction, may be an envelope key of a spec with draft tokens."""
+    spec = tmp_path / "mtp.toml"
+    spec.write_text(f'include = ["{EXAMPLE.as_posix()}"]\n[deployment]\nspeculative_tokens = 2\n')
+    study = tmp_path / "st.toml"
+    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}"]\n'
+                     'labels = ["GB200"]\nenvelope = { "deployment.tp" = [3] }\n'
+                     '[[steps]]\nkind = "curves"\nname = "m"\nspecs = ["mtp.toml"]\n'
+                     'envelope = { "deployment.acceptance_rate" = [0.5, 0.9] }\n')
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 0, err
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "- GB200: no curve, tp 3 does not divide the model's 64 attention heads." in report
+    assert "overlaid as crosses" not in report  # no measured file was asked for
+    data = json.loads((tmp_path / "o" / "data.json").read_text())
+    series = json.dumps(data)
+    assert "tp 3 does not divide" in series and "acceptance_rate" in series
