@@ -924,7 +924,9 @@ def feasible_objectives(metrics: dict[str, np.ndarray], space: SearchSpace) -> t
 def reference_envelope(ref_spec: Spec, space: SearchSpace, evaluate,
                        tpot_reference_s: float | None = None) -> dict[str, Any]:
     """Evaluate a reference design over the envelope's deployment choices (and over categorical
-    ``deployment.*`` search parameters, so it gets every deployment choice the designs get).
+    ``deployment.*`` search parameters, so it gets every deployment choice the designs get), the
+    keys its own serving mode reads (:func:`codesign.spec.unread_key_problem`); ``"choices"`` lists
+    those it was priced over.
 
     Each metric takes its best value over the choices, as published comparisons report each
     metric at its best configuration. Returns ``{"metrics", "configs", "choices"}``, and
@@ -932,7 +934,13 @@ def reference_envelope(ref_spec: Spec, space: SearchSpace, evaluate,
     served there: TP above the model's heads or the scale-up domain, weights that do not fit).
     """
     dep = [p for p in space.params if p.key.startswith("deployment.") and p.type == "categorical"]
-    env = SearchSpace((), space.objectives, (), tuple(space.envelope) + tuple((p.key, p.choices) for p in dep))
+    # only the choices the reference's own serving mode reads: an aggregated reference of a
+    # disaggregated search was reported "at its best over deployment.decode.tp = 1, 2, 4, 8" (and
+    # at decode.tp 1) while priced at its own TP (fresh-user trial, session 34)
+    pairs = [*space.envelope, *((p.key, p.choices) for p in dep)]
+    varied = [k for k, _ in pairs]
+    env = SearchSpace((), space.objectives, (), tuple((k, v) for k, v in pairs
+                                                      if not unread_key_problem(ref_spec.deployment, k, varied)))
     metrics, configs, reasons = evaluate_envelope(ref_spec, [{}], env, evaluate, tpot_reference_s)
     out = {"metrics": {k: v for k, v in metrics[0].items() if math.isfinite(v)}, "configs": configs[0],
            "choices": {k: [_plain(c) for c in v] for k, v in env.envelope}}

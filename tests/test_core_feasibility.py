@@ -457,3 +457,22 @@ def test_a_design_file_of_a_spec_that_overrides_its_mode_evaluates(cli, tmp_path
         assert not re.search(r"(?m)^tp = ", text.split("[deployment.prefill]")[0].split("[deployment]")[1]), text
         rc, _, err = cli("evaluate", d)
         assert rc == 0, err
+
+
+def test_a_reference_is_priced_over_the_envelope_keys_its_own_mode_reads(cli, tmp_path):
+    """A disaggregated search over deployment.decode.tp, compared with the aggregated example:
+    the reference was reported "at its best over deployment.decode.tp = 1, 2, 4, 8" and at decode
+    TP 1, while priced at its own TP 8 (fresh-user trial, session 34). It is now said to be priced
+    at its own deployment, with no choices."""
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}'
+                    f'[search]\ntrials = 4\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
+                    f'reference = "{GB200_EXAMPLE.as_posix()}"\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n'
+                    '[search.envelope]\n"deployment.decode.tp" = [4, 8]\n')
+    rc, out, err = cli("optimize", spec, "--out", tmp_path / "o")
+    assert rc in (0, 1), err
+    ref = json.loads((tmp_path / "o" / "pareto.json").read_text())["reference"]
+    assert ref["choices"] == {} and ref["configs"] == {}, ref
+    assert "each metric at its best over its deployment" in out or "cannot be served" in out, out
