@@ -53,8 +53,14 @@ def _replace_hardware(spec_raw: dict, hw_raw: dict) -> dict:
 
 def _replaced_origins(spec_origins: dict, hw_origins: dict) -> dict:
     """The origins of :func:`_replace_hardware`'s result: the hardware file's for its tables, the
-    spec's for the rest."""
-    out = {k: v for k, v in spec_origins.items() if k[:1] not in (("chip",), ("memory",), ("network",), ("search",))}
+    spec's for the rest, with the spec's merge order (the hardware's files first) so precedence
+    between the spec's files still reads: a spec whose own ``mode = "disaggregated"`` overrides an
+    included ``tp`` had its ``reference = "gb200"`` refused for the unread tp (session 34)."""
+    from .spec import Origins
+
+    order = [*getattr(hw_origins, "order", ()), *getattr(spec_origins, "order", ())]
+    out = Origins({k: v for k, v in spec_origins.items()
+                   if k[:1] not in (("chip",), ("memory",), ("network",), ("search",))}, order=order)
     out.update({k: v for k, v in hw_origins.items() if k[:1] in (("chip",), ("memory",), ("network",))})
     return out
 

@@ -476,3 +476,18 @@ def test_a_reference_is_priced_over_the_envelope_keys_its_own_mode_reads(cli, tm
     ref = json.loads((tmp_path / "o" / "pareto.json").read_text())["reference"]
     assert ref["choices"] == {} and ref["configs"] == {}, ref
     assert "each metric at its best over its deployment" in out or "cannot be served" in out, out
+
+
+def test_a_registered_baseline_takes_a_spec_that_overrides_an_included_mode(tmp_path):
+    """reference = "gb200" rebuilds the spec on the baseline's hardware; its origins lost the
+    merge order, so the spec's own mode = "disaggregated" over the example's tp = 8 read as one
+    file contradicting itself, and the search was refused (session 34)."""
+    from codesign.search import check_search
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}'
+                    '[search]\nreference = "gb200"\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n')
+    check_search(load_spec(spec))  # no SpecError
