@@ -267,13 +267,13 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
                 msg = deployment_value_problem(spec, axis.key, v)
             if msg:
                 problems.append((file, f"{at}.values.{j}", msg))
-    keys = [a.key for a in (s.x, s.y, s.facet) if a is not None]
-    for name in ("y", "facet"):
+    seen = set()
+    for name in ("x", "y", "facet"):  # one axis overwrote the other, and the report read ×1.000 (session 34)
         axis = getattr(s, name)
-        if axis is not None and keys.count(axis.key) > 1 and keys.index(axis.key) < ("x", "y", "facet").index(name):
-            # one axis overwrote the other, and the report read ×1.000 along the first (session 34)
+        if axis is not None and axis.key in seen:
             problems.append((file, f"{where}.{name}.key", f"{axis.key!r} is already an axis of this grid; "
                                                           "each axis varies another key"))
+        seen.add(axis.key if axis is not None else None)
     if spec is not None and s.metric in GRID_METRICS and (why := unmodelled_metric_problem(spec, s.metric)):
         problems.append((file, f"{where}.metric", f"{why} ({spec.path})"))
     if not problems and s.spec and (base / s.spec).is_file():
@@ -743,13 +743,17 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     fig.tight_layout()
     fig.savefig(out / f"{step.name}.png")
     plt.close(fig)
+    if missing is not None:
+        measured = (f"without measured points: {missing} not found (a path into the shared data is read from "
+                    "$CODESIGN_SHARED_DATA where it is set).")
+    elif step.measured:
+        measured = "with the measured InferenceMAX points overlaid as crosses."
+    else:
+        measured = "without measured points."
     lines = [f"## {step.title or step.name}", "",
              "Throughput per chip against interactivity (model: each spec's frontier over "
              + (", ".join(f"{k} ∈ {list(v)}" for k, v in step.envelope.items()) or "its deployment")
-             + " and the concurrency sweep; faint dots are the dominated configurations), "
-             + ("with the measured InferenceMAX points overlaid as crosses." if step.measured and missing is None
-                else f"without measured points: {missing} not found (a path into the shared data is read from "
-                "$CODESIGN_SHARED_DATA where it is set)." if missing is not None else "without measured points."),
+             + " and the concurrency sweep; faint dots are the dominated configurations), " + measured,
              "", f"![{step.name}]({step.name}.png)", ""]
     lines += [f"- {label}: no curve, {why}." for label, why in unserved] + ([""] if unserved else [])
     if missing is not None:

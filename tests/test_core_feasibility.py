@@ -386,16 +386,23 @@ def test_a_search_over_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_
     assert not (tmp_path / "o").exists()
 
 
-def test_acceptance_rate_is_read_where_the_same_search_varies_the_draft_tokens(tmp_path):
+def _search_is_accepted(tmp_path, deployment: str, search: str, params: str) -> None:
+    """The example with ``deployment`` (TOML lines under [deployment], tables after them),
+    ``search`` (lines under [search]) and ``params`` (lines under [search.params]) passes
+    :func:`codesign.search.check_search`: no SpecError."""
     from codesign.search import check_search
     from codesign.spec import load_spec
 
     spec = tmp_path / "s.toml"
-    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[search]\ntrials = 2\n'
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\n{deployment}[search]\n{search}'
                     'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
-                    '[search.params]\n"deployment.acceptance_rate" = {low = 0.2, high = 0.9}\n'
-                    '"deployment.speculative_tokens" = {choices = [0, 2]}\n')
-    check_search(load_spec(spec))  # no SpecError
+                    f"[search.params]\n{params}")
+    check_search(load_spec(spec))
+
+
+def test_acceptance_rate_is_read_where_the_same_search_varies_the_draft_tokens(tmp_path):
+    _search_is_accepted(tmp_path, "", "trials = 2\n", '"deployment.acceptance_rate" = {low = 0.2, high = 0.9}\n'
+                                                     '"deployment.speculative_tokens" = {choices = [0, 2]}\n')
 
 
 def test_a_grid_over_acceptance_rate_without_draft_tokens_is_refused(cli, tmp_path):
@@ -482,12 +489,5 @@ def test_a_registered_baseline_takes_a_spec_that_overrides_an_included_mode(tmp_
     """reference = "gb200" rebuilds the spec on the baseline's hardware; its origins lost the
     merge order, so the spec's own mode = "disaggregated" over the example's tp = 8 read as one
     file contradicting itself, and the search was refused (session 34)."""
-    from codesign.search import check_search
-    from codesign.spec import load_spec
-
-    spec = tmp_path / "dis.toml"
-    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}'
-                    '[search]\nreference = "gb200"\n'
-                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
-                    '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n')
-    check_search(load_spec(spec))  # no SpecError
+    _search_is_accepted(tmp_path, f'mode = "disaggregated"\n{POOLS}', 'reference = "gb200"\n',
+                        '"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n')
