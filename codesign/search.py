@@ -647,7 +647,15 @@ def _param(key: str, kind: str | None, p) -> Param:
             raise ParamError("choices", "give either choices or low/high, not both")
         if not p.choices:
             raise ParamError("choices", "list at least one choice")
-        return Param(key, kind, "categorical", choices=tuple(val(c, "choices") for c in p.choices))
+        values = tuple(val(c, "choices") for c in p.choices)
+        # a choice listed twice (1 and 1, or "1 TB" and "1000 GB") would be drawn twice as often
+        seen: dict = {}
+        for c, v in zip(p.choices, values):
+            if v in seen:
+                raise ParamError("choices", f"{format_value(c)} is the same choice as {format_value(seen[v])}; "
+                                            "list each choice once")
+            seen[v] = c
+        return Param(key, kind, "categorical", choices=values)
     if (p.low is None) != (p.high is None):
         raise ParamError("low" if p.low is None else "high", "missing: give low and high, or choices")
     if p.low is None:

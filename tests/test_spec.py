@@ -485,6 +485,30 @@ def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path)
     assert not (tmp_path / "out").exists()
 
 
+def test_a_choice_listed_twice_is_named_at_load(cli, tmp_path):
+    """A choice listed twice in [search.params] or [search.envelope] was accepted: Optuna then
+    draws it twice as often, and an envelope evaluates it twice. 1 TB and 1000 GB are the same
+    capacity (SI prefixes: 1 TB = 10^12 B = 1000 · 10^9 B), so they are the same choice. Each is
+    named at its quoted key path, exit 2, nothing written."""
+    flagship = SPECS / "jalapeno-gpt-oss-120b.toml"
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{flagship.as_posix()}"]\n[search.params]\n'
+                    '"memory.hbm.capacity" = { choices = ["1 TB", "288 GB", "1000 GB"] }\n'
+                    '[search.envelope]\n"deployment.max_batch_size" = [64, 64]\n')
+    p, e = "search.params.", "search.envelope."
+    want = {p + '"memory.hbm.capacity".choices': "'1000 GB' is the same choice as '1 TB'; list each choice once",
+            e + '"deployment.max_batch_size"': "64 is the same choice as 64; list each choice once"}
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    got = exc.value.problems
+    assert sorted(key for _, key, _ in got) == sorted(want), got
+    for file, key, msg in got:
+        assert file == str(spec) and msg == want[key], (file, key, msg)
+    rc, _, err = cli("optimize", spec, "--out", tmp_path / "out")
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == len(want), err
+    assert not (tmp_path / "out").exists()
+
+
 def test_readme_describes_how_an_include_merges_and_the_merge_does_so(tmp_path):
     """A table of the including spec merges key by key into the included one's ([search.params]
     adds and overrides parameters); an array of tables ([[search.constraints]],
