@@ -51,7 +51,8 @@ from .units import QuantityError, format_quantity, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 INT_KEYS = ({"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
-             "deployment.dp_attention", "deployment.max_batch_size", "deployment.scheduler_recv_interval"}
+             "deployment.dp_attention", "deployment.max_batch_size", "deployment.scheduler_recv_interval",
+             "deployment.speculative_tokens"}
             | {f"deployment.{r}.{k}" for r in ("prefill", "decode") for k in ("chips", "tp", "ep", "dp_attention")})
 
 #: Metrics a search can optimise or constrain: summary metrics and design metrics (per design).

@@ -526,7 +526,8 @@ def test_a_searched_weight_only_kv_cache_format_is_refused(tmp_path, cli):
     assert not out.exists()
 
 
-@pytest.mark.parametrize("key", ["deployment.scheduler_recv_interval", "deployment.max_batch_size"])
+@pytest.mark.parametrize("key", ["deployment.scheduler_recv_interval", "deployment.max_batch_size",
+                                 "deployment.speculative_tokens"])
 def test_a_searched_engine_count_is_sampled_whole(key):
     """Counts the spec refuses as fractions (SGLang's receive interval, the batch limit) are searched
     as integers, so every design a search writes loads again (fresh-user trial: a searched
@@ -538,6 +539,20 @@ def test_a_searched_engine_count_is_sampled_whole(key):
     assert (prm.type, prm.low, prm.high) == ("int", 1, 64)
     with pytest.raises(ValueError, match="whole number for a count"):
         _param(key, None, SearchParam(low=1.5, high=64))
+
+
+def test_searched_draft_tokens_are_whole_in_every_design(cli, tmp_path):
+    """MTP/EAGLE draft tokens per step are a count: searched as { low = 0, high = 3 } they were
+    sampled as floats and 2.92 drafts were priced and written (session 35). Every listed design
+    now has 0, 1, 2 or 3, an int."""
+    spec = tmp_path / "drafts.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[search.params]\n"deployment.speculative_tokens" = { low = 0, high = 3 }\n')
+    rc, out, err = cli("optimize", spec, "--trials", "8", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    front = json.loads((tmp_path / "o" / "pareto.json").read_text())["pareto"]
+    got = [d["params"]["deployment.speculative_tokens"] for d in front]
+    assert got and all(type(v) is int and v in (0, 1, 2, 3) for v in got), got
 
 
 def test_a_constraint_bound_reads_as_written():

@@ -78,7 +78,7 @@ def run(args) -> int:
     metrics = [m for m in metrics if m in fm]
     n = len(next(iter(fc.values()))) if fc else 0
     # counts written as counts (TP 8, not 8.0), as the design files of optimize write them
-    whole = {p.key for p in space.params if p.type == "int" or p.key in (*INT_KEYS, "deployment.speculative_tokens")}
+    whole = {p.key for p in space.params if p.type == "int" or p.key in INT_KEYS}
     rows = [{"params": {k: int(v[i]) if k in whole else jsonable(v[i].item() if hasattr(v[i], "item") else v[i])
                         for k, v in fc.items()},
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
