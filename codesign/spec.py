@@ -1266,6 +1266,8 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
                               + " with the pool's chips (and tp, ep, dp_attention)")])
     if cls is Spec and (unread := _unread_key_problems(spec, data, origins or {}, file)):
         raise SpecError(unread)
+    if cls is Spec:
+        spec = _without_overridden_search_keys(spec, data, origins or {}, file)
     return spec
 
 
@@ -1501,23 +1503,61 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
     Refused, then: a forgotten ``mode = "disaggregated"`` (pools written over an included
     aggregated deployment, or with no mode at all), and a file that contradicts itself."""
     dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
-    order = getattr(origins, "order", ())
-    own = _same_file(file)  # the file names of origins and ``file`` may differ in form (a reference's)
-
-    def rank(f: str) -> int:  # precedence: a file's last position in the merge; the spec's own file last
-        return len(order) if own(f) else max((i for i, g in enumerate(order) if g == f), default=-1)
-
-    switches = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens"}
     out = []
-    for name, switch in switches.items():
+    for name, switch in _SWITCHES.items():
         key = f"deployment.{name}"
         if name not in dep or not (why := unread_key_problem(spec.deployment, key)):
             continue
         where = _origin(origins, ("deployment", name), file)
-        if switch in dep and rank(_origin(origins, ("deployment", switch), file)) > rank(where):
+        if _overridden(dep, switch, where, origins, file):
             continue
         out.append((where, key, why))
     return out
+
+
+#: The deployment key that decides whether another is read (:func:`unread_key_problem`).
+_SWITCHES = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens"}
+
+
+def _overridden(dep: dict, switch: str, where: str, origins: dict, file: str) -> bool:
+    """Whether the merged ``[deployment]`` table ``dep`` sets ``switch`` in a file that overrides
+    ``where`` (comes later in the merge: an including file over its include, at any depth; the
+    spec's own file last)."""
+    if switch not in dep:
+        return False
+    order = getattr(origins, "order", ())
+    own = _same_file(file)  # the file names of origins and ``file`` may differ in form (a reference's)
+
+    def rank(f: str) -> int:  # precedence: a file's last position in the merge
+        return len(order) if own(f) else max((i for i, g in enumerate(order) if g == f), default=-1)
+
+    return rank(_origin(origins, ("deployment", switch), file)) > rank(where)
+
+
+def _without_overridden_search_keys(spec: Spec, data: dict, origins: dict, file: str) -> Spec:
+    """``spec`` without the ``[search.params]`` and ``[search.envelope]`` deployment keys its
+    serving mode leaves unread where the key that makes them unread was set by a file that
+    overrides the one that set them, as :func:`_unread_key_problems` lets such ``[deployment]``
+    keys be: a spec that includes the aggregated flagship and sets ``mode = "disaggregated"`` was
+    refused for the flagship's ``[search.envelope] "deployment.tp"``, which TOML cannot delete
+    (noticed in session 34). The search refuses the others (:func:`codesign.search.build_space`)."""
+    s = spec.search
+    dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
+    if s is None or not dep:
+        return spec
+    varied = [*s.params, *s.envelope]
+
+    def dropped(table: str, key: str) -> bool:
+        parts = key.split(".")
+        if len(parts) < 2 or parts[1] not in _SWITCHES or not unread_key_problem(spec.deployment, key, varied):
+            return False
+        return _overridden(dep, _SWITCHES[parts[1]], _origin(origins, ("search", table, key), file), origins, file)
+
+    params = {k: v for k, v in s.params.items() if not dropped("params", k)}
+    envelope = {k: v for k, v in s.envelope.items() if not dropped("envelope", k)}
+    if len(params) == len(s.params) and len(envelope) == len(s.envelope):
+        return spec
+    return attrs.evolve(spec, search=attrs.evolve(s, params=params, envelope=envelope))
 
 
 def power_gaps(spec: Spec) -> list[str]:

@@ -386,6 +386,41 @@ def test_a_search_over_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_
     assert not (tmp_path / "o").exists()
 
 
+FLAGSHIP = SPECS / "jalapeno-gpt-oss-120b.toml"  # aggregated; [search.envelope] "deployment.tp" = [1, 2, 4, 8]
+
+
+def test_a_disaggregated_variant_of_a_search_leaves_out_its_include_s_aggregated_envelope(cli, tmp_path):
+    """The flagship's [search.envelope] "deployment.tp" is read only by aggregated serving. A spec
+    that includes it and sets mode = "disaggregated" in its own file overrides that on purpose, and
+    TOML cannot delete an included key: it was refused (noticed in session 34). As with the
+    include's own [deployment] tp, the entry is left out: the search runs over the spec's pools."""
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}')
+    assert "deployment.tp" not in load_spec(spec).search.envelope
+    assert "deployment.tp" in load_spec(FLAGSHIP).search.envelope
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["pareto"]
+
+
+@pytest.mark.parametrize("own, included, line", [
+    # one file that says disaggregated and keeps an aggregated envelope contradicts itself
+    (f'[deployment]\nmode = "disaggregated"\n{POOLS}[search.envelope]\n"deployment.ep" = [1, 2]\n', "",
+     's.toml: search.envelope."deployment.ep": not read: deployment.mode is "disaggregated"'),
+    # the envelope is the spec's own, the disaggregated mode its include's: the envelope is the later word
+    ('[search.envelope]\n"deployment.ep" = [1, 2]\n', f'[deployment]\nmode = "disaggregated"\n{POOLS}',
+     's.toml: search.envelope."deployment.ep": not read: deployment.mode is "disaggregated"'),
+])
+def test_an_envelope_key_its_own_mode_does_not_read_is_still_refused(cli, tmp_path, own, included, line):
+    (tmp_path / "inc.toml").write_text(included)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}", "inc.toml"]\n{own}')
+    _refused(cli("optimize", spec, "--out", tmp_path / "o"), line)
+    assert not (tmp_path / "o").exists()
+
+
 def _search_is_accepted(tmp_path, deployment: str, search: str, params: str) -> None:
     """The example with ``deployment`` (TOML lines under [deployment], tables after them),
     ``search`` (lines under [search]) and ``params`` (lines under [search.params]) passes
