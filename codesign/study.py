@@ -207,7 +207,7 @@ def _curves_envelope_problems(s: Step, where: str, file: str, base: Path) -> lis
                     problems.append((file, f"{at}.{j}", why if not isinstance(v, str) else
                                      f"expected a number (got {v!r})"))
                     break
-    return problems
+    return list(dict.fromkeys(problems))  # a bad value is bad for every spec alike: said once
 
 
 #: Metrics a grid step can draw: one value per design (summary metrics over the concurrency sweep,

@@ -246,6 +246,19 @@ def test_a_curves_envelope_is_judged_as_a_search_envelope(cli, tmp_path, envelop
     assert any(x.startswith(f"error: {study}: {line}") for x in err.splitlines()), err
 
 
+def test_a_bad_curves_envelope_value_is_said_once_for_several_specs(cli, tmp_path):
+    """A value out of the key's range is out of range for every spec of the step: it was said once
+    per spec, the same line twice."""
+    study = tmp_path / "st.toml"
+    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\n'
+                     f'specs = ["{EXAMPLE.as_posix()}", "{EXAMPLE.as_posix()}"]\nlabels = ["a", "b"]\n'
+                     'envelope = { "deployment.speculative_tokens" = [40] }\n')
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err, err
+    assert err.strip().splitlines() == [f'error: {study}: steps.0.envelope."deployment.speculative_tokens".0: '
+                                        "must be a whole number in [0, 16] (got 40)"]
+
+
 def test_a_curve_with_no_feasible_point_is_said_not_drawn(cli, tmp_path):
     """TP 3 on gpt-oss-120b's 64 attention heads (its HF config) serves nothing: the curves step
     crashed (exit 3, log axis of no data); the report names the spec and why, data.json too.
