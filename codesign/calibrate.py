@@ -8,8 +8,9 @@ Method (core, no CLI code):
   seeded hash of the configuration: the holdout error is that of configurations the fit never saw,
   and a configuration's side does not move when other rows are added or dropped.
 * Knobs live in an unconstrained space: fractions (``compute_*``, ``memory_bandwidth``,
-  ``network_bandwidth``, ``burst_fraction``) as ``sigmoid(u)``, overheads (``*_overhead_s``) as
-  ``exp(u)``.
+  ``network_bandwidth``, ``burst_fraction``, ``routing_skew``) as ``sigmoid(u)``, overheads
+  (``*_overhead_s``) as ``exp(u)``. The fit starts from the documented defaults, except where a
+  default is the edge of its space (``FIT_START``: uniform routing, ``routing_skew`` 0).
 * Loss (``loss="ape"``, the default): mean over rows of the absolute percentage error of TTFT and
   TPOT (and, for InferenceMAX rows, of per-GPU mixed throughput), smoothed at zero; ``loss="log"``
   is least squares on log error. The issue's targets are MAPE, and MAPE weighs a 2× over-prediction
@@ -64,7 +65,7 @@ DEFAULT_LOSS = next(iter(LOSSES))
 #: MAPE 40% on seed 0); 0.02 descends smoothly to 0.60 (3-seed holdout in docs/baselines.md).
 LEARNING_RATE = 0.02
 FRACTIONS = ("compute_prefill", "compute_decode", "memory_bandwidth", "network_bandwidth",
-             "burst_fraction", "spec_acceptance", "kv_memory_fraction")
+             "burst_fraction", "spec_acceptance", "kv_memory_fraction", "routing_skew")
 
 
 def _to_u(knobs: dict) -> dict:
@@ -141,8 +142,8 @@ class Fitter:
         import jax
         import jax.numpy as jnp
 
-        from codesign_analytical.model import (DEFAULT_EFFICIENCY, EFF_PREFIX, ENGINE_KNOBS, AnalyticalModel,
-                                               sweep)
+        from codesign_analytical.model import (DEFAULT_EFFICIENCY, EFF_PREFIX, ENGINE_KNOBS, WORKLOAD_KNOBS,
+                                               AnalyticalModel, sweep)
 
         from .pluginmanager import get_plugin_manager
 
@@ -155,10 +156,13 @@ class Fitter:
         self.defaults = dict(DEFAULT_EFFICIENCY)
         self.knobs = list(DEFAULT_EFFICIENCY)
         # engine settings (ENGINE_KNOBS, e.g. the receive wait in decode iterations) get no
-        # per-system offset: they are the same engine on any hardware
-        self.system_mask = np.array([0.0 if k in ENGINE_KNOBS else 1.0 for k in self.knobs], dtype=np.float32)
-        # and only they get a serving stack's offset (Dynamo + SGLang: SGLang's engine, other settings)
-        self.stack_mask = 1.0 - self.system_mask
+        # per-system offset: they are the same engine on any hardware; a model's routing
+        # (WORKLOAD_KNOBS) is the same on any hardware and engine: no system or framework offset
+        self.system_mask = np.array([0.0 if k in ENGINE_KNOBS + WORKLOAD_KNOBS else 1.0 for k in self.knobs],
+                                    dtype=np.float32)
+        self.framework_mask = np.array([0.0 if k in WORKLOAD_KNOBS else 1.0 for k in self.knobs], dtype=np.float32)
+        # only engine settings get a serving stack's offset (Dynamo + SGLang: SGLang's engine, other settings)
+        self.stack_mask = np.array([1.0 if k in ENGINE_KNOBS else 0.0 for k in self.knobs], dtype=np.float32)
         self.systems = list(systems or [])
         self.families = list(families or [])
         self.stacks = list(stacks or [])
@@ -213,7 +217,7 @@ class Fitter:
         fi, ei = fe
         u = (P["shared"][None, :]
              + jnp.where(si[:, None] >= 0, P["systems"][np.maximum(si, 0)] * self.system_mask, 0.0)
-             + jnp.where(fi[:, None] >= 0, P["frameworks"][np.maximum(fi, 0)], 0.0))
+             + jnp.where(fi[:, None] >= 0, P["frameworks"][np.maximum(fi, 0)] * self.framework_mask, 0.0))
         u = u + jnp.where(ei[:, None] >= 0, P["stacks"][np.maximum(ei, 0)] * self.stack_mask, 0.0)
         return _from_u({k: u[:, j] for j, k in enumerate(self.knobs)})
 
@@ -360,7 +364,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     Raises:
         CodesignError: a name of ``models`` that no measured model maps to, or no usable row.
     """
-    from codesign_analytical.model import DEFAULT_EFFICIENCY
+    from codesign_analytical.model import DEFAULT_EFFICIENCY, FIT_START
 
     log = log or (lambda *_: None)
     from .pluginmanager import get_plugin_manager
@@ -443,7 +447,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     systems, families, stacks = f_train.systems, f_train.families, f_train.stacks
     f_hold = Fitter(hold, pm, systems, families, stacks) if hold else None
     train, hold = f_train.points, (f_hold.points if f_hold else [])
-    P0 = f_train.params0(DEFAULT_EFFICIENCY)
+    P0 = f_train.params0({**DEFAULT_EFFICIENCY, **FIT_START})
     log(f"fitting shared knobs, offsets for systems {', '.join(systems) or '(none)'}; frameworks "
         f"{', '.join(families) or '(none)'}; serving stacks {', '.join(stacks) or '(none)'}")
     if loss not in LOSSES:
@@ -470,7 +474,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
         f_all = fitter(train + hold)
         systems, families, stacks = f_all.systems, f_all.families, f_all.stacks
         log(f"refitting on all {len(f_all.points)} rows (the holdout error above scores the procedure)")
-        P0 = f_all.params0(DEFAULT_EFFICIENCY)
+        P0 = f_all.params0({**DEFAULT_EFFICIENCY, **FIT_START})
         P = adam(f_all.loss_fn(P0, pull, pull_offsets, kind=loss), P0, steps=steps, lr=lr, log=log)
         errors["refit"] = eval_set(f_all, f_all.points, P)
         domain = domain_of(f_all.points)
@@ -478,7 +482,7 @@ def calibrate(files: list, *, systems: list[str] | None = None, holdout: float =
     shared = compose(shared_u)
     per_system = {name: compose(shared_u, {k: float(P["systems"][i, j]) for j, k in enumerate(knobs)})
                   for i, name in enumerate(systems)}
-    per_framework = {name: {k: float(P["frameworks"][i, j]) for j, k in enumerate(knobs)}
+    per_framework = {name: {k: float(P["frameworks"][i, j]) for j, k in enumerate(knobs) if f_train.framework_mask[j]}
                      for i, name in enumerate(families)}
     per_stack = {name: {k: float(P["stacks"][i, j]) for j, k in enumerate(knobs) if f_train.stack_mask[j]}
                  for i, name in enumerate(stacks)}

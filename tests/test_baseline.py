@@ -90,7 +90,8 @@ DSR1_DEPS = ([dict(tp=t, ep=t) for t in (4, 8)] + [dict(tp=1, dp_attention=d, ep
 #: was 1.24x under 1.25x until session 23, when the GB200 Dynamo + SGLang low-latency rows were
 #: priced as their recipe files run them (TP 4 decode; at 4-8 users on 2-4 workers measured 7.4-7.9
 #: ms, predicted 6.3-6.8 ms before the refit) and the refit raised GB200's per-layer overhead 14%,
-#: which batch-1 gpt-oss-120b decode is bound by);
+#: which batch-1 gpt-oss-120b decode is bound by; 1.347x since session 35's refit with a fitted MoE
+#: routing skew, which batch-1 decode does not see: one token touches k experts at any skew);
 #: peak tok/s per kW within 1.6x and optimistic (worst gpt-oss-120b on GB200, 1.56x: this peak is
 #: the best aggregated deployment at up to 4096 users, where the published one is a measured run of
 #: 2 + 2 GPUs at 512 users, priced at its own configuration by the next test at 1.19x). No GB200

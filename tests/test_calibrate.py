@@ -60,6 +60,12 @@ def test_small_fit_and_provenance(shared_data, tmp_path):
                                 for k in ENGINE_KNOBS)
     # a serving stack (Dynamo + an engine) offsets the engine settings only, on top of its family
     assert doc["stacks"] and all(set(off) == set(ENGINE_KNOBS) for off in doc["stacks"].values())
+    # a model's routing on the served prompts is the same on any system and engine: one shared value
+    from codesign_analytical.model import WORKLOAD_KNOBS
+
+    assert WORKLOAD_KNOBS and all(doc["systems"]["gb200"][k] == pytest.approx(doc["shared"][k], rel=1e-6)
+                                  for k in WORKLOAD_KNOBS)
+    assert doc["frameworks"] and all(not set(off) & set(WORKLOAD_KNOBS) for off in doc["frameworks"].values())
     e = doc["errors"]["train"]
     assert "before" in e and "after" in e
     write_calibration(doc, tmp_path / "cal.toml")

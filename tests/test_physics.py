@@ -377,3 +377,70 @@ def test_without_a_recv_interval_the_calibrated_wait_applies():
     assert knob.points["ttft_steady_s"][0, 0] == pytest.approx(r31.points["ttft_steady_s"][0, 0], rel=1e-6)
     none = evaluate(_receive_wait(concurrency=[64]))
     assert none.points["ttft_steady_s"][0, 0] < 0.9 * knob.points["ttft_steady_s"][0, 0]
+
+
+# ---------------------------------------------------------------- expert routing skew (session 35)
+def test_uniform_routing_touches_the_closed_form_count_of_experts():
+    """routing_skew 0: each token routes to k of E experts uniformly, so an expert is missed by
+    one token with probability 1 − k/E and E·(1 − (1 − k/E)^B) are touched. DeepSeek-R1 (E = 256,
+    k = 8, its HF config) at B = 32: 256·(1 − (31/32)^32) = 163.3 (hand: ln(31/32) = −0.031749,
+    ×32 = −1.01596, e^−1.01596 = 0.3621, 256 × 0.6379 = 163.3)."""
+    from codesign_analytical.model import _expected_touched
+
+    want = np.array([8.0, 256 * (1 - (31 / 32) ** 32), 256 * (1 - (31 / 32) ** 4096)])
+    for skew in (0.0, np.float32(0.0)):  # a static 0 (closed form) and an array's (the Zipf sum)
+        got = np.asarray(_expected_touched(256, 8, np.array([1.0, 32.0, 4096.0]), skew))
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert abs(want[1] - 163.3) < 0.05
+
+
+def test_skewed_routing_touches_fewer_experts_hand_computed():
+    """Zipf skew 1 over E = 4 experts, top-1: shares 1, 1/2, 1/3, 1/4 of 25/12, so q = 12/25,
+    6/25, 4/25, 3/25. Two tokens touch Σ 1 − (1 − q)² = 2·Σq − Σq² = 2 − 205/625 = 1.672
+    experts, against 4·(1 − (3/4)²) = 1.75 uniformly; one token touches k = 1 at any skew."""
+    from codesign_analytical.model import _expected_touched
+
+    np.testing.assert_allclose(np.asarray(_expected_touched(4, 1, np.array([1.0, 2.0]), np.float32(1.0))),
+                               [1.0, 2 - 205 / 625], rtol=1e-6)
+    np.testing.assert_allclose(float(_expected_touched(4, 1, 2.0, 0.0)), 1.75, rtol=1e-6)
+
+
+def test_a_static_routing_skew_reads_the_sum_from_a_table():
+    """A spec's fixed skew is read from a table over token counts (the Zipf sum over every expert,
+    traced, made a vmapped sweep about 50x slower): within 1e-4 of the sum from 0.01 to 10^6 tokens,
+    for DeepSeek-R1's 256 experts top-8 and gpt-oss-120b's 128 top-4 (their HF configs)."""
+    from codesign_analytical.model import _expected_touched
+
+    tokens = np.geomspace(0.01, 1e6, 97)
+    for E, k in ((256, 8), (128, 4)):
+        for skew in (0.2, 0.43, 0.7):
+            w = np.arange(1, E + 1, dtype=np.float64) ** -skew  # the sum, in float64, written out here
+            q = np.minimum(k * w / w.sum(), 1.0)
+            exact = np.array([np.sum(-np.expm1(t * np.log1p(-q))) for t in tokens])
+            table = np.asarray(_expected_touched(E, k, tokens, skew), dtype=np.float64)
+            np.testing.assert_allclose(table, exact, rtol=1e-4, err_msg=f"E={E} k={k} skew={skew}")
+
+
+def test_routing_skew_lowers_a_moe_decode_step_not_a_dense_one(tmp_path):
+    """A skewed router reads fewer expert weights per decode step at a batch of many tokens, so
+    an MoE model's TPOT falls with the skew where a step's B·k routings touch some but not all of
+    its experts (gpt-oss-120b: 128 experts, top-4, so at 32 users); a dense model
+    (Llama-3.1-70B) has no experts and is priced the same. The calibrated baselines carry one
+    fitted skew, shared by every system."""
+    import tomllib
+
+    from codesign.evaluation import evaluate
+
+    example = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
+    dense = tmp_path / "dense.toml"
+    dense.write_text(f'include = ["{example.as_posix()}", "{(SPECS / "models" / "llama-3.1-70b.toml").as_posix()}"]\n'
+                     '[deployment]\nweights_format = "fp8_e4m3"\n')
+    skews = {"efficiency.routing_skew": np.array([0.0, 0.8])}
+    ev = evaluate(load_spec(example), skews)
+    moe = ev.points["tpot_s"][:, list(ev.concurrency).index(32)]
+    flat = evaluate(load_spec(dense), skews).points["tpot_s"]
+    assert moe[1] < 0.99 * moe[0], moe
+    np.testing.assert_allclose(flat[1], flat[0], rtol=1e-6)
+    cal = tomllib.loads((Path(__file__).parents[1] / "plugins" / "codesign_baseline" / "calibration.toml").read_text())
+    fitted = {cal["systems"][s]["routing_skew"] for s in cal["systems"]}
+    assert len(fitted) == 1 and 0.0 < fitted.pop() < 1.0, fitted

@@ -16,7 +16,8 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   KV slots, and the engine's batch limit (``deployment.max_batch_size``) where the spec sets one,
   cap the decode batch; more users wait for admission (serving engines queue them).
 * **Decode step** at batch B: reads the dense weights, the expected distinct experts that B·k
-  routings touch per EP shard, E/ep·(1 − (1 − k/E)^B), and the batch's KV cache, each tier at its
+  routings touch per EP shard, Σ_i (1 − (1 − q_i)^B)/ep with expert i's routing share q_i ∝ i^−s
+  (``routing_skew`` s; s = 0 is uniform routing, E/ep·(1 − (1 − k/E)^B)), and the batch's KV cache, each tier at its
   bandwidth × achievable fraction; compute 2·active·B plus attention over the context at the
   achievable fraction of the chip peak for the activation format; a roofline per operator
   (attention over the KV cache, dense GEMMs, expert GEMMs: each max(compute, memory), summed) +
@@ -134,11 +135,27 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # to (R − 1)/2: SGLang --scheduler-recv-interval). Assumption 0.5 (a request received at the
     # next iteration or the one after), refitted per framework by `codesign calibrate`
     "admission_wait_steps": 0.5,
+    # Zipf exponent s of how routed tokens spread over a MoE layer's experts (expert i of E takes a
+    # share of the routings ∝ i^−s), which sets the distinct experts, and so the expert weights, a
+    # decode step of B tokens reads (:func:`_expected_touched`). Real routing is not uniform: on
+    # DeepSeek-R1 "a few experts are more active than others", stably over hundreds of decode steps
+    # and within one request (NVIDIA/TensorRT-LLM docs/source/blogs/tech_blog/
+    # blog4_Scaling_Expert_Parallelism_in_TensorRT-LLM.md, figures 3-5 and 9-11, 32 GB200 GPUs).
+    # Default 0, uniform routing (no skew assumed); `codesign calibrate` fits one shared value
+    # (plugins/codesign_baseline/calibration.toml), starting from :data:`FIT_START`
+    "routing_skew": 0.0,
 }
+
+#: Where `codesign calibrate` starts a knob whose default its fit space cannot leave: a skew of 0
+#: is the edge of its logit space (assumption 0.3, a mild skew; the fit moves it).
+FIT_START: dict[str, float] = {"routing_skew": 0.3}
 
 #: Knobs that are settings of the serving engine, counted in its own iterations, not properties of
 #: the hardware: `codesign calibrate` fits them per engine family only (no per-system offset).
 ENGINE_KNOBS = ("admission_wait_steps",)
+#: Knobs that are properties of a model's routing on the served prompts, not of the hardware or the
+#: engine: `codesign calibrate` fits one shared value (no per-system or per-framework offset).
+WORKLOAD_KNOBS = ("routing_skew",)
 
 #: Allowed range of each knob, ``(low, high, low_open, high_open)``: achievable fractions in (0, 1],
 #: probabilities in [0, 1] (acceptance below 1: the series 1 + a + … + a^d needs a < 1), format
@@ -152,6 +169,7 @@ KNOB_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "burst_fraction": (0.0, 1.0, False, False),
     "spec_acceptance": (0.0, 1.0, False, True),
     "admission_wait_steps": (0.0, 1000.0, False, False),
+    "routing_skew": (0.0, 1.0, False, False),
     **{f"compute_scale_{f}": (0.0, float("inf"), True, True) for f in ("bf16", "fp8", "mxfp4", "nvfp4")},
 }
 
@@ -372,6 +390,9 @@ class Static:
     #: output projection FLOPs per token (2·vocab·hidden; part of ``linear_flops_rest``): a prefill
     #: computes it for the last position of each request only
     lm_head_flops: float = 0.0
+    #: the spec's ``routing_skew`` knob, static unless the params carry it traced (``eff_routing_skew``:
+    #: `codesign calibrate`, an ``efficiency.routing_skew`` override): see :data:`STATIC_KNOBS`
+    routing_skew: float = 0.0
 
 
 def _state_split(s: Static, tp):
@@ -390,15 +411,51 @@ def _knobs(p, eff):
     return out
 
 
-def _expected_touched(E, k, tokens):
+#: Knobs a compiled sweep takes from :class:`Static` (the spec's value) rather than traced in the
+#: params, unless an override or `codesign calibrate` puts them there: at a static value the cost
+#: model picks a cheaper form (the closed form of uniform routing, or a table of a fixed skew; the
+#: Zipf sum over every expert, traced, made a vmapped sweep of the flagship about 50x slower).
+STATIC_KNOBS = ("routing_skew",)
+
+#: Token counts of the table a static routing skew is read from (:func:`_expected_touched`):
+#: 10^-3 (a decode batch's mean can be a fraction of a request) to 10^8, 64 per decade (a step of
+#: 3.7%, where linear interpolation of log count in log tokens stays within 0.01% of the sum).
+_TOUCHED_GRID = np.geomspace(1e-3, 1e8, 705)
+
+
+def _static_skew(spec) -> float:
+    """The spec's ``efficiency.routing_skew`` (default :data:`DEFAULT_EFFICIENCY`'s); a bad value
+    is named by :meth:`AnalyticalModel.efficiency`, which every pricing calls."""
+    v = spec.efficiency.get("routing_skew", DEFAULT_EFFICIENCY["routing_skew"])
+    return float(v) if knob_problem("routing_skew", v) is None else DEFAULT_EFFICIENCY["routing_skew"]
+
+
+def _expected_touched(E, k, tokens, skew=0.0):
     """Expected distinct experts that ``tokens`` tokens with top-``k`` routing touch among ``E``.
 
-    E·(1 − (1 − k/E)^tokens): each token picks k of E experts; an expert is missed by one token
-    with probability 1 − k/E (uniform routing). Shape follows ``tokens``.
+    Σ_i 1 − (1 − q_i)^tokens: each token routes to expert i with probability q_i = k·w_i, w_i ∝
+    i^−skew (a Zipf law over the experts ranked by load; ``routing_skew``, DEFAULT_EFFICIENCY
+    cites the measured imbalance), capped at 1. With ``skew`` 0 every q_i is k/E and the sum is
+    E·(1 − (1 − k/E)^tokens), uniform routing. A skewed router sends the same tokens to fewer
+    distinct experts, so a decode step reads fewer expert weights; at any skew one token touches k
+    experts and a large batch all E. ``E`` and ``k`` are static; the shape follows ``tokens``.
     """
     import jax.numpy as jnp
 
-    return E * (1.0 - jnp.power(1.0 - k / E, tokens))
+    if isinstance(skew, (int, float)):  # static (the spec's knob): no sum over the experts traced
+        if skew == 0:  # uniform routing: the closed form
+            return E * (1.0 - jnp.power(1.0 - k / E, tokens))
+        w = np.arange(1.0, E + 1.0) ** -float(skew)
+        q = np.clip(k * w / w.sum(), 0.0, 1.0)
+        table = np.sum(1.0 - (1.0 - q[None, :]) ** _TOUCHED_GRID[:, None], axis=1)
+        t = jnp.asarray(tokens)
+        lo = _TOUCHED_GRID[0]  # below the table, linearly from 0 (the sum's slope at 0)
+        # log-log: the count is ∝ tokens below one token per expert, so exact there
+        return jnp.where(t < lo, t * (table[0] / lo),
+                         jnp.exp(jnp.interp(jnp.log(jnp.maximum(t, lo)), np.log(_TOUCHED_GRID), np.log(table))))
+    w = jnp.power(jnp.arange(1.0, E + 1.0), -skew)
+    q = jnp.clip(k * w / jnp.sum(w), 0.0, 1.0)
+    return jnp.sum(1.0 - jnp.power(1.0 - q, jnp.asarray(tokens)[..., None]), axis=-1)
 
 
 def _kv_elems(s: Static, ctx):
@@ -480,7 +537,8 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     moe_layers_stage = s.n_moe_layers / pp
     # --- bytes read from memory, per chip
     w_dense = (s.attn_params / tp + s.dense_params / tp) * p["w_bytes"] / pp
-    touched = _expected_touched(s.experts, s.k, tokens * q) if s.experts else 0.0
+    skew = eff["routing_skew"] if EFF_PREFIX + "routing_skew" in p else s.routing_skew
+    touched = _expected_touched(s.experts, s.k, tokens * q, skew) if s.experts else 0.0
     experts_shard = touched / ep
     w_expert = (moe_layers_stage * experts_shard * s.per_expert / moe_tp
                 + s.shared_params / n / pp) * p["mw_bytes"]
@@ -1057,6 +1115,7 @@ class AnalyticalModel:
             linear_flops_attn=float(attn_lin),
             linear_flops_rest=float(rest_lin),
             lm_head_flops=2.0 * float(acc.lm_head_params),
+            routing_skew=_static_skew(spec),
             kv_full=float(acc.kv_cache_elems_per_token),
             kv_window=float(acc.window_kv_cache_elems_per_token),
             window=float(acc.sliding_window or 0),
@@ -1176,7 +1235,7 @@ class AnalyticalModel:
 
         p = self.base_params(spec, formats)
         eff = self.efficiency(spec)
-        p.update({EFF_PREFIX + k: v for k, v in eff.items()})
+        p.update({EFF_PREFIX + k: v for k, v in eff.items() if k not in STATIC_KNOBS})  # those: Static
         p["_eff_names"] = tuple(eff)
         overrides = dict(overrides or {})
         n = 1
