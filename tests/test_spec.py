@@ -446,6 +446,17 @@ def test_search_param_shapes_are_named_at_load(cli, tmp_path):
                                                   "did you mean 'memory.hbm.bandwidth'?"]
 
 
+def _refused_at_load(spec, want: dict, exact: bool = False) -> None:
+    """load_spec(spec) raises a SpecError naming exactly the key paths of ``want``, each in
+    ``spec``'s own file, with its message (``exact``) or a message starting with it."""
+    with pytest.raises(SpecError) as exc:
+        load_spec(spec)
+    got = exc.value.problems
+    assert sorted(key for _, key, _ in got) == sorted(want), got
+    for file, key, msg in got:
+        assert file == str(spec) and (msg == want[key] if exact else msg.startswith(want[key])), (file, key, msg)
+
+
 def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path):
     """The [search] checks that need the spec's [deployment] but no cost model (a searched bound
     or choice, or an envelope choice, that the deployment key refuses; an envelope key that is also
@@ -472,12 +483,7 @@ def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path)
             e + '"deployment.pp"': "choice 0: must be a whole number >= 1",
             e + '"deployment.speculative_tokens"': "list at least one choice",
             e + '"deployment.kv_cache_format"': "expected a number-format name (got 8)"}
-    with pytest.raises(SpecError) as exc:
-        load_spec(spec)
-    got = exc.value.problems
-    assert sorted(key for _, key, _ in got) == sorted(want), got
-    for file, key, msg in got:
-        assert file == str(spec) and msg.startswith(want[key]), (file, key, msg)
+    _refused_at_load(spec, want)
     for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "out")):
         rc, _, err = cli(*argv)
         lines = err.strip().splitlines()
@@ -498,12 +504,7 @@ def test_a_choice_listed_twice_is_named_at_load(cli, tmp_path):
     p, e = "search.params.", "search.envelope."
     want = {p + '"memory.hbm.capacity".choices': "'1000 GB' is the same choice as '1 TB'; list each choice once",
             e + '"deployment.max_batch_size"': "64 is the same choice as 64; list each choice once"}
-    with pytest.raises(SpecError) as exc:
-        load_spec(spec)
-    got = exc.value.problems
-    assert sorted(key for _, key, _ in got) == sorted(want), got
-    for file, key, msg in got:
-        assert file == str(spec) and msg == want[key], (file, key, msg)
+    _refused_at_load(spec, want, exact=True)
     rc, _, err = cli("optimize", spec, "--out", tmp_path / "out")
     assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == len(want), err
     assert not (tmp_path / "out").exists()
