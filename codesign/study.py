@@ -410,8 +410,10 @@ def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = 
             progress(step.name)
         if step.kind == "optimize":
             section, d = _optimize(step, base, out, quick, note=note)
+        elif step.kind == "curves":
+            section, d = _curves(step, base, out, quick, note=note)
         else:
-            section, d = {"grid": _grid, "curves": _curves}[step.kind](step, base, out, quick)
+            section, d = _grid(step, base, out, quick)
         md += section + [""]
         data["steps"][step.name] = d
     (out / "data.json").write_text(json.dumps(jsonable(data), indent=2), encoding="utf-8")
@@ -660,7 +662,7 @@ def _plain_num(v):
     return int(v) if isinstance(v, (int, float, np.floating)) and float(v).is_integer() else v
 
 
-def _curves(step: Step, base: Path, out: Path, quick: bool):
+def _curves(step: Step, base: Path, out: Path, quick: bool, note=None):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -674,6 +676,8 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     for i_spec, f in enumerate(step.specs):
         if not (base / f).is_file():
             missing.append(f)
+            if note:
+                note(f"warning: curves step {step.name}: {base / f} not found; no curve for it")
             continue
         spec = load_spec(base / f)
         eff_from = step.efficiency_from[i_spec] if i_spec < len(step.efficiency_from) else ""
@@ -713,11 +717,11 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
         configs = [{k: _plain_num(combos[cfg[i]][j]) for j, k in enumerate(keys)} for i in keep]
         d["series"][label] = {"concurrency": cc[keep].tolist(), "interactivity_tok_s_user": x.tolist(),
                               "mixed_tok_s_per_chip": y.tolist(), "deployment": configs}
-    missing = None
+    no_measured = None
     if step.measured:
         mpath = _data_path(step.measured, base)
         if not mpath.is_file():  # the curves stand without it; the report says it is missing
-            missing = mpath
+            no_measured = mpath
         else:
             with mpath.open() as fh:
                 rows = [r for r in csv.DictReader(fh) if all(r.get(k) == v for k, v in step.measured_filter.items())]
@@ -743,8 +747,8 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
     fig.tight_layout()
     fig.savefig(out / f"{step.name}.png")
     plt.close(fig)
-    if missing is not None:
-        measured = (f"without measured points: {missing} not found (a path into the shared data is read from "
+    if no_measured is not None:
+        measured = (f"without measured points: {no_measured} not found (a path into the shared data is read from "
                     "$CODESIGN_SHARED_DATA where it is set).")
     elif step.measured:
         measured = "with the measured InferenceMAX points overlaid as crosses."
@@ -756,6 +760,11 @@ def _curves(step: Step, base: Path, out: Path, quick: bool):
              + " and the concurrency sweep; faint dots are the dominated configurations), " + measured,
              "", f"![{step.name}]({step.name}.png)", ""]
     lines += [f"- {label}: no curve, {why}." for label, why in unserved] + ([""] if unserved else [])
-    if missing is not None:
-        d["measured_missing"] = str(missing)
+    # a spec file that is not there was skipped: said, not dropped (it was, silently: the list of
+    # missing specs was overwritten by the measured file's; fresh-user trial, session 35)
+    lines += [f"- {f}: no curve, the spec file is not found." for f in missing] + ([""] if missing else [])
+    if missing:
+        d["missing_specs"] = list(missing)
+    if no_measured is not None:
+        d["measured_missing"] = str(no_measured)
     return lines, d

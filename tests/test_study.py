@@ -259,6 +259,21 @@ def test_a_bad_curves_envelope_value_is_said_once_for_several_specs(cli, tmp_pat
                                         "must be a whole number in [0, 16] (got 40)"]
 
 
+def test_a_missing_curves_spec_is_said_not_dropped(cli, tmp_path):
+    """A curves spec file that is not there is skipped with a note: the note was lost (the list of
+    missing specs was overwritten by the measured file's), so the study exited 0 with one curve
+    fewer and nothing said (fresh-user trial, session 35). The report, data.json and stderr say it."""
+    study = tmp_path / "st.toml"
+    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\n'
+                     f'specs = ["{EXAMPLE.as_posix()}", "nope.toml"]\nlabels = ["GB200", "nope"]\n')
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 0, err
+    assert "nope.toml not found" in err
+    assert "- nope.toml: no curve, the spec file is not found." in (tmp_path / "o" / "report.md").read_text()
+    data = json.loads((tmp_path / "o" / "data.json").read_text())
+    assert data["steps"]["c"]["missing_specs"] == ["nope.toml"]
+
+
 def test_a_curve_with_no_feasible_point_is_said_not_drawn(cli, tmp_path):
     """TP 3 on gpt-oss-120b's 64 attention heads (its HF config) serves nothing: the curves step
     crashed (exit 3, log axis of no data); the report names the spec and why, data.json too.
