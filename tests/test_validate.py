@@ -243,6 +243,9 @@ HEAD = 'schema_version = 1\ncost_model = "analytical"\n'
     (HEAD + "[shared]\n[stacks.dynamo-sglan]\nadmission_wait_steps = 0.1\n", "stacks.dynamo-sglan: unknown serving stack; did you mean 'dynamo-sglang'?"),
     # a stack's offset is for engine settings only: compute rates belong to the system and the family
     (HEAD + "[shared]\n[stacks.dynamo-sglang]\ncompute_decode = 0.1\n", "stacks.dynamo-sglang.compute_decode: a serving stack offsets engine settings only"),
+    # a model's routing skew is one shared value: an engine family's offset of it was applied (session 35)
+    (HEAD + "[shared]\n[frameworks.sglang]\nrouting_skew = 0.3\n",
+     "frameworks.sglang.routing_skew: a property of the served model, not of the engine: it has no framework offset"),
     (HEAD + "[shared]\n[stacks.dynamo-sglang]\nadmision_wait_steps = 0.1\n",
      "stacks.dynamo-sglang.admision_wait_steps: unknown knob of the analytical model; did you mean "
      "'admission_wait_steps'? expected one of admission_wait_steps"),

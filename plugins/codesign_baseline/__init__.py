@@ -74,7 +74,7 @@ def read_calibration(path) -> dict:
 
     from codesign.calibrate import CALIBRATION_VERSION, FRAMEWORK_FAMILIES, SERVING_STACKS
     from codesign.errors import CodesignError, SpecError
-    from codesign_analytical.model import DEFAULT_EFFICIENCY, ENGINE_KNOBS, knob_problem
+    from codesign_analytical.model import DEFAULT_EFFICIENCY, ENGINE_KNOBS, WORKLOAD_KNOBS, knob_problem
 
     f = str(path)
     if Path(path).is_dir():  # else "no such calibration file", as if the path did not exist
@@ -137,6 +137,11 @@ def read_calibration(path) -> dict:
             elif where.startswith("stacks.") and k not in ENGINE_KNOBS:
                 problems.append((f, f"{where}.{k}", "a serving stack offsets engine settings only; expected "
                                  "one of " + ", ".join(ENGINE_KNOBS)))
+            elif where.startswith("frameworks.") and k in WORKLOAD_KNOBS:
+                # a model's routing on the served prompts is the same under any engine (it was
+                # applied: fresh-user trial, session 35)
+                problems.append((f, f"{where}.{k}", "a property of the served model, not of the engine: it has "
+                                 "no framework offset (set it in [shared] or a system's table)"))
             elif physical and (why := knob_problem(k, v)):
                 problems.append((f, f"{where}.{k}", why))
             elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
