@@ -435,7 +435,8 @@ def _expected_touched(E, k, tokens, skew=0.0):
 
     Σ_i 1 − (1 − q_i)^tokens: each token routes to expert i with probability q_i = k·w_i, w_i ∝
     i^−skew (a Zipf law over the experts ranked by load; ``routing_skew``, DEFAULT_EFFICIENCY
-    cites the measured imbalance), capped at 1. With ``skew`` 0 every q_i is k/E and the sum is
+    cites the measured imbalance), capped at 1 (the capped share is not given to other experts, so
+    at a high skew with many routings per expert, k/E large, one token touches fewer than k). With ``skew`` 0 every q_i is k/E and the sum is
     E·(1 − (1 − k/E)^tokens), uniform routing. A skewed router sends the same tokens to fewer
     distinct experts, so a decode step reads fewer expert weights; at any skew one token touches k
     experts and a large batch all E. ``E`` and ``k`` are static; the shape follows ``tokens``.
