@@ -870,3 +870,39 @@ def test_a_refused_search_prints_no_warnings_above_its_refusal(cli, tmp_path, cm
                     '"model.num_layers" = {low = 10, high = 20}\n')
     args = (cmd, spec, "--out", tmp_path / "o") + (("--points", "10") if cmd == "sweep" else ())
     _refused(cli(*args), 'search.params."model.num_layers"')
+
+
+def test_an_output_directory_that_takes_no_file_is_refused_before_the_run(tmp_path):
+    """A read-only output directory let sweep, optimize, validate and calibrate run to the end and
+    then fail with exit 3 "internal error: PermissionError" (calibrate after its whole fit; fresh-user
+    trial, session 35). Each is refused first, exit 2, naming the option and the directory. Run
+    without the root override of file permissions (CI runs as root), as a user would meet it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    prefix = []
+    if os.geteuid() == 0:
+        if not shutil.which("setpriv"):
+            pytest.skip("root without setpriv: file permissions cannot be enforced")
+        prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search",
+                  "--inh-caps=-dac_override,-dac_read_search"]
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o555)
+    spec = SPECS / "jalapeno-gpt-oss-120b.toml"
+    measured = REPO / "plugins" / "codesign_baseline" / "calibration.toml"  # any file: refused first
+    runs = [(["sweep", spec, "--points", "4", "--out", ro], f"--out {ro}: cannot write there: permission denied"),
+            (["optimize", spec, "--trials", "2", "--out", ro / "new"],
+             f"--out {ro / 'new'}: cannot write there (in {ro}): permission denied"),
+            (["calibrate", measured, "--out", ro / "cal.toml"],
+             f"--out {ro / 'cal.toml'}: cannot write there (in {ro}): permission denied")]
+    try:
+        for argv, line in runs:
+            res = subprocess.run(prefix + [sys.executable, "-m", "codesign", *map(str, argv)],
+                                 capture_output=True, text=True, timeout=300)
+            assert res.returncode == 2 and res.stderr.strip().splitlines() == [f"error: {line}"], (argv, res.stderr)
+        assert list(ro.iterdir()) == []
+    finally:
+        ro.chmod(0o755)

@@ -36,6 +36,7 @@ def ensure_out_dir(path: str | os.PathLike, option: str = "--out", *, create: bo
     if p.exists() and not p.is_dir():
         raise CodesignError(f"{option} {shown}: exists and is not a directory")
     _check_parents(p, option, shown)
+    _check_writable(p, option, shown)
     if not create:
         return p
     try:
@@ -54,10 +55,33 @@ def check_out_file(path: str | os.PathLike, option: str = "--out", inputs=()) ->
     if p.is_dir():
         raise CodesignError(f"{option} {shown}: is a directory; expected a file path")
     _check_parents(p, option, shown)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise CodesignError(f"{option} {shown}: cannot write the file: permission denied")
+    _check_writable(p, option, shown)
     for f in inputs:
         if p.exists() and Path(f).exists() and os.path.samefile(p, f):
             raise CodesignError(f"{option} {shown}: is the input file {os.fspath(f)}; writing it would replace "
                                 "that input (give another output path)")
+
+
+def _check_writable(d: Path, option: str, shown: str) -> None:
+    """Refuse when the directory ``d``, or the nearest existing one above it (where ``d`` would be
+    created), takes no new file: a read-only output directory let sweep, optimize, study, validate
+    and calibrate run to the end and then fail with an internal error, the work lost (fresh-user
+    trial, session 35). Probed by creating a temporary file, which answers for root, ACLs and
+    read-only mounts alike."""
+    import tempfile
+
+    base = next((q for q in (d, *d.parents) if q.exists()), None)
+    if base is None or not base.is_dir():
+        return  # _check_parents names a parent that is a file
+    try:
+        with tempfile.TemporaryFile(dir=base):
+            pass
+    except OSError as exc:
+        where = "" if base == d else f" (in {base})"
+        raise CodesignError(f"{option} {shown}: cannot write there{where}: "
+                            f"{(exc.strerror or str(exc)).lower()}") from None
 
 
 def _check_parents(p: Path, option: str, shown: str) -> None:
