@@ -1229,6 +1229,8 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     import cattrs
 
     problems = []
+    if cls is Spec:
+        data = _without_overridden_search_duplicates(data, origins or {}, file)
     try:
         spec = converter().structure(data, cls)
     except cattrs.BaseValidationError as exc:
@@ -1525,13 +1527,42 @@ def _overridden(dep: dict, switch: str, where: str, origins: dict, file: str) ->
     spec's own file last)."""
     if switch not in dep:
         return False
+    rank = _merge_rank(origins, file)
+    return rank(_origin(origins, ("deployment", switch), file)) > rank(where)
+
+
+def _without_overridden_search_duplicates(data: dict, origins: dict, file: str) -> dict:
+    """``data`` without the ``[search.params]`` or ``[search.envelope]`` entry of a key that both
+    tables name, where a file that overrides the one that set the entry (later in the merge) set
+    the other: the spec that includes the flagship and searches ``deployment.tp`` in its own
+    ``[search.params]`` was refused for the flagship's envelope ``deployment.tp``, which TOML cannot
+    delete, and the error named the flagship (fresh-user trial, session 35). Both in one file is
+    still refused (:func:`codesign.search.envelope_problem`)."""
+    search = data.get("search")
+    if not isinstance(search, dict) or not isinstance(search.get("params"), dict) \
+            or not isinstance(search.get("envelope"), dict):
+        return data
+    both = set(search["params"]) & set(search["envelope"])
+    if not both:
+        return data
+    rank = _merge_rank(origins, file)
+    params, envelope = dict(search["params"]), dict(search["envelope"])
+    for key in both:
+        p_rank = rank(_origin(origins, ("search", "params", key), file))
+        e_rank = rank(_origin(origins, ("search", "envelope", key), file))
+        if p_rank > e_rank:
+            del envelope[key]
+        elif e_rank > p_rank:
+            del params[key]
+    return {**data, "search": {**search, "params": params, "envelope": envelope}}
+
+
+def _merge_rank(origins: dict, file: str):
+    """A file's precedence in the merge that built ``origins``: its last position among the
+    includes, the spec's own ``file`` last (highest)."""
     order = getattr(origins, "order", ())
     own = _same_file(file)  # the file names of origins and ``file`` may differ in form (a reference's)
-
-    def rank(f: str) -> int:  # precedence: a file's last position in the merge
-        return len(order) if own(f) else max((i for i, g in enumerate(order) if g == f), default=-1)
-
-    return rank(_origin(origins, ("deployment", switch), file)) > rank(where)
+    return lambda f: len(order) if own(f) else max((i for i, g in enumerate(order) if g == f), default=-1)
 
 
 def _without_overridden_search_keys(spec: Spec, data: dict, origins: dict, file: str) -> Spec:

@@ -405,6 +405,22 @@ def test_a_disaggregated_variant_of_a_search_leaves_out_its_include_s_aggregated
     assert json.loads(out)["pareto"]
 
 
+def test_a_spec_may_search_a_key_its_include_puts_in_the_envelope(cli, tmp_path):
+    """The flagship's [search.envelope] has "deployment.tp" = [1, 2, 4, 8]. A spec that includes it
+    and searches deployment.tp in its own [search.params] was refused, the error naming the
+    flagship, and TOML cannot delete the included key (fresh-user trial, session 35). The later
+    file's word holds: the search varies tp, the envelope does not."""
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "tp.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search.params]\n"deployment.tp" = {{ choices = [2, 4] }}\n')
+    s = load_spec(spec).search
+    assert "deployment.tp" in s.params and "deployment.tp" not in s.envelope
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    assert {d["params"]["deployment.tp"] for d in json.loads(out)["pareto"]} <= {2, 4}
+
+
 @pytest.mark.parametrize("own, included, line", [
     # one file that says disaggregated and keeps an aggregated envelope contradicts itself
     (f'[deployment]\nmode = "disaggregated"\n{POOLS}[search.envelope]\n"deployment.ep" = [1, 2]\n', "",
