@@ -42,7 +42,7 @@ import numpy as np
 from attrs import field, frozen
 
 from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
-from .errors import CodesignError, SpecError
+from .errors import CodesignError, SpecError, format_value
 from .evaluation import at_slo, evaluate, jsonable
 # FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
 from .search import FORMAT_KEY, unmodelled_key_problem, unmodelled_metric_problem
@@ -147,6 +147,11 @@ def load_study(path: str | os.PathLike) -> Study:
             problems.append((str(path), f"steps.{i}", "a grid step needs spec, x and y"))
         if s.kind == "curves" and not s.specs:
             problems.append((str(path), f"steps.{i}", "a curves step needs specs"))
+        for name in ("labels", "efficiency_from"):  # one per spec, or none: a short list gave the
+            given = getattr(s, name)                # rest no label or, silently, the default knobs
+            if s.kind == "curves" and s.specs and given and len(given) != len(s.specs):
+                problems.append((str(path), f"steps.{i}.{name}", f"lists {len(given)} entries for "
+                                 f"{len(s.specs)} specs: give one per spec (\"\" for none), or leave it out"))
         problems += _curves_envelope_problems(s, f"steps.{i}", str(path), base)
         if s.kind == "grid":
             problems += _grid_problems(s, f"steps.{i}", str(path), base)
@@ -207,6 +212,9 @@ def _curves_envelope_problems(s: Step, where: str, file: str, base: Path) -> lis
                     problems.append((file, f"{at}.{j}", why if not isinstance(v, str) else
                                      f"expected a number (got {v!r})"))
                     break
+            else:
+                if rep := _repeated(values, None):
+                    problems.append((file, f"{at}.{rep[0]}", rep[1]))
     return list(dict.fromkeys(problems))  # a bad value is bad for every spec alike: said once
 
 
@@ -259,6 +267,7 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
         if axis.key.startswith("workload."):
             kind = None  # workload lengths are plain token counts
         zero = kind is not None and quantity_allows_zero(axis.key)
+        bad = False
         for j, v in enumerate(axis.values):
             msg = _value_problem(v, kind, hint, zero)
             if not msg and spec is not None and axis.key.startswith(("deployment.", "workload.")):
@@ -266,7 +275,10 @@ def _grid_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str
                 # acceptance_rate of 2 or speculative_tokens = 40 were priced; session 34)
                 msg = deployment_value_problem(spec, axis.key, v)
             if msg:
+                bad = True
                 problems.append((file, f"{at}.values.{j}", msg))
+        if not bad and (rep := _repeated(axis.values, kind)):
+            problems.append((file, f"{at}.values.{rep[0]}", rep[1]))
     seen = set()
     for name in ("x", "y", "facet"):  # one axis overwrote the other, and the report read ×1.000 (session 34)
         axis = getattr(s, name)
@@ -307,6 +319,20 @@ def _context_problems(s: Step, where: str, file: str, spec_path: Path) -> list[t
                                  context_message(int(isl), int(osl), ctx, spec.origin("model.context_length"),
                                                  spec.model.name)))
     return problems
+
+
+def _repeated(values, kind: str | None) -> tuple[int, str] | None:
+    """``(index, why)`` of the first value of a grid axis or curves envelope that repeats an
+    earlier one (``"1 TB"`` and ``"1000 GB"`` alike; true is 1): it was priced twice and drawn as
+    one point ("deployment.tp ∈ [1, 1]"; fresh-user trial, session 35), as a search refuses it."""
+    seen: dict = {}
+    for j, v in enumerate(values):
+        key = parse_quantity(v, kind, allow_zero=True) if kind else float(v)
+        if key in seen:
+            return j, (f"{format_value(v)} is the same value as {format_value(values[seen[key]])}; "
+                       "list each value once")
+        seen[key] = j
+    return None
 
 
 def _numeric_key(key: str) -> bool:

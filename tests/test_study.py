@@ -259,6 +259,26 @@ def test_a_bad_curves_envelope_value_is_said_once_for_several_specs(cli, tmp_pat
                                         "must be a whole number in [0, 16] (got 40)"]
 
 
+@pytest.mark.parametrize("step, line", [
+    # a value listed twice was priced twice and drawn as one point ("deployment.tp ∈ [1, 1]")
+    (f'kind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}"]\nenvelope = {{ "deployment.tp" = [1, 1] }}\n',
+     'steps.0.envelope."deployment.tp".1: 1 is the same value as 1; list each value once'),
+    # 1 TB = 10^12 B = 1000 GB (SI prefixes)
+    (f'kind = "grid"\nname = "g"\nspec = "{EXAMPLE.as_posix()}"\nmetric = "min_tpot_s"\n'
+     'x = { key = "deployment.tp", values = [4, 8] }\ny = { key = "memory.hbm.capacity", values = ["1 TB", "1000 GB"] }\n',
+     "steps.0.y.values.1: '1000 GB' is the same value as '1 TB'; list each value once"),
+    # one knob source for two specs: the second was priced with the default knobs, silently
+    (f'kind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}", "{EXAMPLE.as_posix()}"]\n'
+     'efficiency_from = ["gb200"]\n',
+     'steps.0.efficiency_from: lists 1 entries for 2 specs: give one per spec ("" for none), or leave it out'),
+])
+def test_a_repeated_value_or_a_short_list_is_refused(cli, tmp_path, step, line):
+    study = tmp_path / "st.toml"
+    study.write_text(f'name = "st"\n[[steps]]\n{step}')
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 2 and err.strip().splitlines() == [f"error: {study}: {line}"], err
+
+
 def test_a_missing_curves_spec_is_said_not_dropped(cli, tmp_path):
     """A curves spec file that is not there is skipped with a note: the note was lost (the list of
     missing specs was overwritten by the measured file's), so the study exited 0 with one curve
