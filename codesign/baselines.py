@@ -162,11 +162,23 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
         return []
     try:
         ref = reference_spec(spec, spec.search.reference, pm=pm)
+        knobs = [dict(resolve_efficiency(s, pm=pm).efficiency) for s in (spec, ref)]
     except CodesignError:
         return []
-    if ref.name.endswith(" (baseline)"):
-        return []
     out = []
+    if knobs[0] != knobs[1]:
+        # a spec with efficiency_from = "gb200" over the flagship's reference file (default knobs)
+        # printed ×ref 0.6 without a word (fresh-user trial, session 35)
+        def said(s: Spec, k: dict) -> str:
+            if s.name.endswith(" (baseline)"):
+                return "its calibrated knobs"
+            return (f"efficiency_from = {s.efficiency_from!r}" if s.efficiency_from
+                    else "its own [efficiency] knobs" if k else "the default knobs")
+        out.append(f"the designs are priced with {said(spec, knobs[0])} and the reference {ref.name!r} with "
+                   f"{said(ref, knobs[1])}: its ×ref ratios compare the knobs as well as the hardware. Give "
+                   "both the same knobs (efficiency_from in both, or neither)")
+    if ref.name.endswith(" (baseline)"):
+        return out
     if ref.model != spec.model:
         out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own model, {ref.model.name!r}, "
                    f"not this spec's {spec.model.name!r}" + ("" if ref.model.name != spec.model.name
@@ -177,7 +189,7 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
                 for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)]
         out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own workload: "
                    + ", ".join(diff))
-    if out:
+    if len(out) > bool(knobs[0] != knobs[1]):
         out[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
                     "takes this spec's model and workload) or a reference file for this case")
     from .pluginmanager import get_plugin_manager

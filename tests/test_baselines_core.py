@@ -129,7 +129,29 @@ def test_a_reference_file_of_another_workload_is_warned(cli, tmp_path):
     assert w.startswith("the reference 'gb200-gpt-oss-120b' (") and "own workload: isl 8192 (this spec 16384)" in w, w
     assert reference_warnings(load_spec(SPECS / "jalapeno-gpt-oss-120b.toml")) == []
     spec.write_text(spec.read_text() + '[search]\nreference = "gb200"\n')
-    assert reference_warnings(load_spec(spec)) == []
+    # no workload warning; the calibrated baseline against default-knob designs is said (below)
+    assert not [w for w in reference_warnings(load_spec(spec)) if "workload" in w]
+
+
+def test_a_reference_priced_with_other_knobs_is_warned(cli, tmp_path):
+    """A spec with efficiency_from = "gb200" over the flagship, whose reference file keeps the
+    default knobs, printed ×ref 0.6 with no warning, and the calibrated gb200 baseline against
+    default-knob designs is the unfair comparison the README describes (fresh-user trial, session
+    35). Both are said; the same knobs on both sides are not."""
+    from codesign.baselines import reference_warnings
+    from codesign.spec import load_spec
+
+    flagship = (SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()
+    spec = tmp_path / "ef.toml"
+    cases = [('efficiency_from = "gb200"\n', "the designs are priced with efficiency_from = 'gb200' and the "
+              "reference 'gb200-gpt-oss-120b' with the default knobs: its ×ref ratios compare the knobs"),
+             ('[search]\nreference = "gb200"\n', "the designs are priced with the default knobs and the "
+              "reference 'gb200 (baseline)' with its calibrated knobs"),
+             ('efficiency_from = "gb200"\n[search]\nreference = "gb200"\n', None)]
+    for body, want in cases:
+        spec.write_text(f'include = ["{flagship}"]\n{body}')
+        got = reference_warnings(load_spec(spec))
+        assert (got == []) if want is None else (len(got) == 1 and got[0].startswith(want)), (body, got)
 
 
 def test_a_reference_file_naming_another_cost_model_is_warned(tmp_path):
