@@ -13,6 +13,24 @@ SHARED = Path(_env) if _env else REPO.parent / "shared" / "data"
 SPECS = REPO / "specs"
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_code():
+    """Drop JAX's compiled executables after each test module. Each XLA CPU executable maps its
+    own code pages, and one pytest process compiles thousands: the full suite reached the kernel's
+    vm.max_map_count (65,530) late in the run and XLA segfaulted in backend_compile (maps grew by
+    about 1,000 per 8 s of tests; session 35)."""
+    yield
+    import sys
+
+    if "jax" in sys.modules:
+        import jax
+
+        model = sys.modules.get("codesign_analytical.model")
+        if model is not None:
+            model._compiled.cache_clear()  # jitted functions held by the cost model's own cache
+        jax.clear_caches()
+
+
 @pytest.fixture
 def cli(capsys):
     """Run ``codesign ARGS`` in-process; returns ``(exit_code, stdout, stderr)``."""
