@@ -165,7 +165,7 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
         knobs = [dict(resolve_efficiency(s, pm=pm).efficiency) for s in (spec, ref)]
     except CodesignError:
         return []
-    out = []
+    out = []  # the knobs line, then the unlike-case lines (model, workload), then the cost model's
     if knobs[0] != knobs[1]:
         # a spec with efficiency_from = "gb200" over the flagship's reference file (default knobs)
         # printed ×ref 0.6 without a word (fresh-user trial, session 35)
@@ -179,19 +179,21 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
                    "both the same knobs (efficiency_from in both, or neither)")
     if ref.name.endswith(" (baseline)"):
         return out
+    unlike = []
     if ref.model != spec.model:
-        out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own model, {ref.model.name!r}, "
+        unlike.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own model, {ref.model.name!r}, "
                    f"not this spec's {spec.model.name!r}" + ("" if ref.model.name != spec.model.name
                                                              else " (the same name, other values)"))
     a, b = attrs.evolve(ref.workload, name=""), attrs.evolve(spec.workload, name="")
     if a != b:
         diff = [f"{f.name} {_shown(getattr(a, f.name))} (this spec {_shown(getattr(b, f.name))})"
                 for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)]
-        out.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own workload: "
-                   + ", ".join(diff))
-    if len(out) > bool(knobs[0] != knobs[1]):
-        out[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
-                    "takes this spec's model and workload) or a reference file for this case")
+        unlike.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own workload: "
+                      + ", ".join(diff))
+    if unlike:
+        unlike[-1] += ("; its ×ref ratios compare unlike cases. Name a baseline (reference = \"gb200\": it "
+                       "takes this spec's model and workload) or a reference file for this case")
+    out += unlike
     from .pluginmanager import get_plugin_manager
 
     named = _own_cost_model(ref.path)
