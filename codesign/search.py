@@ -546,6 +546,18 @@ def searched_max(key: str, p: SearchParam):
         return None
 
 
+def repeated_value(parsed) -> tuple[int, int] | None:
+    """``(j, i)``, i < j, of the first value of ``parsed`` (values in SI units, as written values
+    read: ``"1 TB"`` and ``"1000 GB"`` alike) that repeats an earlier one; None when all differ.
+    A search's choices and a study's grid axes and curves envelopes refuse such a list."""
+    seen: dict = {}
+    for j, v in enumerate(parsed):
+        if v in seen:
+            return j, seen[v]
+        seen[v] = j
+    return None
+
+
 def envelope_problem(deployment, key: str, choices, searched) -> str | None:
     """Why the ``[search.envelope]`` entry ``key = choices`` is wrong by the spec alone: ``key`` is
     also a ``[search.params]`` key (``searched``), ``choices`` is empty, or a choice is not of the
@@ -650,12 +662,9 @@ def _param(key: str, kind: str | None, p) -> Param:
             raise ParamError("choices", "list at least one choice")
         values = tuple(val(c, "choices") for c in p.choices)
         # a choice listed twice (1 and 1, or "1 TB" and "1000 GB") would be drawn twice as often
-        seen: dict = {}
-        for c, v in zip(p.choices, values):
-            if v in seen:
-                raise ParamError("choices", f"{format_value(c)} is the same choice as {format_value(seen[v])}; "
-                                            "list each choice once")
-            seen[v] = c
+        if rep := repeated_value(values):
+            raise ParamError("choices", f"{format_value(p.choices[rep[0]])} is the same choice as "
+                                        f"{format_value(p.choices[rep[1]])}; list each choice once")
         return Param(key, kind, "categorical", choices=values)
     if (p.low is None) != (p.high is None):
         raise ParamError("low" if p.low is None else "high", "missing: give low and high, or choices")

@@ -45,7 +45,7 @@ from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError, format_value
 from .evaluation import at_slo, evaluate, jsonable
 # FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
-from .search import FORMAT_KEY, unmodelled_key_problem, unmodelled_metric_problem
+from .search import FORMAT_KEY, repeated_value, unmodelled_key_problem, unmodelled_metric_problem
 from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, deployment_value_problem,
                    is_file_name, load_raw, load_spec, quantity_allows_zero, quantity_kind, spec_from_dict,
                    toml_key_path, unread_key_problem)
@@ -325,14 +325,10 @@ def _repeated(values, kind: str | None) -> tuple[int, str] | None:
     """``(index, why)`` of the first value of a grid axis or curves envelope that repeats an
     earlier one (``"1 TB"`` and ``"1000 GB"`` alike; true is 1): it was priced twice and drawn as
     one point ("deployment.tp ∈ [1, 1]"; fresh-user trial, session 35), as a search refuses it."""
-    seen: dict = {}
-    for j, v in enumerate(values):
-        key = parse_quantity(v, kind, allow_zero=True) if kind else float(v)
-        if key in seen:
-            return j, (f"{format_value(v)} is the same value as {format_value(values[seen[key]])}; "
-                       "list each value once")
-        seen[key] = j
-    return None
+    rep = repeated_value([parse_quantity(v, kind, allow_zero=True) if kind else float(v) for v in values])
+    if rep is None:
+        return None
+    return rep[0], f"{format_value(values[rep[0]])} is the same value as {format_value(values[rep[1]])}; list each value once"
 
 
 def _numeric_key(key: str) -> bool:
