@@ -160,7 +160,15 @@ class Evaluation:
 
 
 class CostModel(Protocol):
-    """What a cost model's factory returns."""
+    """What a cost model's factory returns.
+
+    A cost model may also define ``check(spec) -> None``: raise
+    :class:`~codesign.errors.SpecError` (file, key path, what was expected) for a spec it would
+    refuse to price, without pricing it (it must be cheap: no compilation). ``codesign optimize``
+    and ``sweep`` call it before they print their warnings or open storage, so that a refusal is
+    the one line a user sees (:func:`codesign.evaluation.check_priceable`). Optional: a model
+    without it is first asked when it prices.
+    """
 
     def parameters(self) -> list[str]:
         """Spec key paths (``"memory.hbm.bandwidth"``) that :meth:`evaluate` accepts as arrays."""

@@ -307,6 +307,31 @@ WEIGHT_ONLY_REFUSED = {
 }
 
 
+def check_priceable(spec: Spec, *, pm) -> None:
+    """Ask the spec's cost model whether it would refuse ``spec`` (its optional ``check(spec)``,
+    :class:`~codesign.costmodel.CostModel`), without pricing it: the analytical model's efficiency
+    knobs (``[efficiency] compute_decode = 7``) were refused only at the search's first pricing,
+    under warnings that ``codesign optimize`` had already printed (CI, session 35). ``spec`` is
+    resolved (``efficiency_from``) as :func:`evaluate` resolves it.
+
+    Raises:
+        SpecError: what the cost model refuses; PluginBugError: ``check`` raised anything else.
+    """
+    from .baselines import resolve_efficiency
+
+    spec = resolve_efficiency(spec, pm=pm)
+    name = cost_model_name(spec, pm=pm)
+    check = getattr(pm.cost_model(name), "check", None)
+    if check is None:
+        return
+    try:
+        check(spec)
+    except CodesignError:
+        raise
+    except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
+        raise PluginBugError(f"{pm.cost_model_label(name)} raised in check(): {type(exc).__name__}: {exc}") from exc
+
+
 def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None,
                 override_keys: dict | None = None) -> None:
     """Refuse unknown number-format and cost-model names with the spec key that names them, and a

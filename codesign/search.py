@@ -44,7 +44,7 @@ from attrs import frozen
 from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
-from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, cost_model_name, meets_slos, slo_bounds
+from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, check_priceable, cost_model_name, meets_slos, slo_bounds
 from .spec import (SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind,
                    toml_key_path, unread_key_problem)
 from .units import QuantityError, format_quantity, parse_quantity
@@ -331,6 +331,7 @@ def check_search(spec: Spec) -> SearchSpace:
     check_names(spec, pm=pm)
     space = _build_space(spec, pm.cost_model_parameters(cost_model_name(spec, pm=pm)), pm)
     _check_searched_formats(spec, space, pm)
+    check_priceable(spec, pm=pm)  # a cost model's own refusal ([efficiency] knobs) before the warnings
     if spec.search is not None and spec.search.reference:
         from .baselines import reference_spec
 

@@ -249,8 +249,9 @@ def test_strict_mode_makes_hook_failures_fatal(monkeypatch):
 
 
 # ---------------------------------------------------------------------- cost models that misbehave
-def _model_plugin(name, evaluate, *, accuracy=None, supports=None):
-    """An in-process plugin registering cost model ``name`` whose evaluate is ``evaluate``."""
+def _model_plugin(name, evaluate, *, accuracy=None, supports=None, check=None):
+    """An in-process plugin registering cost model ``name`` whose evaluate is ``evaluate`` (and
+    whose optional ``check(spec)`` is ``check``)."""
 
     class Model:
         def parameters(self):
@@ -258,6 +259,9 @@ def _model_plugin(name, evaluate, *, accuracy=None, supports=None):
 
         def evaluate(self, spec, formats, overrides=None):
             return evaluate(spec, formats, overrides)
+
+    if check is not None:
+        Model.check = lambda self, spec: check(spec)
 
     class Plugin:
         @codesign.hookimpl
@@ -617,3 +621,33 @@ def test_plugins_list_json_stays_json_with_a_nan_accuracy(monkeypatch, cli):
     assert row["status"] == "failed" and "accuracy = nan" in row["error"]
     assert any(p.startswith("plugin nanacc-plugin") and "accuracy = nan" in p for p in doc["problems"])
     assert "warning: plugin nanacc-plugin" in err
+
+
+def test_a_models_own_check_refuses_before_any_pricing_and_a_failing_check_is_its_bug(tmp_path):
+    """The optional ``check(spec)`` of a cost model (codesign.costmodel.CostModel): its SpecError
+    reaches the user as it is, before anything is priced; anything else it raises is the plugin's
+    bug, named with the model and plugin."""
+    from codesign.errors import PluginBugError, SpecError
+    from codesign.evaluation import check_priceable
+
+    priced = []
+
+    def refuse(spec):
+        raise SpecError([(spec.path, "efficiency.my_knob", "must be below 1")])
+
+    def count(spec, formats, overrides):
+        priced.append(1)
+        return _stub(spec, formats, overrides)
+
+    pm = _with("strict", count, check=refuse)
+    with pytest.raises(SpecError, match=r"strict.toml: efficiency.my_knob: must be below 1"):
+        check_priceable(_spec(tmp_path, "strict"), pm=pm)
+    assert priced == []
+
+    pm = _with("buggy", count, check=lambda spec: 1 / 0)
+    with pytest.raises(PluginBugError, match=r"cost model 'buggy' \(plugin buggy-plugin.*\) raised in check\(\): "
+                                             r"ZeroDivisionError"):
+        check_priceable(_spec(tmp_path, "buggy"), pm=pm)
+
+    check_priceable(_spec(tmp_path, "plain"), pm=_with("plain", count))  # no check: nothing to ask
+    assert priced == []

@@ -1149,6 +1149,11 @@ class AnalyticalModel:
                 / KERNELS_REF),
         )
 
+    def check(self, spec) -> None:
+        """Refuse what :meth:`evaluate` would refuse in the spec itself, without pricing it: its
+        ``[efficiency]`` knobs (:meth:`efficiency`). Raises SpecError."""
+        self.efficiency(spec)
+
     def efficiency(self, spec) -> dict[str, float]:
         from codesign.errors import SpecError
 
