@@ -164,10 +164,11 @@ class CostModel(Protocol):
 
     A cost model may also define ``check(spec) -> None``: raise
     :class:`~codesign.errors.SpecError` (file, key path, what was expected) for a spec it would
-    refuse to price, without pricing it (it must be cheap: no compilation). ``codesign optimize``
-    and ``sweep`` call it before they print their warnings or open storage, so that a refusal is
-    the one line a user sees (:func:`codesign.evaluation.check_priceable`). Optional: a model
-    without it is first asked when it prices.
+    refuse to price, without pricing it (it must be cheap: no compilation). The core calls it
+    before every ``evaluate``, and ``codesign optimize``, ``sweep`` and ``worker`` call it before
+    they print their warnings or open storage, so that a refusal is the one line a user sees
+    (:func:`codesign.evaluation.check_priceable`). Optional: a model without it is first asked
+    when it prices.
     """
 
     def parameters(self) -> list[str]:

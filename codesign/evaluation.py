@@ -66,6 +66,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
     model = pm.cost_model(name)
     info = pm.cost_models[name]
     who = pm.cost_model_label(name)
+    _ask_check(model, spec, who)
     try:
         ev = model.evaluate(spec, pm.number_formats, overrides)
     except CodesignError:
@@ -321,7 +322,13 @@ def check_priceable(spec: Spec, *, pm) -> None:
 
     spec = resolve_efficiency(spec, pm=pm)
     name = cost_model_name(spec, pm=pm)
-    check = getattr(pm.cost_model(name), "check", None)
+    _ask_check(pm.cost_model(name), spec, pm.cost_model_label(name))
+
+
+def _ask_check(model, spec: Spec, who: str) -> None:
+    """``model.check(spec)`` where the model defines it; anything but a CodesignError it raises is
+    its bug (PluginBugError naming ``who``)."""
+    check = getattr(model, "check", None)
     if check is None:
         return
     try:
@@ -329,7 +336,7 @@ def check_priceable(spec: Spec, *, pm) -> None:
     except CodesignError:
         raise
     except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug must not become a traceback
-        raise PluginBugError(f"{pm.cost_model_label(name)} raised in check(): {type(exc).__name__}: {exc}") from exc
+        raise PluginBugError(f"{who} raised in check(): {type(exc).__name__}: {exc}") from exc
 
 
 def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None,

@@ -336,8 +336,9 @@ def check_search(spec: Spec) -> SearchSpace:
         from .baselines import reference_spec
 
         # a reference that names nothing: optimize printed its warnings above this refusal, and
-        # sweep (which prices no reference) ran (fresh-user trial, session 33)
-        reference_spec(spec, spec.search.reference, pm=pm)
+        # sweep (which prices no reference) ran (fresh-user trial, session 33); a reference file
+        # its cost model refuses, likewise (session 36)
+        check_priceable(reference_spec(spec, spec.search.reference, pm=pm), pm=pm)
     return space
 
 
@@ -3109,6 +3110,10 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     if file is not None and not file.parent.is_dir():
         raise CodesignError(f"--storage {redact(storage)}: directory {file.parent} does not exist (a worker joins "
                             "the study kept there; check the path, or create the directory to start a study in it)")
+    # what the search would refuse (its [search] keys, the cost model's own check), refused before
+    # the study is created: a worker on a refused spec left a journal whose recorded spec then
+    # refused the corrected one (plugin-author trial, session 36)
+    check_search(spec)
     total = trials if trials is not None else spec.search.trials
     rank = os.getpid() % 9973 + 1
     ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank,

@@ -353,6 +353,30 @@ def test_a_spec_the_cost_model_refuses_leaves_no_output_directory(cli, tmp_path)
     assert not (tmp_path / "runs").exists()
 
 
+def test_a_worker_on_a_spec_the_cost_model_refuses_creates_no_study(cli, tmp_path):
+    """``codesign worker`` created the journal before the cost model refused the spec; the
+    corrected spec was then refused as "a different spec" by the empty study it left (plugin-author
+    trial, session 36)."""
+    spec = tmp_path / "knob.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[efficiency]\ncompute_decode = 7.0\n')
+    (tmp_path / "s").mkdir()
+    journal = tmp_path / "s" / "x.journal"
+    _refused(cli("worker", spec, "--storage", journal), f"{spec}: efficiency.compute_decode: must be")
+    assert list((tmp_path / "s").iterdir()) == []
+
+
+def test_a_reference_file_the_cost_model_refuses_is_one_line(cli, tmp_path):
+    """A ``search.reference`` spec file with a knob its cost model refuses: the reference warning
+    ("priced with its own [efficiency] knobs") was printed above the refusal."""
+    (tmp_path / "ref.toml").write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n[efficiency]\ncompute_decode = 7.0\n')
+    spec = tmp_path / "top.toml"
+    spec.write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n' + _SEARCH.replace("[search]\n", '[search]\nreference = "ref.toml"\n')
+                    + '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n')
+    for cmd in ("optimize", "sweep"):
+        _refused(cli(cmd, spec, "--out", tmp_path / cmd), f"{tmp_path / 'ref.toml'}: efficiency.compute_decode: must be")
+        assert not (tmp_path / cmd).exists()
+
+
 @pytest.mark.parametrize("kind", ["optimize", "grid"])
 @pytest.mark.parametrize("name", ["../x", "a/b", "", "..", " "])
 def test_a_study_step_name_that_is_no_file_name_is_refused_at_load(cli, tmp_path, kind, name):

@@ -639,9 +639,13 @@ def test_a_models_own_check_refuses_before_any_pricing_and_a_failing_check_is_it
         priced.append(1)
         return _stub(spec, formats, overrides)
 
+    from codesign.evaluation import evaluate
+
     pm = _with("strict", count, check=refuse)
     with pytest.raises(SpecError, match=r"strict.toml: efficiency.my_knob: must be below 1"):
         check_priceable(_spec(tmp_path, "strict"), pm=pm)
+    with pytest.raises(SpecError, match=r"strict.toml: efficiency.my_knob: must be below 1"):
+        evaluate(_spec(tmp_path, "strict"), pm=pm)  # evaluate asks it too, before pricing
     assert priced == []
 
     pm = _with("buggy", count, check=lambda spec: 1 / 0)
