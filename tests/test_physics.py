@@ -254,24 +254,27 @@ def test_multinode_tp_all_reduces_are_priced_over_scale_out():
     Per layer one all-reduce after attention and one after the FFN (3 dense layers, 58 MoE layers
     whose experts are split 16 ways by MoE-TP at EP 1): 2 × 61 = 122 all-reduces of the batch's
     activations, 64 tokens × 7168 (hidden) × 1 B (FP8) = 458,752 B. The model's α–β all-reduce over
-    n chips is lat + (n−1)·peer + 2(n−1)/n·size/bw, with peer 0.5 µs, collective software latency
-    5 µs and network efficiency 0.8 (set below); NVLink hop 2 µs at 450 GB/s, InfiniBand hop 5 µs at
+    n chips is lat + 2(n−1)/n·size/bw (no per-peer term: the peers synchronise at once, so the
+    0.5 µs peer latency set below is not charged), with collective software latency 5 µs and
+    network efficiency 0.8 (set below); NVLink hop 2 µs at 450 GB/s, InfiniBand hop 5 µs at
     400 Gb/s = 50 GB/s per GPU (specs/hardware/h100.toml).
-    - One 16-GPU domain: one flat all-reduce, n = 16 on NVLink: 16.9 µs each, 2.06 ms in all.
+    - One 16-GPU domain: one flat all-reduce, n = 16 on NVLink: 7 + 1.875 · 458,752 / 360e9 s
+      = 7 + 2.39 = 9.39 µs each, 1.145 ms in all.
     - Two 8-GPU nodes, hierarchically (NCCL across nodes): n = 8 within each node on NVLink of the
-      whole message (reduce-scatter + all-gather), then n = 2 across the nodes over InfiniBand of
-      each GPU's 1/8 shard (57,344 B): 12.7 + 11.9 = 24.7 µs each, 3.01 ms in all.
+      whole message (reduce-scatter + all-gather), 7 + 1.75 · 458,752 / 360e9 s = 9.23 µs, then
+      n = 2 across the nodes over InfiniBand of each GPU's 1/8 shard (57,344 B), 10 + 57,344 /
+      40e9 s = 11.43 µs: 20.66 µs each, 2.521 ms in all.
     """
     eff = {"network_bandwidth": 0.8, "collective_latency_s": 5e-6, "collective_peer_latency_s": 0.5e-6}
     dep = {"tp": 16, "ep": 1, "multinode_tp": True, "max_batch_size": 64}
     size, ars = 64 * 7168 * 1.0, 2 * 61
 
     def allreduce(n, size, hop_s, bw):
-        return hop_s + 5e-6 + (n - 1) * 0.5e-6 + 2 * (n - 1) / n * size / (0.8 * bw)
+        return hop_s + 5e-6 + 2 * (n - 1) / n * size / (0.8 * bw)
 
     out_s = ars * (allreduce(8, size, 2e-6, 450e9) + allreduce(2, size / 8, 5e-6, 400e9 / 8))
     in_s = ars * allreduce(16, size, 2e-6, 450e9)
-    assert (out_s, in_s) == (pytest.approx(3.01e-3, abs=0.01e-3), pytest.approx(2.06e-3, abs=0.01e-3))
+    assert (out_s, in_s) == (pytest.approx(2.521e-3, abs=0.001e-3), pytest.approx(1.145e-3, abs=0.001e-3))
     multi = evaluate(_h100_deepseek(dep, efficiency=eff, concurrency=[256]))
     one = evaluate(_h100_deepseek(dep, domain=16, efficiency=eff, concurrency=[256]))
     for ev in (multi, one):

@@ -93,10 +93,11 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # NCCL or the frameworks' custom all-reduce and DeepEP all-to-all kernels): assumption 5 us
     # (small-message all-reduce on NVLink is ~5-15 us in nccl-tests), refitted by `codesign calibrate`
     "collective_latency_s": 5e-6,
-    # software latency per peer of a collective's group beyond the first (ring/all-to-all kernels
-    # signal and wait on every peer: DeepEP's low-latency dispatch + combine of 128 tokens grows from
+    # software latency per peer of an all-to-all's group beyond the first (its kernels signal and
+    # wait on every peer: DeepEP's low-latency dispatch + combine of 128 tokens grows from
     # 77 + 114 us at EP 8 to 155 + 273 us at EP 32 over RDMA, deepseek-ai/DeepEP README, H800 + CX7):
-    # assumption 0.5 us per peer on NVLink, refitted by `codesign calibrate`
+    # assumption 0.5 us per peer on NVLink, refitted by `codesign calibrate`. Not charged to a TP
+    # all-reduce (see _allreduce)
     "collective_peer_latency_s": 0.5e-6,
     # fixed cost of one prefill pass of the reference model (OVERHEAD_REF_LAYERS dense layers;
     # scaled by the kernels another model launches): assumption, refitted by `codesign calibrate`
@@ -203,14 +204,16 @@ def _scale_family(fmt) -> str:
 #: RoPE, K/V up-projection (absorbed) GEMMs ×2, FlashMLA, O GEMM, TP all-reduce (12).
 #: FFN block: dense = norm, gate/up GEMM, SiLU·mul, down GEMM, all-reduce (5); MoE = norm, router
 #: GEMM, top-k, permute/dispatch, grouped GEMM 1, activation, grouped GEMM 2, unpermute/combine,
-#: shared expert (gate/up, act, down), all-reduce (12). ``layer_overhead_s`` is the overhead of the
+#: shared expert (gate/up, act, down), all-reduce (12); a MoE without shared experts (gpt-oss,
+#: Qwen3 MoE: no ``n_shared_experts`` / ``shared_expert_intermediate_size`` in their configs)
+#: launches no shared-expert GEMMs (9). ``layer_overhead_s`` is the overhead of the
 #: reference dense GQA layer (11 kernels); another architecture's layer costs kernels/11 times that.
 #: Linear attention (Gated DeltaNet, vLLM/SGLang Qwen3-Next code) = norm, in_proj GEMM, conv1d
 #: update, gating, gated delta rule, gated norm, out_proj GEMM, TP all-reduce (8).
 #: MLA with DSA adds the indexer's wq_b and weights_proj GEMMs, k_norm + RoPE, the FP8 key write,
 #: the MQA-logits kernel and the top-k selection (+6: 18).
 KERNELS_ATTN = {"gqa": 6.0, "mla": 12.0, "linear": 8.0, "mla_dsa": 18.0}
-KERNELS_FFN = {"dense": 5.0, "moe": 12.0}
+KERNELS_FFN = {"dense": 5.0, "moe": 12.0, "moe_unshared": 9.0}
 KERNELS_REF = KERNELS_ATTN["gqa"] + KERNELS_FFN["dense"]
 
 #: Bisection steps for the closed-loop decode batch before the Newton polish (log-space bracket
@@ -505,11 +508,19 @@ def _mesh_share(p, g, out_of_domain=False):
     return jnp.where((p["su_mesh"] > 0) & jnp.logical_not(out_of_domain), share, 1.0)
 
 
-def _allreduce(n, size, bw, lat, peer=0.0):
-    """α–β all-reduce over ``n`` chips: α + (n−1)·α_peer + 2(n−1)/n · size / β (zero when n == 1)."""
+def _allreduce(n, size, bw, lat):
+    """α–β all-reduce over ``n`` chips: α + 2(n−1)/n · size / β (zero when n == 1).
+
+    No per-peer latency, unlike the all-to-all: the frameworks' custom all-reduce synchronises all
+    peers at once, one thread per peer setting and polling its flag (NVIDIA/TensorRT-LLM
+    ``cpp/tensorrt_llm/kernels/customAllReduceKernels.cu``, ``oneShotAllReduceKernel``: ``if (tidx
+    < RANKS_PER_NODE)``; vLLM's and SGLang's custom all-reduce derive from it). Measured: gpt-oss-120b
+    batch-1 decode on GB200 at TP 8 and TP 4 has the same TPOT (1.87 and 1.90 ms,
+    inferencemax_public.csv imx-03143 and imx-03041), where a per-peer term fitted on the
+    all-to-alls priced TP 8 0.35 ms slower (session 36)."""
     import jax.numpy as jnp
 
-    t = lat + (n - 1.0) * peer + 2.0 * (n - 1.0) / n * size / bw
+    t = lat + 2.0 * (n - 1.0) / n * size / bw
     return jnp.where(n > 1.0, t, 0.0)
 
 
@@ -636,7 +647,7 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
     # α of one collective: the link hop plus the software cost of a collective kernel (launch,
     # barrier/flag sync), `collective_latency_s`
     lat = jnp.where(out_of_domain, p["so_lat"], p["su_lat"]) + eff["collective_latency_s"]
-    peer = eff["collective_peer_latency_s"]  # per peer of the group beyond the first
+    peer = eff["collective_peer_latency_s"]  # per peer of an all-to-all's group beyond the first
     D = p["su_domain"]
 
     def allreduce(g, size):
@@ -646,10 +657,10 @@ def _phase(p, s: Static, tokens, ctx, *, prefill: bool, tp, ep, dp, eff, reqs=1.
         on its links, and an all-reduce of each chip's 1/D shard across the m domains over
         scale-out (a flat ring at NIC speed would send every byte over scale-out)."""
         t_in = _allreduce(jnp.minimum(g, D), size, p["su_bw"] * eff["network_bandwidth"],
-                          p["su_lat"] + eff["collective_latency_s"], peer)
+                          p["su_lat"] + eff["collective_latency_s"])
         t_out = _allreduce(g / D, size / D, p["so_bw"] * eff["network_bandwidth"],
-                           p["so_lat"] + eff["collective_latency_s"], peer)
-        return jnp.where(g > D, t_in + t_out, _allreduce(g, size, bw_group(g), lat, peer))
+                           p["so_lat"] + eff["collective_latency_s"])
+        return jnp.where(g > D, t_in + t_out, _allreduce(g, size, bw_group(g), lat))
 
     tokens_replica = q * tokens / dp if not prefill else tokens
     act = tokens_replica * s.hidden * p["a_bytes"]
@@ -1144,7 +1155,7 @@ class AnalyticalModel:
                   + (m.num_layers - acc.linear_attention_layers)
                   * KERNELS_ATTN[("mla_dsa" if m.index_topk else "mla") if m.attention == "mla" else "gqa"])
                  / m.num_layers
-                 + (acc.n_moe_layers * KERNELS_FFN["moe"]
+                 + (acc.n_moe_layers * (KERNELS_FFN["moe"] if acc.shared_expert_params else KERNELS_FFN["moe_unshared"])
                     + (m.num_layers - acc.n_moe_layers) * KERNELS_FFN["dense"]) / m.num_layers)
                 / KERNELS_REF),
         )
