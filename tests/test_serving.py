@@ -268,6 +268,9 @@ def test_throughput_rises_monotonically_into_the_prefill_bound(tmp_path):
     ("[efficiency]\ncollective_peer_latency_s = 1e30\n", "efficiency.collective_peer_latency_s", "[0, 10]"),
     ("[efficiency]\nstep_overhead_s = nan\n", "efficiency.step_overhead_s", "finite"),
     ("[efficiency]\nkv_memory_fracton = 0.9\n", "efficiency.kv_memory_fracton", "did you mean 'kv_memory_fraction'"),
+    # just above the bound: said with the digits that put it there ("got 1" read as a valid value)
+    ("[efficiency]\nrouting_skew = 1.0000001\n", "efficiency.routing_skew", "[0, 1] (got 1.0000001)"),
+    ("[efficiency]\ncompute_decode = 7\n", "efficiency.compute_decode", "(0, 1] (got 7)"),
 ])
 def test_out_of_range_knobs_are_refused_not_clamped(tmp_path, cli, body, key, msg):
     # found by a new user: these were clamped inside the model and priced with exit code 0

@@ -185,7 +185,10 @@ def knob_problem(name: str, value) -> str | None:
         return f"must be a finite number in {rng} (got {value!r})"
     v = float(value)
     inside = math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-    return None if inside else f"must be a finite number in {rng} (got {v:g})"
+    shown = f"{v:g}"
+    if math.isfinite(v) and float(shown) != v:  # 1.0000001 is not "1": the digits that make it wrong
+        shown = repr(v)
+    return None if inside else f"must be a finite number in {rng} (got {shown})"
 
 
 #: Weight-format families with a ``compute_scale_<family>`` knob: a format's compute class, except
