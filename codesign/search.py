@@ -2876,6 +2876,8 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
                                 f"rerun with --storage {elsewhere} to resume it (without --storage a new study "
                                 f"would start in {os.fspath(out_dir / 'study.journal')} and overwrite that report), "
                                 f"or use another --out. Nothing was written.")
+    if storage is not None and resumes:
+        _check_other_storage(out_dir, storage, shown)
     if (not entries or (out_dir / "study.journal").is_file() or _is_report(out_dir / "pareto.json")
             or _is_sweep_report(out_dir / "sweep_front.json")):
         return
@@ -2887,6 +2889,40 @@ def check_study_dir(out_dir, storage: str | None = None, option: str = "output d
                         f"a new or empty directory, or the output directory of a previous `codesign optimize` "
                         f"(with its study.journal, its --storage file or pareto.json; rerun to resume) or "
                         f"`codesign sweep` (with its sweep_front.json). Nothing was written; use another --out.")
+
+
+def _check_other_storage(out_dir: Path, storage: str, shown: str) -> None:
+    """Refuse a run with ``--storage`` into a directory that holds the report of a study kept in
+    other storage: its own ``study.journal`` (a run without ``--storage``), or the storage its
+    ``pareto.json`` records. The run would write its report over that one (a fresh-user trial,
+    session 36, found optimize's default directory rewritten with another storage's study; the
+    converse, a rerun without ``--storage``, was refused since session 27).
+
+    Raises:
+        CodesignError: one line naming the directory, the storage it belongs to and what to do.
+    """
+    own = _journal_path(storage, out_dir) or _sqlite_path(storage)  # None: a server URL
+
+    def same_file(rec: str) -> bool | None:
+        """``rec`` (a recorded journal path) is ``own``; None when that cannot be told."""
+        try:
+            return own is not None and Path(rec).resolve() == own.resolve()
+        except OSError:
+            return None
+
+    beside = out_dir / "study.journal"
+    held = None
+    if beside.is_file() and beside.stat().st_size and not same_file(str(beside)):
+        held, rerun = os.fspath(beside), "rerun without --storage to resume it"
+    else:
+        rec = _reported_storage(out_dir / "pareto.json")
+        if rec is not None and ("://" in rec and rec != redact(storage)
+                                or "://" not in rec and same_file(rec) is False and Path(rec).is_file()):
+            held, rerun = rec, f"rerun with --storage {rec} to resume it"
+    if held is not None:
+        raise CodesignError(f"{shown} holds the report of a study stored in {held}, not in --storage "
+                            f"{redact(storage)}; {rerun}, or use another --out for this one (its report "
+                            "would overwrite that one). Nothing was written.")
 
 
 def _missing_dirs(path: Path) -> list[Path]:

@@ -1112,3 +1112,30 @@ def test_a_rerun_without_the_storage_of_the_report_is_refused(cli, tmp_path):
     rc, out_text, err = cli("optimize", FLAGSHIP, "--storage", url, "--trials", "4", "--out", out)
     assert rc in (0, 1), err
     assert "resuming: 3 completed trials" in out_text + err
+
+
+def test_a_run_with_storage_into_another_storages_report_is_refused(cli, tmp_path):
+    """optimize's output directory holds a study in its own study.journal; a run of the same spec
+    with --storage elsewhere was accepted there and rewrote that report with the other study's
+    (fresh-user trial, session 36). Refused, naming where the report's study is kept; nothing is
+    written. The same for a report of one --storage and a run with another."""
+    out = tmp_path / "out"
+    rc, _, err = cli("optimize", FLAGSHIP, "--trials", "3", "--out", out)
+    assert rc in (0, 1), err
+    before = (out / "pareto.json").read_bytes()
+    other = tmp_path / "w" / "study.journal"
+    rc, _, err = cli("optimize", FLAGSHIP, "--storage", other, "--trials", "3", "--out", out)
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"holds the report of a study stored in {out / 'study.journal'}, not in --storage {other}; " \
+           "rerun without --storage to resume it" in err, err
+    assert (out / "pareto.json").read_bytes() == before and not other.exists()
+
+    url = f"sqlite:///{tmp_path / 'db' / 'study.db'}"
+    out2 = tmp_path / "out2"
+    rc, _, err = cli("optimize", FLAGSHIP, "--storage", url, "--trials", "3", "--out", out2)
+    assert rc in (0, 1), err
+    url2 = f"sqlite:///{tmp_path / 'db' / 'other.db'}"
+    rc, _, err = cli("optimize", FLAGSHIP, "--storage", url2, "--trials", "3", "--out", out2)
+    assert rc == 2 and f"stored in {url}, not in --storage {url2}; rerun with --storage {url}" in err, err
+    rc, _, err = cli("optimize", FLAGSHIP, "--storage", url, "--trials", "4", "--out", out2)
+    assert rc in (0, 1), err  # its own storage resumes
