@@ -569,7 +569,9 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                      ([f(m, ref["metrics"].get(m))] if ref else []) + [f(m, r["metrics"].get(m)) for r in rows]))
     if ref:
         for m in objs:
-            cols.append((f"{m} ×ref", f"{SHORT.get(m, (m, 1))[0].split(' [')[0].rstrip(' ↑↓')} ×ref",
+            head = SHORT.get(m, (m, 1))[0]
+            arrow = head[-1] if head.endswith(("↑", "↓")) else ""  # which side of 1 is better (a user read 1.07 as a gain)
+            cols.append((f"{m} ×ref", f"{head.split(' [')[0].rstrip(' ↑↓')} ×ref {arrow}".rstrip(),
                          ["1" if m in ref["metrics"] else "—"]  # an unservable reference has no value
                          + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
@@ -594,6 +596,12 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     if left_out:
         console.print(f"(left out to fit {console.width} columns: {', '.join(left_out)}; pareto.csv and "
                       f"pareto.json have every metric)", highlight=False, markup=False)
+    hv = doc.get("hypervolume") or {}
+    if hv.get("hypervolume"):
+        # the README says optimize prints it, as sweep does (fresh-user trial, session 36)
+        console.print(f"hypervolume {hv['hypervolume'][-1]:.6g} after {trials(hv['trials'][-1])} (from this "
+                      "run's own reference point: it follows this run's progress, it does not compare runs; "
+                      "hypervolume.png)", highlight=False, markup=False)
     if not doc["feasible_trials"] and doc.get("infeasible_reasons"):
         # a reason whose numbers differ between its trials is one example of them ("e.g.")
         console.print("[red]no feasible design[/red]; most common reasons: "
@@ -608,4 +616,10 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
         for p in best["sensitivities"][objs[0]]:
             st.add_row(p, *[("—" if best["sensitivities"][m].get(p) is None else f"{best['sensitivities'][m][p]:+.3f}")
                             for m in objs])
+        # a searched parameter missing from the table was left out without a word (fresh-user trial,
+        # session 36): JAX's gradient has no meaning across a list of choices
+        discrete = [p for p in params if p not in best["sensitivities"][objs[0]]]
+        if discrete:
+            st.caption = (f"not shown: {', '.join(discrete)} (searched over a list of choices, where a gradient "
+                          "has no meaning)")
         console.print(st)

@@ -686,3 +686,26 @@ def test_an_unknown_cost_model_is_named_at_its_key(cli, tmp_path):
         assert rc == 2 and "Traceback" not in err, err
         assert f"{spec}: deployment.cost_model: no cost model named 'roofline2' is registered" in err, err
         assert not (tmp_path / cmd).exists()
+
+
+def test_the_table_says_which_way_is_better_the_hypervolume_and_the_parameters_without_a_gradient():
+    """Fresh-user trial, session 36: "min E2E ×ref 1.070" was read as a gain (it is 7% slower),
+    the README said optimize prints the hypervolume (it did not), and a searched parameter of
+    choices (memory.hbm.capacity) was missing from the sensitivities without a word."""
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+
+    doc = _table_doc(3)  # FP4 peak, HBM bandwidth, HBM capacity (choices)
+    row = doc["pareto"][0]
+    row["sensitivities"] = {m: {"chip.peak_flops.fp4": 0.6, "memory.hbm.bandwidth": 0.3}
+                            for m in ("peak_mixed_tok_s_per_kw", "min_e2e_latency_s")}
+    doc["hypervolume"] = {"reference_point": [1.0, 2.0], "trials": [1, 100, 200], "hypervolume": [1.0, 5.0, 7.5]}
+    buf = io.StringIO()
+    print_table(doc, Console(file=buf, width=200, color_system=None))
+    text = " ".join(buf.getvalue().split())
+    assert "×ref ↑" in text and "×ref ↓" in text, text  # tok/s per kW up, latency down
+    assert "hypervolume 7.5 after 200 trials" in text, text
+    assert "not shown: memory.hbm.capacity (searched over a list of choices" in text, text
