@@ -338,7 +338,13 @@ def check_search(spec: Spec) -> SearchSpace:
         # a reference that names nothing: optimize printed its warnings above this refusal, and
         # sweep (which prices no reference) ran (fresh-user trial, session 33); a reference file
         # its cost model refuses, likewise (session 36)
-        check_priceable(reference_spec(spec, spec.search.reference, pm=pm), pm=pm)
+        ref = reference_spec(spec, spec.search.reference, pm=pm)
+        try:
+            check_priceable(ref, pm=pm)
+        except SpecError as exc:  # the reference file's problem, and the key that led to it
+            # (a user read only the reference file's name and looked for it in vain: session 36)
+            via = f" (the search.reference of {spec.origin_of('search', 'reference')})"
+            raise SpecError([(f, k, m + via) for f, k, m in exc.problems]) from None
     return space
 
 

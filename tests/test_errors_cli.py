@@ -373,7 +373,8 @@ def test_a_reference_file_the_cost_model_refuses_is_one_line(cli, tmp_path):
     spec.write_text(f'include = ["{_EXAMPLE.as_posix()}"]\n' + _SEARCH.replace("[search]\n", '[search]\nreference = "ref.toml"\n')
                     + '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n')
     for cmd in ("optimize", "sweep"):
-        _refused(cli(cmd, spec, "--out", tmp_path / cmd), f"{tmp_path / 'ref.toml'}: efficiency.compute_decode: must be")
+        err = _refused(cli(cmd, spec, "--out", tmp_path / cmd), f"{tmp_path / 'ref.toml'}: efficiency.compute_decode: must be")
+        assert err.rstrip().endswith(f"(the search.reference of {spec})"), err  # where the reference was named
         assert not (tmp_path / cmd).exists()
 
 
