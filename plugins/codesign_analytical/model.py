@@ -517,7 +517,8 @@ def _allreduce(n, size, bw, lat):
     No per-peer latency, unlike the all-to-all: the frameworks' custom all-reduce synchronises all
     peers at once, one thread per peer setting and polling its flag (NVIDIA/TensorRT-LLM
     ``cpp/tensorrt_llm/kernels/customAllReduceKernels.cu``, ``oneShotAllReduceKernel``: ``if (tidx
-    < RANKS_PER_NODE)``; vLLM's and SGLang's custom all-reduce derive from it). Measured: gpt-oss-120b
+    < RANKS_PER_NODE)``; vLLM ``csrc/custom_all_reduce.cuh``, ``barrier_at_start``: ``if
+    (threadIdx.x < ngpus)``; SGLang's ``trt_reduce`` kernels are TensorRT-LLM's). Measured: gpt-oss-120b
     batch-1 decode on GB200 at TP 8 and TP 4 has the same TPOT (1.87 and 1.90 ms,
     inferencemax_public.csv imx-03143 and imx-03041), where a per-peer term fitted on the
     all-to-alls priced TP 8 0.35 ms slower (session 36)."""
