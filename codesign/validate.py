@@ -458,6 +458,10 @@ class Point:
     pred_ttft_s: float = math.nan
     pred_tpot_s: float = math.nan
     pred_tput: float = math.nan
+    #: the cost model's running decode batch and prefill utilisation at the row (the optional point
+    #: metrics ``decode_batch`` and ``prefill_utilization``; NaN where the model reports none)
+    pred_decode_batch: float = math.nan
+    pred_prefill_util: float = math.nan
     extrapolated: list = attrs.field(factory=list)
 
     @property
@@ -1920,6 +1924,12 @@ def _fill(pts, index, concs, ev) -> None:
         p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
         if p.schema == "inferencemax":
             p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
+        # why the prediction is what it is: how many users the model has decoding, and how busy
+        # its prefill capacity is (near 1 the loop is prefill-bound and TTFT is mostly queue)
+        if "decode_batch" in ev.points:
+            p.pred_decode_batch = float(ev.points["decode_batch"][i, j])
+        if "prefill_utilization" in ev.points:
+            p.pred_prefill_util = float(ev.points["prefill_utilization"][i, j])
 
 
 def mark_multinode_tp(points: list[Point], hardware: dict) -> None:
@@ -2082,6 +2092,13 @@ def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[d
 def write_predictions(points: list[Point], path, schema: str) -> None:
     """``predictions.csv``: the input's id column, predictions, status, warning, extrapolated.
 
+    ``pred_decode_batch`` (requests decoding at once over the whole deployment) and
+    ``pred_prefill_utilization`` (share of the prefill capacity in use, 0-1) are the cost model's
+    optional point metrics ``decode_batch`` and ``prefill_utilization``
+    (:data:`codesign.costmodel.OPTIONAL_POINT_METRICS`) at the row: blank where the model reports
+    none or the row was not priced. They say why a prediction is what it is: a row near utilisation
+    1 is prefill-bound in the model, its TTFT mostly queue.
+
     InferenceMAX files add ``statistic``: which TTFT/TPOT statistic (``median`` or ``mean``) the
     measured and predicted columns of the row are (:func:`read_measured`).
 
@@ -2097,7 +2114,7 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
             "measured_tpot_ms", "pred_tpot_ms"]
     if schema == "inferencemax":
         cols += ["measured_tput_per_gpu_tok_s", "pred_tput_per_gpu_tok_s", "statistic"]
-    cols += ["status", "warning", "extrapolated"]
+    cols += ["pred_decode_batch", "pred_prefill_utilization", "status", "warning", "extrapolated"]
 
     def fmt(x, scale=1.0):
         return "" if not (isinstance(x, float) and math.isfinite(x)) else f"{x * scale:.6g}"
@@ -2116,5 +2133,6 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
                        fmt(p.pred_ttft_s, 1e3), fmt(p.tpot_s, 1e3), fmt(p.pred_tpot_s, 1e3)]
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
+            row += [fmt(p.pred_decode_batch), fmt(p.pred_prefill_util)]
             row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
             w.writerow(row)

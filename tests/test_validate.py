@@ -115,6 +115,33 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     assert err.startswith("knobs: "), repr(err[:80])
 
 
+def test_predictions_say_why(shared_data, tmp_path, capsys):
+    """``predictions.csv`` carries the model's running decode batch and prefill utilisation per row
+    (``pred_decode_batch``, ``pred_prefill_utilization``), so a performance engineer can see which
+    rows the model has prefill-bound. Expected values from Little's law over the closed loop, not
+    from our code: C users cycle through TTFT and D = (OSL_mean − 1)·TPOT of decode, so the users
+    decoding at once are B = C·D/(TTFT + D), with OSL_mean = 0.9·OSL (InferenceMAX lengths drawn
+    from [0.8·L, L]) and the predicted steady-state TTFT and TPOT of the same row; utilisation is a
+    share, in [0, 1]."""
+    from codesign.cli import main
+
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    ids = {"imx-00017", "imx-00018", "imx-00152", "imx-00774"}  # B200 aggregated; GB200 disaggregated
+    sub = _subset(src, tmp_path / "imx.csv", ids, "point_id")
+    assert main(["validate", str(sub), "--out", str(tmp_path / "o")]) == 0
+    capsys.readouterr()
+    measured = {r["point_id"]: r for r in csv.DictReader(open(sub))}
+    rows = list(csv.DictReader(open(tmp_path / "o" / "predictions.csv")))
+    assert {r["point_id"] for r in rows} == ids
+    for r in rows:
+        assert r["status"] == "ok", r
+        c, osl = int(r["concurrency"]), float(measured[r["point_id"]]["osl"])
+        ttft, tpot = float(r["pred_ttft_ms"]), float(r["pred_tpot_ms"])
+        d = (0.9 * osl - 1.0) * tpot
+        assert float(r["pred_decode_batch"]) == pytest.approx(c * d / (ttft + d), rel=1e-3), r
+        assert 0.0 <= float(r["pred_prefill_utilization"]) <= 1.0, r
+
+
 def test_validate_says_when_its_errors_are_in_sample(shared_data, tmp_path, cli):
     """The error tables did not say that the shipped calibration was fitted on the very file they
     score (the README did: fresh-user trial, session 30). A calibration whose provenance lists the
