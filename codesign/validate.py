@@ -2068,16 +2068,33 @@ def error_stats(pred, meas) -> dict:
 METRICS = (("ttft", "ttft_s", "pred_ttft_s"), ("tpot", "tpot_s", "pred_tpot_s"), ("tput", "tput", "pred_tput"))
 
 
+#: Bands of the cost model's prefill utilisation for the error table ``by="load"`` (upper bounds,
+#: labels sort in order). Below 0.7 a loop's TTFT is mostly service; from 0.7 to 0.99 it is at the
+#: knee, where a capacity error of a few tens of percent decides whether users queue; at the cap
+#: (0.99 and up) the model has the loop prefill-bound.
+LOAD_BANDS = ((0.3, "0.00-0.30"), (0.7, "0.30-0.70"), (0.9, "0.70-0.90"), (0.99, "0.90-0.99"),
+              (math.inf, "0.99-1.00"))
+
+
+def load_band(util: float) -> str:
+    """The :data:`LOAD_BANDS` label of a prefill utilisation (``"not reported"`` for NaN: the cost
+    model reports none)."""
+    if not math.isfinite(util):
+        return "not reported"
+    return next(label for hi, label in LOAD_BANDS if util < hi)
+
+
 def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[dict]:
-    """Error statistics grouped by ``by`` (``"system"``, ``"model"``, ``"mode"`` or ``"all"``) over
-    the rows whose status starts with ``status`` (``"ok"``; ``"ambiguous"`` for the rows whose
-    mapping is known to be incomplete)."""
+    """Error statistics grouped by ``by`` (``"system"``, ``"model"``, ``"mode"``, ``"framework"``,
+    ``"load"``: the band of the cost model's prefill utilisation at the row, :func:`load_band`; or
+    ``"all"``) over the rows whose status starts with ``status`` (``"ok"``; ``"ambiguous"`` for the
+    rows whose mapping is known to be incomplete)."""
     groups: dict[str, list[Point]] = defaultdict(list)
     for p in points:
         if not (p.status == status if status == "ok" else p.status.startswith(status)):
             continue
         k = {"system": p.system_key, "model": p.model or p.model_name, "mode": p.mode,
-             "framework": p.framework, "all": "all"}[by]
+             "framework": p.framework, "all": "all", "load": load_band(p.pred_prefill_util)}[by]
         groups[k].append(p)
     out = []
     for k in sorted(groups):

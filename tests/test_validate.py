@@ -111,8 +111,11 @@ def test_cli_validate(shared_data, tmp_path, capsys):
     # the transient progress bar left a blank first line on a stderr that is no terminal (a log;
     # fresh-user trial, session 30): none is drawn there
     assert main(["validate", str(sub), "--out", str(tmp_path / "o2")]) == 0
-    err = capsys.readouterr().err
+    out, err = capsys.readouterr()
     assert err.startswith("knobs: "), repr(err[:80])
+    # the analytical model reports its prefill utilisation, so the table by load is printed
+    assert "error by prefill utilisation (the model's, at each row)" in " ".join(out.split())
+    assert set(doc["errors"]) == {"all", "system", "model", "mode", "load"}
 
 
 def test_predictions_say_why(shared_data, tmp_path, capsys):
@@ -140,6 +143,27 @@ def test_predictions_say_why(shared_data, tmp_path, capsys):
         d = (0.9 * osl - 1.0) * tpot
         assert float(r["pred_decode_batch"]) == pytest.approx(c * d / (ttft + d), rel=1e-3), r
         assert 0.0 <= float(r["pred_prefill_utilization"]) <= 1.0, r
+
+
+def test_error_by_prefill_load():
+    """The error table by the model's prefill utilisation groups rows into the bands of
+    ``LOAD_BANDS``: below 0.3, 0.3-0.7, 0.7-0.9 (the knee), 0.9-0.99 and at the cap; a model that
+    reports none puts its rows under "not reported". Hand values: the band edges go to the upper band
+    (0.3 is in 0.30-0.70), and each band's MAPE is its one row's APE (|pred/measured − 1|)."""
+    from codesign.validate import Point, error_table_rows, load_band
+
+    assert [load_band(u) for u in (0.0, 0.29, 0.3, 0.7, 0.89, 0.9, 0.989, 0.99, 1.0, math.nan)] == [
+        "0.00-0.30", "0.00-0.30", "0.30-0.70", "0.70-0.90", "0.70-0.90", "0.90-0.99", "0.90-0.99",
+        "0.99-1.00", "0.99-1.00", "not reported"]
+    pts = []
+    for i, (util, pred) in enumerate(((0.1, 1.1), (0.5, 1.3), (0.8, 0.2), (math.nan, 2.0))):
+        pts.append(Point(id=str(i), schema="inferencemax", system="gb200", model_name="m", framework="f",
+                         ttft_s=1.0, tpot_s=0.01, pred_ttft_s=pred, pred_tpot_s=0.01, pred_prefill_util=util))
+    pts.append(Point(id="x", schema="inferencemax", system="gb200", model_name="m", framework="f",
+                     status="infeasible: no", ttft_s=1.0, pred_prefill_util=0.95))  # not ok: not counted
+    rows = {r["group"]: r for r in error_table_rows(pts, "load")}
+    assert list(rows) == ["0.00-0.30", "0.30-0.70", "0.70-0.90", "not reported"]
+    assert [round(rows[g]["ttft"]["mape"], 6) for g in rows] == [0.1, 0.3, 0.8, 1.0]
 
 
 def test_validate_says_when_its_errors_are_in_sample(shared_data, tmp_path, cli):

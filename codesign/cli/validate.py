@@ -10,6 +10,7 @@ pools inferred from the nearest measured InferenceMAX run; ``errors_ambiguous`` 
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -109,7 +110,11 @@ def run(args) -> int:
 
     records = [cost_model_record(None, cost_model=n) for n in sorted(used)]
     cost_model = records[0] if len(records) == 1 else records
-    tables = {by: error_table_rows(points, by) for by in ("all", "system", "model", "mode")}
+    # by load: where the model has the loop at the prefill knee or capacity (shown when it reports a
+    # prefill utilisation)
+    bys = ("all", "system", "model", "mode") + (
+        ("load",) if any(p.status == "ok" and math.isfinite(p.pred_prefill_util) for p in points) else ())
+    tables = {by: error_table_rows(points, by) for by in bys}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
         write_predictions(points, Path(args.out) / "predictions.csv", schema)
@@ -211,8 +216,14 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", c
         return f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if fell_back else "")
 
     main = vs(lambda p: p.status == "ok")
-    titled = [(by, f"{schema}: {'overall error' if by == 'all' else f'error by {by}'} vs {main} ({knobs} knobs)", rows)
-              for by, rows in tables.items()]
+    names = {"load": "prefill utilisation"}  # the model's, at each row (validate.load_band)
+    notes = {"load": " (the model's, at each row)"}
+
+    def title(by: str) -> str:
+        what = "overall error" if by == "all" else f"error by {names.get(by, by)}{notes.get(by, '')}"
+        return f"{schema}: {what} vs {main} ({knobs} knobs)"
+
+    titled = [(names.get(by, by), title(by), rows) for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
                                  f"inferred from the nearest measured InferenceMAX run or the fallback rule (each row's guess is in the "
