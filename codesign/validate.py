@@ -458,10 +458,10 @@ class Point:
     pred_ttft_s: float = math.nan
     pred_tpot_s: float = math.nan
     pred_tput: float = math.nan
-    #: the cost model's running decode batch and prefill utilisation at the row (the optional point
-    #: metrics ``decode_batch`` and ``prefill_utilization``; NaN where the model reports none)
+    #: the cost model's optional point metrics at the row (:data:`DIAGNOSTICS`; NaN where the model
+    #: reports none)
     pred_decode_batch: float = math.nan
-    pred_prefill_util: float = math.nan
+    pred_prefill_utilization: float = math.nan
     extrapolated: list = attrs.field(factory=list)
 
     @property
@@ -1908,6 +1908,13 @@ def _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cos
     return runs
 
 
+#: The optional point metrics (:data:`codesign.costmodel.OPTIONAL_POINT_METRICS`) that say why a
+#: prediction is what it is: how many users the model has decoding, and how busy its prefill
+#: capacity is (near 1 the loop is prefill-bound and TTFT mostly queue). ``predictions.csv`` writes
+#: each as ``pred_<metric>`` (:class:`Point` has the attribute of that name).
+DIAGNOSTICS = ("decode_batch", "prefill_utilization")
+
+
 def _fill(pts, index, concs, ev) -> None:
     """Set the ``pred_*`` (or an ``infeasible`` status) of ``pts`` from ``ev`` (design ``index[i]``
     of point ``i``, concurrency columns ``concs``)."""
@@ -1924,12 +1931,9 @@ def _fill(pts, index, concs, ev) -> None:
         p.pred_tpot_s = float(ev.points["tpot_s"][i, j])
         if p.schema == "inferencemax":
             p.pred_tput = float(ev.points["mixed_tok_s_per_chip"][i, j])
-        # why the prediction is what it is: how many users the model has decoding, and how busy
-        # its prefill capacity is (near 1 the loop is prefill-bound and TTFT is mostly queue)
-        if "decode_batch" in ev.points:
-            p.pred_decode_batch = float(ev.points["decode_batch"][i, j])
-        if "prefill_utilization" in ev.points:
-            p.pred_prefill_util = float(ev.points["prefill_utilization"][i, j])
+        for metric in DIAGNOSTICS:  # why the prediction is what it is, where the model says
+            if metric in ev.points:
+                setattr(p, f"pred_{metric}", float(ev.points[metric][i, j]))
 
 
 def mark_multinode_tp(points: list[Point], hardware: dict) -> None:
@@ -2094,7 +2098,7 @@ def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[d
         if not (p.status == status if status == "ok" else p.status.startswith(status)):
             continue
         k = {"system": p.system_key, "model": p.model or p.model_name, "mode": p.mode,
-             "framework": p.framework, "all": "all", "load": load_band(p.pred_prefill_util)}[by]
+             "framework": p.framework, "all": "all", "load": load_band(p.pred_prefill_utilization)}[by]
         groups[k].append(p)
     out = []
     for k in sorted(groups):
@@ -2109,12 +2113,10 @@ def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[d
 def write_predictions(points: list[Point], path, schema: str) -> None:
     """``predictions.csv``: the input's id column, predictions, status, warning, extrapolated.
 
-    ``pred_decode_batch`` (requests decoding at once over the whole deployment) and
+    ``pred_decode_batch`` (requests decoding at once over the modelled deployment: one worker of an
+    aiconfigurator row that ran several, whose ``concurrency`` is that worker's) and
     ``pred_prefill_utilization`` (share of the prefill capacity in use, 0-1) are the cost model's
-    optional point metrics ``decode_batch`` and ``prefill_utilization``
-    (:data:`codesign.costmodel.OPTIONAL_POINT_METRICS`) at the row: blank where the model reports
-    none or the row was not priced. They say why a prediction is what it is: a row near utilisation
-    1 is prefill-bound in the model, its TTFT mostly queue.
+    :data:`DIAGNOSTICS` at the row: blank where the model reports none or the row was not priced.
 
     InferenceMAX files add ``statistic``: which TTFT/TPOT statistic (``median`` or ``mean``) the
     measured and predicted columns of the row are (:func:`read_measured`).
@@ -2131,7 +2133,7 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
             "measured_tpot_ms", "pred_tpot_ms"]
     if schema == "inferencemax":
         cols += ["measured_tput_per_gpu_tok_s", "pred_tput_per_gpu_tok_s", "statistic"]
-    cols += ["pred_decode_batch", "pred_prefill_utilization", "status", "warning", "extrapolated"]
+    cols += [f"pred_{m}" for m in DIAGNOSTICS] + ["status", "warning", "extrapolated"]
 
     def fmt(x, scale=1.0):
         return "" if not (isinstance(x, float) and math.isfinite(x)) else f"{x * scale:.6g}"
@@ -2150,6 +2152,6 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
                        fmt(p.pred_ttft_s, 1e3), fmt(p.tpot_s, 1e3), fmt(p.pred_tpot_s, 1e3)]
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
-            row += [fmt(p.pred_decode_batch), fmt(p.pred_prefill_util)]
+            row += [fmt(getattr(p, f"pred_{m}")) for m in DIAGNOSTICS]
             row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
             w.writerow(row)

@@ -158,9 +158,9 @@ def test_error_by_prefill_load():
     pts = []
     for i, (util, pred) in enumerate(((0.1, 1.1), (0.5, 1.3), (0.8, 0.2), (math.nan, 2.0))):
         pts.append(Point(id=str(i), schema="inferencemax", system="gb200", model_name="m", framework="f",
-                         ttft_s=1.0, tpot_s=0.01, pred_ttft_s=pred, pred_tpot_s=0.01, pred_prefill_util=util))
+                         ttft_s=1.0, tpot_s=0.01, pred_ttft_s=pred, pred_tpot_s=0.01, pred_prefill_utilization=util))
     pts.append(Point(id="x", schema="inferencemax", system="gb200", model_name="m", framework="f",
-                     status="infeasible: no", ttft_s=1.0, pred_prefill_util=0.95))  # not ok: not counted
+                     status="infeasible: no", ttft_s=1.0, pred_prefill_utilization=0.95))  # not ok: not counted
     rows = {r["group"]: r for r in error_table_rows(pts, "load")}
     assert list(rows) == ["0.00-0.30", "0.30-0.70", "0.70-0.90", "not reported"]
     assert [round(rows[g]["ttft"]["mape"], 6) for g in rows] == [0.1, 0.3, 0.8, 1.0]

@@ -113,7 +113,7 @@ def run(args) -> int:
     # by load: where the model has the loop at the prefill knee or capacity (shown when it reports a
     # prefill utilisation)
     bys = ("all", "system", "model", "mode") + (
-        ("load",) if any(p.status == "ok" and math.isfinite(p.pred_prefill_util) for p in points) else ())
+        ("load",) if any(p.status == "ok" and math.isfinite(p.pred_prefill_utilization) for p in points) else ())
     tables = {by: error_table_rows(points, by) for by in bys}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
     if args.out:
@@ -216,14 +216,11 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", c
         return f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if fell_back else "")
 
     main = vs(lambda p: p.status == "ok")
-    names = {"load": "prefill utilisation"}  # the model's, at each row (validate.load_band)
-    notes = {"load": " (the model's, at each row)"}
-
-    def title(by: str) -> str:
-        what = "overall error" if by == "all" else f"error by {names.get(by, by)}{notes.get(by, '')}"
-        return f"{schema}: {what} vs {main} ({knobs} knobs)"
-
-    titled = [(names.get(by, by), title(by), rows) for by, rows in tables.items()]
+    # the load table's column and title say whose utilisation it is (validate.load_band)
+    column = {"load": "prefill utilisation"}
+    what = {"all": "overall error", "load": "error by prefill utilisation (the model's, at each row)"}
+    titled = [(column.get(by, by), f"{schema}: {what.get(by, f'error by {by}')} vs {main} ({knobs} knobs)", rows)
+              for by, rows in tables.items()]
     if ambiguous:
         titled.append(("system", f"{schema}: ambiguous rows, not in the tables above: prefill/decode pools "
                                  f"inferred from the nearest measured InferenceMAX run or the fallback rule (each row's guess is in the "
