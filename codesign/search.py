@@ -52,6 +52,7 @@ from .units import QuantityError, format_quantity, parse_quantity
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 INT_KEYS = ({"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
              "deployment.dp_attention", "deployment.max_batch_size", "deployment.scheduler_recv_interval",
+             "deployment.attention_dp_balance_timeout_iters",
              "deployment.speculative_tokens"}
             | {f"deployment.{r}.{k}" for r in ("prefill", "decode") for k in ("chips", "tp", "ep", "dp_attention")})
 

@@ -559,6 +559,12 @@ class Deployment:
     #: alike). A request arriving at a busy engine then waits (R − 1)/2 iterations on average
     #: before it is received. ``None``: the cost model's calibrated default for the framework.
     scheduler_recv_interval: int | None = field(default=None)
+    #: TensorRT-LLM's attention-DP balance (``attention_dp_config``: ``enable_balance: true``,
+    #: ``batching_wait_iters: 0``, ``timeout_iters`` N) in aggregated serving: a context request is
+    #: held until every attention-DP rank has one, or until N iterations have passed since the
+    #: last release (``PyExecutor._balance_adp_requests``). InferenceMAX's TensorRT-LLM launch
+    #: scripts set N = 60 whenever attention DP is on. ``None``: no balance (TensorRT-LLM's default).
+    attention_dp_balance_timeout_iters: int | None = field(default=None)
 
     def __attrs_post_init__(self):  # every out-of-range count at once, each at its key
         lines = []
@@ -567,6 +573,10 @@ class Deployment:
         if self.scheduler_recv_interval is not None and not 1 <= self.scheduler_recv_interval <= 10_000:
             lines.append("scheduler_recv_interval: must be a whole number in [1, 10000] "
                          f"(got {self.scheduler_recv_interval})")
+        if (self.attention_dp_balance_timeout_iters is not None
+                and not 1 <= self.attention_dp_balance_timeout_iters <= 10_000):
+            lines.append("attention_dp_balance_timeout_iters: must be a whole number in [1, 10000] "
+                         f"(got {self.attention_dp_balance_timeout_iters})")
         if not 0 <= self.speculative_tokens <= 16:
             lines.append(f"speculative_tokens: must be a whole number in [0, 16] (got {self.speculative_tokens})")
         if self.acceptance_rate is not None and not 0.0 <= self.acceptance_rate < 1.0:

@@ -471,11 +471,12 @@ class Point:
 
     def config_key(self) -> tuple:
         """Identifies a served configuration (everything but the concurrency): the holdout unit."""
-        # (the inferred decode batch limit "mb" and the receive interval "ri", from the launch script
-        # by concurrency or from the recipe file, are engine settings: not part of the unit)
+        # (the inferred decode batch limit "mb", the receive interval "ri", from the launch script
+        # by concurrency or from the recipe file, and the attention-DP balance timeout "ab" are
+        # engine settings: not part of the unit)
         return (self.system_key, self.model_name, self.framework, self.mode, self.isl, self.osl,
                 tuple(sorted(self.formats.items())),
-                tuple(sorted((k, v) for k, v in self.deploy.items() if k not in ("mb", "ri"))))
+                tuple(sorted((k, v) for k, v in self.deploy.items() if k not in ("mb", "ri", "ab"))))
 
 
 def _gpt_oss_formats(pt: Point) -> dict:
@@ -958,6 +959,7 @@ def _aic(r: dict) -> Point:
         if mtp and ep and mtp * ep != tp * dp:
             pt.warnings.append(f"moe_tp×moe_ep = {mtp * ep} ≠ tp×dp = {tp * dp}")
         pt.deploy = {"tp": tp, "pp": pp, "ep": min(ep, tp * dp), "dp": dp}
+        _adp_balance(pt, dp, "as InferenceMAX's launch scripts set it: not recorded in the file")
         if total and pt.status == "ok":
             pt.warnings.append(f"tp_size {total} read as the total GPUs of a disaggregated run")
             pt.concurrency = conc
@@ -1067,6 +1069,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     if pt.mode == "aggregated":
         tp, ep, dp = _worker_layout(_i(r["tp"]), _i(r["ep"]), (r["dp_attention"] or "").strip() == "True")
         pt.deploy = {"tp": tp, "pp": 1, "ep": ep, "dp": dp}
+        _adp_balance(pt, dp)
     else:
         pg, dg = _f(r["num_prefill_gpu"]), _f(r["num_decode_gpu"])
         pw, dw = _i(r["prefill_num_workers"]), _i(r["decode_num_workers"])
@@ -1123,6 +1126,39 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     return pt
+
+
+#: TensorRT-LLM ``attention_dp_config.timeout_iters`` of InferenceMAX's aggregated DeepSeek-R1
+#: TensorRT-LLM runs with attention DP: the launch scripts that turn attention DP on write
+#: ``attention_dp_config: {batching_wait_iters: 0, enable_balance: true, timeout_iters: 60}`` into
+#: their ``extra_llm_api_options`` (InferenceMAX/InferenceMAX benchmarks/dsr1_fp4_b200_trt_slurm.sh,
+#: dsr1_fp8_b200_trt_slurm.sh; ``deployment.attention_dp_balance_timeout_iters``).
+IMX_ADP_BALANCE_TIMEOUT_ITERS = 60
+#: TensorRT-LLM's default ``attention_dp_config.timeout_iters`` (``AttentionDpConfig`` in
+#: tensorrt_llm/llmapi/llm_args.py), which the gpt-oss-120b launch script leaves in place: it writes
+#: ``attention_dp_config: {enable_balance: true}`` only (InferenceMAX/InferenceMAX
+#: benchmarks/gptoss_fp4_b200_trt_slurm.sh).
+TRTLLM_DEFAULT_ADP_TIMEOUT_ITERS = 50
+
+
+def _adp_balance(pt: Point, dp: int, assumed: str | None = None) -> None:
+    """Give an aggregated TensorRT-LLM row with attention DP (``dp`` > 1) the attention-DP balance
+    timeout of InferenceMAX's launch scripts (``pt.deploy["ab"]``, with a warning that says where
+    it comes from): 60 iterations for DeepSeek-R1 (:data:`IMX_ADP_BALANCE_TIMEOUT_ITERS`), TensorRT-LLM's
+    default 50 for gpt-oss (:data:`TRTLLM_DEFAULT_ADP_TIMEOUT_ITERS`). ``assumed`` says why a row of
+    another source takes them (the aiconfigurator file records no engine settings; its aggregated
+    TensorRT-LLM DeepSeek-R1 rows with attention DP measure 3.7× the TTFT the model gives them without
+    it, median of 32 rows, and 1.2× with it: docs/baselines.md, session 38)."""
+    if dp <= 1 or framework_family(pt.framework) != "trtllm":
+        return
+    if pt.model in GPT_OSS:
+        timeout, how = TRTLLM_DEFAULT_ADP_TIMEOUT_ITERS, ("TensorRT-LLM's default: InferenceMAX's gpt-oss-120b launch "
+                                                          "script sets enable_balance only")
+    else:
+        timeout, how = IMX_ADP_BALANCE_TIMEOUT_ITERS, "InferenceMAX's TensorRT-LLM launch scripts set it with attention DP"
+    pt.deploy["ab"] = timeout
+    pt.warnings.append(f"TensorRT-LLM attention-DP balance, timeout {timeout} iterations "
+                       f"({assumed + '; ' if assumed else ''}{how})")
 
 
 def sglang_recv_interval(pt: Point) -> int | None:
@@ -1643,9 +1679,11 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
 
 # ------------------------------------------------------------------------------ prediction
 #: Deployment settings only some points carry: key in ``Point.deploy`` → (spec key, value when
-#: unset): multi-node TP (:func:`mark_multinode_tp`; 0 = off) and SGLang's receive interval
-#: (:func:`sglang_recv_interval`; NaN = the cost model's calibrated wait).
-_OPTIONAL_DKEYS = {"mn": ("deployment.multinode_tp", 0.0), "ri": ("deployment.scheduler_recv_interval", np.nan)}
+#: unset): multi-node TP (:func:`mark_multinode_tp`; 0 = off), SGLang's receive interval
+#: (:func:`sglang_recv_interval`; NaN = the cost model's calibrated wait) and TensorRT-LLM's
+#: attention-DP balance timeout (:data:`IMX_ADP_BALANCE_TIMEOUT_ITERS`; 0 = no balance).
+_OPTIONAL_DKEYS = {"mn": ("deployment.multinode_tp", 0.0), "ri": ("deployment.scheduler_recv_interval", np.nan),
+                   "ab": ("deployment.attention_dp_balance_timeout_iters", 0.0)}
 _DKEYS = {"tp": "deployment.tp", "pp": "deployment.pp", "ep": "deployment.ep", "dp": "deployment.dp_attention",
           "p_chips": "deployment.prefill.chips", "p_tp": "deployment.prefill.tp", "p_ep": "deployment.prefill.ep",
           "p_dp": "deployment.prefill.dp_attention", "d_chips": "deployment.decode.chips",

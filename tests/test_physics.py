@@ -382,6 +382,57 @@ def test_without_a_recv_interval_the_calibrated_wait_applies():
     assert none.points["ttft_steady_s"][0, 0] < 0.9 * knob.points["ttft_steady_s"][0, 0]
 
 
+# ------------------------------------------------ TensorRT-LLM attention-DP balance (session 38)
+@pytest.mark.parametrize("users, ranks, decode_iters", [
+    (16, 8, 900), (64, 8, 900), (256, 8, 3000), (1024, 8, 900), (128, 4, 900), (256, 4, 3000),
+    (512, 4, 900), (64, 2, 900), (256, 2, 900), (512, 16, 900)])
+def test_adp_balance_wait_follows_a_simulation_of_the_scheduler_rule(users, ranks, decode_iters):
+    """The closed form of the wait under TensorRT-LLM's attention-DP balance (timeout 60 iterations)
+    against a direct simulation of ``_balance_adp_requests`` in a closed loop
+    (tests/adp_balance_sim.py), at the simulation's own arrival rate: within 0.65-1.5× from light
+    load (ρ = 0.13 requests per rank per timeout cycle) to heavy (ρ = 8.5), K = 2 to 16 ranks."""
+    from adp_balance_sim import simulate
+    from codesign_analytical.model import _adp_balance_wait
+
+    sim_wait, arrivals = simulate(users, ranks, decode_iters)
+    got = float(_adp_balance_wait(arrivals, 1.0, float(ranks), 60.0))
+    assert 0.65 < got / sim_wait < 1.5
+
+
+def test_adp_balance_wait_at_light_load_is_half_a_timeout_cycle():
+    """Hand limit: with few arrivals per cycle the counter's phase is uniform when a request comes,
+    so it waits half of the 60-iteration cycle: 30 iterations (0.3 s at 10 ms). The simulation
+    agrees (16 users on 8 ranks, 31.5 iterations). Off (timeout 0) or one rank (nothing to balance):
+    no wait."""
+    from codesign_analytical.model import _adp_balance_wait
+
+    x = 0.01 * 8 / (60 * 0.01)  # 0.01 requests per rank per cycle, t_iter 10 ms
+    assert float(_adp_balance_wait(x, 0.01, 8.0, 60.0)) == pytest.approx(0.3, rel=0.01)
+    assert float(_adp_balance_wait(x, 0.01, 8.0, 0.0)) == 0.0
+    assert float(_adp_balance_wait(x, 0.01, 1.0, 60.0)) == 0.0
+
+
+def test_aggregated_adp_balance_holds_a_request_at_a_busy_rank():
+    """DeepSeek-R1 FP8 aggregated on 16 H100s (one NVLink domain of 16 here), attention DP 16, EP 16,
+    with TensorRT-LLM's attention-DP balance at timeout 60: a lone user (C = 1) finds its rank
+    without another decoding user, which TensorRT-LLM releases at once; at C = 8 the request's rank
+    is busy with probability 1 − exp(−B/16·(C − 1)/C) and then waits about half a 60-iteration
+    cycle (light load: well under one arrival per rank per cycle), 30 iterations of the mixed step
+    (TPOT without speculative decoding). Disaggregated pools have no such wait: a context-only
+    worker holds no generation requests, a generation-only worker no context requests."""
+    spec = _h100_deepseek({"tp": 1, "dp_attention": 16, "ep": 16}, domain=16, concurrency=[1, 8])
+    ev = evaluate(spec, {"deployment.attention_dp_balance_timeout_iters": np.array([0.0, 60.0])})
+    ttft, tpot, B = (ev.points[k] for k in ("ttft_steady_s", "tpot_s", "decode_batch"))
+    assert ttft[1, 0] == pytest.approx(ttft[0, 0], rel=1e-6)  # C = 1: no other user on the rank
+    busy = 1.0 - np.exp(-B[1, 1] / 16.0 * 7.0 / 8.0)
+    assert 0.2 < busy < 0.5
+    assert ttft[1, 1] - ttft[0, 1] == pytest.approx(busy * 30.0 * tpot[1, 1], rel=0.03)
+    pool = {"chips": 16, "tp": 1, "dp_attention": 16, "ep": 16}
+    dis = _h100_deepseek({"mode": "disaggregated", "prefill": pool, "decode": pool}, concurrency=[8])
+    ev = evaluate(dis, {"deployment.attention_dp_balance_timeout_iters": np.array([0.0, 60.0])})
+    assert ev.points["ttft_s"][1, 0] == ev.points["ttft_s"][0, 0]
+
+
 # ---------------------------------------------------------------- expert routing skew (session 35)
 def test_uniform_routing_touches_the_closed_form_count_of_experts():
     """routing_skew 0: each token routes to k of E experts uniformly, so an expert is missed by

@@ -527,7 +527,7 @@ def test_a_searched_weight_only_kv_cache_format_is_refused(tmp_path, cli):
 
 
 @pytest.mark.parametrize("key", ["deployment.scheduler_recv_interval", "deployment.max_batch_size",
-                                 "deployment.speculative_tokens"])
+                                 "deployment.speculative_tokens", "deployment.attention_dp_balance_timeout_iters"])
 def test_a_searched_engine_count_is_sampled_whole(key):
     """Counts the spec refuses as fractions (SGLang's receive interval, the batch limit) are searched
     as integers, so every design a search writes loads again (fresh-user trial: a searched

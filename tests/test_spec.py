@@ -111,6 +111,10 @@ CASES = {
                            "must be a whole number in [1, 10000] (got 0)"),
     "fractional_recv_interval": ('[deployment]\nscheduler_recv_interval = 2.5\n',
                                  "deployment.scheduler_recv_interval", "expected a whole number"),
+    # TensorRT-LLM's attention-DP balance timeout counts iterations: at least 1 (unset: no balance)
+    "zero_adp_balance_timeout": ('[deployment]\nattention_dp_balance_timeout_iters = 0\n',
+                                 "deployment.attention_dp_balance_timeout_iters",
+                                 "must be a whole number in [1, 10000] (got 0)"),
     # a float with a whole value reads as the count (below), so its range is checked as the count's
     "whole_float_recv_interval_too_large": ('[deployment]\nscheduler_recv_interval = 10001.0\n',
                                             "deployment.scheduler_recv_interval",

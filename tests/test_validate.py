@@ -1161,6 +1161,38 @@ def test_aiconfigurator_multinode_tp_rows_are_priced(shared_data, tmp_path):
         "each domain on its links and across domains over the scale-out network (multi-node TP)"]
 
 
+def test_trtllm_attention_dp_rows_run_the_launch_scripts_balance(shared_data):
+    """InferenceMAX's aggregated TensorRT-LLM DeepSeek-R1 launch scripts turn on the attention-DP
+    balance with attention DP (``attention_dp_config: {batching_wait_iters: 0, enable_balance: true,
+    timeout_iters: 60}``, InferenceMAX/InferenceMAX benchmarks/dsr1_fp4_b200_trt_slurm.sh), the
+    gpt-oss-120b one with ``enable_balance: true`` alone (TensorRT-LLM's default timeout, 50;
+    benchmarks/gptoss_fp4_b200_trt_slurm.sh). Every aggregated TensorRT-LLM row with attention DP
+    of both files carries that timeout and says where it comes from (the aiconfigurator file, which
+    records no engine settings, as an assumption); no other row does (a disaggregated worker never
+    holds both kinds of request, and other engines have no such rule). It is an engine setting: the
+    holdout unit (``config_key``) does not include it, so the calibration's split is unchanged."""
+    from codesign.validate import read_measured
+
+    seen = {}
+    for name in ("inferencemax_public.csv", "aiconfigurator_silicon_public.csv"):
+        for p in read_measured(str(shared_data / "measured" / name))[1]:
+            said = [w for w in p.warnings if w.startswith("TensorRT-LLM attention-DP balance")]
+            trt_dp = (p.mode == "aggregated" and p.deploy.get("dp", 1) > 1
+                      and p.framework.strip().lower() in ("trt", "trtllm"))
+            if not trt_dp:
+                assert "ab" not in p.deploy and not said, (p.id, p.deploy)
+                continue
+            want = 50 if p.model == "gpt-oss-120b" else 60
+            assert p.deploy["ab"] == want and len(said) == 1, (p.id, p.deploy, said)
+            assert f"timeout {want} iterations" in said[0]
+            assert ("not recorded in the file" in said[0]) == (p.schema == "aiconfigurator")
+            assert all(k != "ab" for k, _ in p.config_key()[-1])
+            seen[(p.schema, p.model)] = seen.get((p.schema, p.model), 0) + 1
+    # 35 + 19 InferenceMAX rows (B200, H200), 32 + 4 aiconfigurator rows
+    assert seen == {("inferencemax", "deepseek-r1"): 35, ("inferencemax", "gpt-oss-120b"): 19,
+                    ("aiconfigurator", "deepseek-r1"): 32, ("aiconfigurator", "gpt-oss-120b"): 4}, seen
+
+
 def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli):
     """InferenceMAX's B200 SGLang DeepSeek-R1 launch scripts (ishandhanani/InferenceMAX@d22bf9c
     benchmarks/dsr1_fp{8,4}_b200_docker.sh) pass --scheduler-recv-interval 30 from CONC 16 on and

@@ -309,6 +309,7 @@ KEYMAP: dict[str, str] = {
     "deployment.multinode_tp": "multinode_tp",
     "deployment.max_batch_size": "max_batch",
     "deployment.scheduler_recv_interval": "recv_int",
+    "deployment.attention_dp_balance_timeout_iters": "adp_timeout",
     # Workload lengths per design (the nominal L; with length_jitter the mean is L·(1 − jitter/2)).
     # Lets `codesign validate`/`calibrate` price many request shapes in one compiled call.
     "workload.isl": "isl_tokens",
@@ -719,6 +720,48 @@ def _hbm_kv(p, w_resident, eff):
     return jnp.maximum(p["hbm_cap"] - w_resident, 0.0) * jnp.clip(eff["kv_memory_fraction"], 0.0, 1.0)
 
 
+def _adp_balance_wait(X, t_iter, K, timeout_iters):
+    """Mean wait [s] of a context request under TensorRT-LLM's attention-DP balance, aggregated serving.
+
+    TensorRT-LLM (``attention_dp_config``: ``enable_balance: true``, ``batching_wait_iters: 0``,
+    ``timeout_iters`` N; ``PyExecutor._balance_adp_requests``) schedules context requests only in an
+    iteration where every one of the K attention-DP ranks holds one (and a free batch slot), or once
+    N iterations have passed since the last release; the iteration counter runs whether or not a
+    request waits. A request that arrives at a rank whose other users decode (``busy`` in the
+    caller; a rank without one releases at once) therefore waits, in cycles of T = N·t_iter, a
+    fraction w of T that depends on the requests each rank receives per cycle, ρ = X·T/K:
+
+    * light load, ρ → 0: the counter's phase is uniform, w = 1/2;
+    * a rank's requests beyond the one released per cycle queue (one context request per rank per
+      iteration at InferenceMAX's ``max_num_tokens`` = ISL + C + 64): the slotted-queue wait
+      ρ/(2(1 − ρ)) (capped at ρ = 0.9), scaled by 1 − 2/K because a release where every rank holds
+      a request serves them sooner, which for K = 2 happens about as often as the timeout;
+    * heavy load, ρ ≫ 1: releases come when all K ranks hold a request, about H_K/ρ of a cycle
+      after the last (the longest of K waits for an arrival; H_K the K-th harmonic number).
+
+    w = 1/(1/w_low + ρ/H_K) joins the two regimes. Source: a discrete-event simulation of that
+    rule in a closed loop (``tests/adp_balance_sim.py``), which the closed form follows within
+    about 30% over K = 2-32 and ρ = 0.04-8 (``tests/test_physics.py``); InferenceMAX's B200 and
+    H200 aggregated TensorRT-LLM DeepSeek-R1 rows with attention DP measure 0.3-0.95 T above the
+    model without it (docs/baselines.md, session 38).
+
+    Args:
+        X: requests per second into the engine. t_iter: iteration time [s]. K: attention-DP ranks.
+        timeout_iters: N; 0 (balance off) or K = 1 give no wait.
+    """
+    import jax.numpy as jnp
+
+    on = (timeout_iters > 0.0) & (K > 1.0)
+    K_ = jnp.maximum(K, 2.0)
+    T = timeout_iters * t_iter
+    rho = X * T / K_
+    rho_c = jnp.minimum(rho, 0.9)
+    w_low = 0.5 + (1.0 - 2.0 / K_) * rho_c / (2.0 * (1.0 - rho_c))
+    h_k = jnp.log(K_) + 0.5772156649 + 1.0 / (2.0 * K_) - 1.0 / (12.0 * K_ ** 2)  # harmonic number H_K
+    w = 1.0 / (1.0 / w_low + rho / h_k)
+    return jnp.where(on, w * T, 0.0)
+
+
 def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
     """Every metric of one design over the concurrency sweep.
 
@@ -893,7 +936,8 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
             tpot = t_mixed / tok_step
             # own prefill: wait to be received and for the running iteration, then ISL/budget mixed
             # iterations
-            S = T_p + (0.5 + recv_wait + isl / CHUNK_TOKENS) * t_mixed
+            S = (T_p + (0.5 + recv_wait + isl / CHUNK_TOKENS) * t_mixed
+                 + busy * _adp_balance_wait(X, t_mixed, dp_d, p["adp_timeout"]))
             # steady-state wait at the prefill station (rate 1/T_a when it packs full token
             # budgets): M/D/1 for desynchronised arrivals, rho/(2(1 - rho))·T_a. The start-up wave
             # is a transient added after the solve (below), not part of the steady state. Capped
@@ -1214,6 +1258,8 @@ class AnalyticalModel:
             "multinode_tp": 1.0 if d.multinode_tp else 0.0,
             "max_batch": np.inf if d.max_batch_size is None else float(d.max_batch_size),
             "recv_int": np.nan if d.scheduler_recv_interval is None else float(d.scheduler_recv_interval),
+            "adp_timeout": (0.0 if d.attention_dp_balance_timeout_iters is None
+                            else float(d.attention_dp_balance_timeout_iters)),
         }
         for cls in CLASSES:  # explicit peaks only; missing ones are derived after overrides
             p[f"peak_{cls}"] = getattr(pf, cls)
