@@ -1112,7 +1112,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             spec_tokens = drafts
         else:
             pt.warnings.append(f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
-                               "(not recorded); acceptance from the calibration")
+                               "(not recorded); acceptance not recorded either: the cost model's own "
+                               "(the analytical model's spec_acceptance knob)")
     if pt.mode == "disaggregated" and pt.framework == "dynamo-trt":
         _dynamo_trt_batch_limit(pt)  # the fallback where no recipe gave the batch limit
     if spec_tokens:
