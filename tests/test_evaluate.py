@@ -236,18 +236,21 @@ def test_json_gives_a_float32_result_its_own_digits():
 
 def test_table_title_names_the_settings_that_change_the_price(cli, tmp_path):
     """Beyond the parallelism the table's title names the deployment settings the model prices
-    (speculative drafts, multi-node TP, the engine's batch limit, the receive interval, KV offload),
-    so a table read later says what it was of; a spec without them keeps the short title."""
+    (speculative drafts, multi-node TP, the engine's batch limit, the receive interval, TensorRT-LLM's
+    attention-DP balance, KV offload), so a table read later says what it was of; a spec without them
+    keeps the short title."""
     spec = tmp_path / "x.toml"
     spec.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\nspeculative_tokens = 3\n'
-                    "max_batch_size = 256\nscheduler_recv_interval = 30\nmultinode_tp = true\n")
+                    "max_batch_size = 256\nscheduler_recv_interval = 30\nmultinode_tp = true\n"
+                    "attention_dp_balance_timeout_iters = 60\n")
     rc, out, err = cli("evaluate", spec)
     assert rc == 0, err
     flat = " ".join(out.split())
-    for part in ("MTP/EAGLE 3 draft(s)", "multi-node TP", "batch limit 256", "receive interval 30"):
+    for part in ("MTP/EAGLE 3 draft(s)", "multi-node TP", "batch limit 256", "receive interval 30",
+                 "attention-DP balance (timeout 60)"):
         assert part in flat, part
     rc, out, err = cli("evaluate", GB200)
-    assert "draft" not in out and "receive interval" not in out
+    assert "draft" not in out and "receive interval" not in out and "balance" not in out
 
 
 def test_json_names_its_cost_model_as_optimize_and_sweep_do(cli):

@@ -147,7 +147,7 @@ def _print_table(spec, ev, summary, design, meets=None):
     extras += ["multi-node TP"] if d.multinode_tp else []
     extras += [f"batch limit {d.max_batch_size}"] if d.max_batch_size else []
     extras += [f"receive interval {d.scheduler_recv_interval}"] if d.scheduler_recv_interval else []
-    extras += ([f"attention-DP balance timeout {d.attention_dp_balance_timeout_iters} iterations"]
+    extras += ([f"attention-DP balance (timeout {d.attention_dp_balance_timeout_iters})"]
                if d.attention_dp_balance_timeout_iters else [])
     extras += ["KV offload to host"] if d.host_kv_cache else []
     if extras:

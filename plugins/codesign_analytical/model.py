@@ -49,6 +49,9 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   for the hand-off loops' waits on a busy scheduler), a wait of busy·(R − 1)/2 iterations,
   busy = 1 − exp(−(B/dp)(C − 1)/C)
   (the receiving scheduler is one attention-DP rank's, holding B/dp of the batch).
+  Aggregated TensorRT-LLM with its attention-DP balance (``deployment.attention_dp_balance_timeout_iters``
+  N) holds a prompt until every rank has one or N iterations have passed: busy·w·N·t_iter more
+  (:func:`_adp_balance_wait`).
   Fixed per-layer overheads scale with the kernels a layer launches by architecture
   (:data:`KERNELS_ATTN`, :data:`KERNELS_FFN`). Little's law over the loop, X·(TTFT + D) = C, is solved for B by bisection
   (no gradient) plus one Newton step (implicit-function gradient); TTFT = C/X − D. The batch is
