@@ -2114,9 +2114,10 @@ METRICS = (("ttft", "ttft_s", "pred_ttft_s"), ("tpot", "tpot_s", "pred_tpot_s"),
 #: Bands of the cost model's prefill utilisation for the error table ``by="load"`` (upper bounds,
 #: labels sort in order). Below 0.7 a loop's TTFT is mostly service; from 0.7 to 0.99 it is at the
 #: knee, where a capacity error of a few tens of percent decides whether users queue; at the cap
-#: (0.99 and up) the model has the loop prefill-bound.
+#: (0.99 to 1) the model has the loop prefill-bound. A utilisation above 1, which the analytical
+#: model never reports (it caps it at 0.999) but another cost model may, gets a band of its own.
 LOAD_BANDS = ((0.3, "0.00-0.30"), (0.7, "0.30-0.70"), (0.9, "0.70-0.90"), (0.99, "0.90-0.99"),
-              (math.inf, "0.99-1.00"))
+              (math.nextafter(1.0, 2.0), "0.99-1.00"), (math.inf, "above 1.00"))
 
 
 def load_band(util: float) -> str:

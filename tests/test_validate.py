@@ -148,13 +148,15 @@ def test_predictions_say_why(shared_data, tmp_path, capsys):
 def test_error_by_prefill_load():
     """The error table by the model's prefill utilisation groups rows into the bands of
     ``LOAD_BANDS``: below 0.3, 0.3-0.7, 0.7-0.9 (the knee), 0.9-0.99 and at the cap; a model that
-    reports none puts its rows under "not reported". Hand values: the band edges go to the upper band
-    (0.3 is in 0.30-0.70), and each band's MAPE is its one row's APE (|pred/measured − 1|)."""
+    reports none puts its rows under "not reported", and a utilisation above 1 (another cost model's;
+    the analytical one caps it at 0.999) is not filed as 0.99-1.00. Hand values: the band edges go
+    to the upper band (0.3 is in 0.30-0.70; 1.0 stays in 0.99-1.00), and each band's MAPE is its one
+    row's APE (|pred/measured − 1|)."""
     from codesign.validate import Point, error_table_rows, load_band
 
-    assert [load_band(u) for u in (0.0, 0.29, 0.3, 0.7, 0.89, 0.9, 0.989, 0.99, 1.0, math.nan)] == [
+    assert [load_band(u) for u in (0.0, 0.29, 0.3, 0.7, 0.89, 0.9, 0.989, 0.99, 1.0, 1.2, math.nan)] == [
         "0.00-0.30", "0.00-0.30", "0.30-0.70", "0.70-0.90", "0.70-0.90", "0.90-0.99", "0.90-0.99",
-        "0.99-1.00", "0.99-1.00", "not reported"]
+        "0.99-1.00", "0.99-1.00", "above 1.00", "not reported"]
     pts = []
     for i, (util, pred) in enumerate(((0.1, 1.1), (0.5, 1.3), (0.8, 0.2), (math.nan, 2.0))):
         pts.append(Point(id=str(i), schema="inferencemax", system="gb200", model_name="m", framework="f",
