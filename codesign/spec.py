@@ -1464,7 +1464,10 @@ def unread_key_problem(deployment: Deployment, key: str, varied: Iterable[str] =
       ``mode = "disaggregated"``;
     * ``deployment.tp``, ``ep`` and ``dp_attention`` only when it is ``"aggregated"`` (each pool
       has its own; ``pp`` is read in both);
-    * ``acceptance_rate`` only with ``speculative_tokens`` > 0."""
+    * ``acceptance_rate`` only with ``speculative_tokens`` > 0;
+    * ``attention_dp_balance_timeout_iters`` only in aggregated serving with ``dp_attention`` > 1
+      (TensorRT-LLM balances prompts across attention-DP ranks of an engine that also decodes; no
+      disaggregated worker holds both)."""
     parts = key.split(".")
     if len(parts) < 2 or parts[0] != "deployment":
         return None
@@ -1478,6 +1481,13 @@ def unread_key_problem(deployment: Deployment, key: str, varied: Iterable[str] =
             and "deployment.speculative_tokens" not in set(varied):
         return ("not read: deployment.speculative_tokens is 0, so no draft token is proposed to be accepted "
                 "(set speculative_tokens, the MTP or EAGLE draft tokens per decode step)")
+    if key == "deployment.attention_dp_balance_timeout_iters":
+        if deployment.mode == "disaggregated":
+            return ('not read: deployment.mode is "disaggregated", where no worker holds both prompts and '
+                    "decoding users (TensorRT-LLM's attention-DP balance applies to aggregated serving)")
+        if deployment.dp_attention <= 1 and "deployment.dp_attention" not in set(varied):
+            return ("not read: deployment.dp_attention is 1, so there are no attention-DP ranks to balance "
+                    "(set dp_attention > 1)")
     return None
 
 
@@ -1492,7 +1502,8 @@ def drop_unread_keys(raw: dict) -> list[str]:
     dep = raw.get("deployment")
     if not isinstance(dep, dict):
         return []
-    view = types.SimpleNamespace(mode=dep.get("mode", "aggregated"), speculative_tokens=dep.get("speculative_tokens", 0))
+    view = types.SimpleNamespace(mode=dep.get("mode", "aggregated"), speculative_tokens=dep.get("speculative_tokens", 0),
+                                 dp_attention=dep.get("dp_attention", 1))
     gone = [k for k in list(dep) if unread_key_problem(view, f"deployment.{k}")]
     for k in gone:
         del dep[k]
@@ -1528,7 +1539,8 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
 
 
 #: The deployment key that decides whether another is read (:func:`unread_key_problem`).
-_SWITCHES = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens"}
+_SWITCHES = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens",
+             "attention_dp_balance_timeout_iters": "mode"}
 
 
 def _overridden(dep: dict, switch: str, where: str, origins: dict, file: str) -> bool:

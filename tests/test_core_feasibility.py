@@ -343,6 +343,12 @@ POOLS = "[deployment.prefill]\nchips = 8\ntp = 8\n[deployment.decode]\nchips = 8
      "(deployment.prefill.ep, deployment.decode.ep)"),
     ("[deployment]\nacceptance_rate = 0.7\n",
      "deployment.acceptance_rate: not read: deployment.speculative_tokens is 0"),
+    # TensorRT-LLM's attention-DP balance needs attention-DP ranks in an aggregated engine
+    # (fresh-user trial, session 38: both were priced as if absent under a title naming the balance)
+    ("[deployment]\nattention_dp_balance_timeout_iters = 60\n",
+     "deployment.attention_dp_balance_timeout_iters: not read: deployment.dp_attention is 1"),
+    (f'[deployment]\nmode = "disaggregated"\nattention_dp_balance_timeout_iters = 60\n{POOLS}',
+     'deployment.attention_dp_balance_timeout_iters: not read: deployment.mode is "disaggregated"'),
 ])
 def test_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_path, body, line):
     spec = tmp_path / "u.toml"
@@ -375,6 +381,8 @@ def test_the_spec_may_override_an_included_mode_on_purpose(cli, tmp_path):
      'search.params."deployment.acceptance_rate": not read: deployment.speculative_tokens is 0'),
     ("envelope", '"deployment.acceptance_rate" = [0.2, 0.9]',
      'search.envelope."deployment.acceptance_rate": not read: deployment.speculative_tokens is 0'),
+    ("params", '"deployment.attention_dp_balance_timeout_iters" = {low = 1, high = 100}',
+     'search.params."deployment.attention_dp_balance_timeout_iters": not read: deployment.dp_attention is 1'),
 ])
 def test_a_search_over_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_path, table, body, line):
     spec = tmp_path / "s.toml"
