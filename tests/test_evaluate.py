@@ -242,7 +242,7 @@ def test_table_title_names_the_settings_that_change_the_price(cli, tmp_path):
     spec = tmp_path / "x.toml"
     spec.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\nspeculative_tokens = 3\n'
                     "max_batch_size = 256\nscheduler_recv_interval = 30\nmultinode_tp = true\n"
-                    "attention_dp_balance_timeout_iters = 60\n")
+                    "tp = 1\nep = 4\ndp_attention = 4\nattention_dp_balance_timeout_iters = 60\n")
     rc, out, err = cli("evaluate", spec)
     assert rc == 0, err
     flat = " ".join(out.split())
