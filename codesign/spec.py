@@ -1527,30 +1527,29 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
     aggregated deployment, or with no mode at all), and a file that contradicts itself."""
     dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
     out = []
-    for name, switch in _SWITCHES.items():
+    for name, switches in _SWITCHES.items():
         key = f"deployment.{name}"
         if name not in dep or not (why := unread_key_problem(spec.deployment, key)):
             continue
         where = _origin(origins, ("deployment", name), file)
-        if _overridden(dep, switch, where, origins, file):
+        if _overridden(dep, switches, where, origins, file):
             continue
         out.append((where, key, why))
     return out
 
 
-#: The deployment key that decides whether another is read (:func:`unread_key_problem`).
-_SWITCHES = {**{k: "mode" for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": "speculative_tokens",
-             "attention_dp_balance_timeout_iters": "mode"}
+#: The deployment keys that decide whether another is read (:func:`unread_key_problem`).
+_SWITCHES = {**{k: ("mode",) for k in (*_POOL_KEYS, *_TOP_LEVEL_LAYOUT)}, "acceptance_rate": ("speculative_tokens",),
+             "attention_dp_balance_timeout_iters": ("mode", "dp_attention")}
 
 
-def _overridden(dep: dict, switch: str, where: str, origins: dict, file: str) -> bool:
-    """Whether the merged ``[deployment]`` table ``dep`` sets ``switch`` in a file that overrides
-    ``where`` (comes later in the merge: an including file over its include, at any depth; the
-    spec's own file last)."""
-    if switch not in dep:
-        return False
+def _overridden(dep: dict, switches: tuple[str, ...], where: str, origins: dict, file: str) -> bool:
+    """Whether the merged ``[deployment]`` table ``dep`` sets one of ``switches`` in a file that
+    overrides ``where`` (comes later in the merge: an including file over its include, at any
+    depth; the spec's own file last)."""
     rank = _merge_rank(origins, file)
-    return rank(_origin(origins, ("deployment", switch), file)) > rank(where)
+    return any(switch in dep and rank(_origin(origins, ("deployment", switch), file)) > rank(where)
+               for switch in switches)
 
 
 def _without_overridden_search_duplicates(data: dict, origins: dict, file: str) -> dict:

@@ -374,6 +374,27 @@ def test_the_spec_may_override_an_included_mode_on_purpose(cli, tmp_path):
     assert rc == 0, err
 
 
+def test_the_spec_may_turn_attention_dp_off_under_an_included_balance(cli, tmp_path):
+    """The attention-DP balance is read only with dp_attention > 1, so two keys decide it (mode and
+    dp_attention): dp_attention = 1 in the spec's own file over an include that sets the balance
+    with attention DP is an override on purpose, priced as the spec without the balance; the same
+    file setting both contradicts itself and is refused."""
+    (tmp_path / "bal.toml").write_text("[deployment]\ntp = 1\nep = 4\ndp_attention = 4\n"
+                                       "attention_dp_balance_timeout_iters = 60\n")
+    over = tmp_path / "over.toml"
+    over.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}", "bal.toml"]\n[deployment]\ndp_attention = 1\nep = 1\n')
+    plain = tmp_path / "plain.toml"
+    plain.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\ntp = 1\nep = 1\ndp_attention = 1\n')
+    rc, out, err = cli("evaluate", over, "--json")
+    rc0, out0, _ = cli("evaluate", plain, "--json")
+    assert rc == rc0 == 0, err
+    assert json.loads(out)["points"] == json.loads(out0)["points"]
+    own = tmp_path / "own.toml"
+    own.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\ntp = 1\n'
+                   "attention_dp_balance_timeout_iters = 60\n")
+    _refused(cli("evaluate", own), "own.toml: deployment.attention_dp_balance_timeout_iters: not read")
+
+
 @pytest.mark.parametrize("table, body, line", [
     ("params", '"deployment.prefill.tp" = {choices = [4, 8]}',
      'search.params."deployment.prefill.tp": not read: deployment.mode is "aggregated"'),

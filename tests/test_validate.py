@@ -1190,9 +1190,19 @@ def test_trtllm_attention_dp_rows_run_the_launch_scripts_balance(shared_data):
             assert ("not recorded in the file" in said[0]) == (p.schema == "aiconfigurator")
             assert all(k != "ab" for k, _ in p.config_key()[-1])
             seen[(p.schema, p.model)] = seen.get((p.schema, p.model), 0) + 1
-    # 35 + 19 InferenceMAX rows (B200, H200), 32 + 4 aiconfigurator rows
-    assert seen == {("inferencemax", "deepseek-r1"): 35, ("inferencemax", "gpt-oss-120b"): 19,
-                    ("aiconfigurator", "deepseek-r1"): 32, ("aiconfigurator", "gpt-oss-120b"): 4}, seen
+    # every such row of the files' own columns, counted without the mapping: InferenceMAX disagg
+    # False, framework trt, dp_attention True (35 DeepSeek-R1 + 19 gpt-oss-120b rows); aiconfigurator
+    # mode agg, backend trtllm, attention_dp_size > 1 (32 + 4)
+    want: dict = {}
+    for r in csv.DictReader(open(shared_data / "measured" / "inferencemax_public.csv")):
+        if r["disagg"] == "False" and r["framework"] == "trt" and r["dp_attention"] == "True":
+            key = ("inferencemax", "gpt-oss-120b" if "gptoss" in r["model_key"] else "deepseek-r1")
+            want[key] = want.get(key, 0) + 1
+    for r in csv.DictReader(open(shared_data / "measured" / "aiconfigurator_silicon_public.csv")):
+        if r["mode"] == "agg" and r["backend"] == "trtllm" and float(r["attention_dp_size"] or 1) > 1:
+            key = ("aiconfigurator", "gpt-oss-120b" if "gpt-oss" in r["model_path"] else "deepseek-r1")
+            want[key] = want.get(key, 0) + 1
+    assert seen == want and sum(want.values()) == 90, (seen, want)
 
 
 def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli):
