@@ -356,6 +356,14 @@ def test_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_path, body, li
     _refused(cli("evaluate", spec), f"u.toml: {line}")
 
 
+def _priced_alike(cli, spec, reference):
+    """``codesign evaluate --json`` prices ``spec`` and ``reference`` at the same points (both exit 0)."""
+    rc, out, err = cli("evaluate", spec, "--json")
+    rc0, out0, err0 = cli("evaluate", reference, "--json")
+    assert rc == rc0 == 0, err + err0
+    assert json.loads(out)["points"] == json.loads(out0)["points"]
+
+
 def test_the_spec_may_override_an_included_mode_on_purpose(cli, tmp_path):
     """mode = "aggregated" in the spec's own file over a disaggregated include (whose pools TOML
     cannot delete) is an override, not a mistake: priced as the aggregated deployment alone,
@@ -363,10 +371,7 @@ def test_the_spec_may_override_an_included_mode_on_purpose(cli, tmp_path):
     (tmp_path / "dis.toml").write_text('[deployment]\nmode = "disaggregated"\n' + POOLS)
     over = tmp_path / "over.toml"
     over.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}", "dis.toml"]\n[deployment]\nmode = "aggregated"\n')
-    rc, out, err = cli("evaluate", over, "--json")
-    rc0, out0, _ = cli("evaluate", GB200_EXAMPLE, "--json")
-    assert rc == rc0 == 0, err
-    assert json.loads(out)["points"] == json.loads(out0)["points"]
+    _priced_alike(cli, over, GB200_EXAMPLE)
     # the example's tp = 8 (its deployment include) under the spec's own disaggregated mode
     dis = tmp_path / "dis-own.toml"
     dis.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\nmode = "disaggregated"\n{POOLS}')
@@ -385,10 +390,7 @@ def test_the_spec_may_turn_attention_dp_off_under_an_included_balance(cli, tmp_p
     over.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}", "bal.toml"]\n[deployment]\ndp_attention = 1\nep = 1\n')
     plain = tmp_path / "plain.toml"
     plain.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\ntp = 1\nep = 1\ndp_attention = 1\n')
-    rc, out, err = cli("evaluate", over, "--json")
-    rc0, out0, _ = cli("evaluate", plain, "--json")
-    assert rc == rc0 == 0, err
-    assert json.loads(out)["points"] == json.loads(out0)["points"]
+    _priced_alike(cli, over, plain)
     own = tmp_path / "own.toml"
     own.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\ntp = 1\n'
                    "attention_dp_balance_timeout_iters = 60\n")
