@@ -391,6 +391,9 @@ def test_the_spec_may_turn_attention_dp_off_under_an_included_balance(cli, tmp_p
     plain = tmp_path / "plain.toml"
     plain.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\ntp = 1\nep = 1\ndp_attention = 1\n')
     _priced_alike(cli, over, plain)
+    # and its table does not name a balance it did not price (fresh-user trial, session 38 review)
+    rc, out, err = cli("evaluate", over)
+    assert rc == 0 and "balance" not in out, err
     own = tmp_path / "own.toml"
     own.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\ntp = 1\n'
                    "attention_dp_balance_timeout_iters = 60\n")

@@ -127,6 +127,7 @@ def _print_table(spec, ev, summary, design, meets=None):
     from rich.table import Table
 
     from ..evaluation import _watts, slo_bounds
+    from ..spec import unread_key_problem
 
     bounds = slo_bounds(spec)
     con = Console(width=max(Console().width, 140 if bounds else 132))  # full headers (with units) even when piped
@@ -147,8 +148,10 @@ def _print_table(spec, ev, summary, design, meets=None):
     extras += ["multi-node TP"] if d.multinode_tp else []
     extras += [f"batch limit {d.max_batch_size}"] if d.max_batch_size else []
     extras += [f"receive interval {d.scheduler_recv_interval}"] if d.scheduler_recv_interval else []
+    # (a balance an overriding file left unread, under dp_attention 1 or disaggregated, prices nothing)
     extras += ([f"attention-DP balance (timeout {d.attention_dp_balance_timeout_iters})"]
-               if d.attention_dp_balance_timeout_iters else [])
+               if d.attention_dp_balance_timeout_iters
+               and not unread_key_problem(d, "deployment.attention_dp_balance_timeout_iters") else [])
     extras += ["KV offload to host"] if d.host_kv_cache else []
     if extras:
         layout += ", " + ", ".join(extras)
