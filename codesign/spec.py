@@ -1524,12 +1524,16 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
     in the merge: an including file over its include, at any depth): ``mode = "aggregated"`` over
     a disaggregated base overrides its pools on purpose, and TOML cannot delete an include's keys.
     Refused, then: a forgotten ``mode = "disaggregated"`` (pools written over an included
-    aggregated deployment, or with no mode at all), and a file that contradicts itself."""
+    aggregated deployment, or with no mode at all), and a file that contradicts itself. A key
+    that the spec's ``[search]`` reads at some of its choices (it varies ``dp_attention`` or
+    ``speculative_tokens``) is not refused: it was, as if nothing varied the switch (session 39)."""
     dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
+    # a search that varies a switch reads the key at some of its choices (the spec's word for them)
+    varied = [*spec.search.params, *spec.search.envelope] if spec.search is not None else []
     out = []
     for name, switches in _SWITCHES.items():
         key = f"deployment.{name}"
-        if name not in dep or not (why := unread_key_problem(spec.deployment, key)):
+        if name not in dep or not (why := unread_key_problem(spec.deployment, key, varied)):
             continue
         where = _origin(origins, ("deployment", name), file)
         if _overridden(dep, switches, where, origins, file):

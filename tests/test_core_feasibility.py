@@ -420,6 +420,31 @@ def test_a_search_over_a_key_the_serving_mode_does_not_read_is_refused(cli, tmp_
     assert not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize("deployment, varied", [
+    # the balance is read at the search's dp_attention = 4 choice, though the spec's own is 1
+    ("tp = 1\nep = 1\nattention_dp_balance_timeout_iters = 60\n", '"deployment.dp_attention" = [1, 4]'),
+    # the acceptance is read at the search's speculative_tokens = 3 choice, though the spec's own is 0
+    ("acceptance_rate = 0.7\n", '"deployment.speculative_tokens" = [0, 3]'),
+])
+def test_a_deployment_key_read_at_some_of_the_search_s_choices_is_not_refused(cli, tmp_path, deployment, varied):
+    """A [deployment] key that the spec's own deployment leaves unread but the search reads at some
+    of its choices (it varies the key that switches it on) is the spec's word for those choices: it
+    was refused as not read, as if nothing varied the switch (noticed in session 38; the same
+    search over the key itself in [search.params] was already allowed)."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n[deployment]\n{deployment}[search]\ntrials = 2\n'
+                    'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n'
+                    f'[search.envelope]\n{varied}\n')
+    rc, out, err = cli("optimize", spec, "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["pareto"]
+    # evaluate prices the spec's own deployment, where the key is not read: it says so, as a warning
+    # is no refusal of a spec that a search reads
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 0 and "Traceback" not in err, err
+
+
 FLAGSHIP = SPECS / "jalapeno-gpt-oss-120b.toml"  # aggregated; [search.envelope] "deployment.tp" = [1, 2, 4, 8]
 
 
