@@ -564,7 +564,9 @@ class Deployment:
     #: held until every attention-DP rank has one, or until N iterations have passed since the
     #: last release (``PyExecutor._balance_adp_requests``). InferenceMAX's TensorRT-LLM launch
     #: scripts set N = 60 whenever attention DP is on. ``None``: no balance (TensorRT-LLM's default).
-    attention_dp_balance_timeout_iters: int | None = field(default=None)
+    attention_dp_balance_timeout_iters: int | None = field(
+        default=None, metadata={"doc": "read only in aggregated serving with dp_attention > 1; "
+                                       "no disaggregated pool holds both prompts and decoding users"})
 
     def __attrs_post_init__(self):  # every out-of-range count at once, each at its key
         lines = []

@@ -84,6 +84,11 @@ CASES = {
                                    "(the engine's batch limit, per decode instance)"),
     "batch_limit_in_prefill_pool": ('[deployment.prefill]\nchips = 8\nmax_batch_size = 64\n',
                                     "deployment.prefill.max_batch_size", "belongs in [deployment]"),
+    # the balance under a pool is pointed to [deployment] with the condition it is read under, so the
+    # user is not sent on to a disaggregated [deployment] that refuses it (fresh-user trial, session 38)
+    "adp_balance_in_decode_pool": ('[deployment.decode]\nchips = 8\nattention_dp_balance_timeout_iters = 60\n',
+                                   "deployment.decode.attention_dp_balance_timeout_iters",
+                                   "belongs in [deployment] (read only in aggregated serving with dp_attention > 1"),
     "objective_key_in_search": ('[search]\nmetric = "min_tpot_s"\n', "search.metric",
                                 "belongs in [[search.objectives]] or [[search.constraints]]"),
     # both: a close name in the table, and the table the key itself belongs in
