@@ -420,6 +420,28 @@ def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=No
     return {"name": name, "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
 
 
+def deployment_record(spec: Spec, *, priced_by: str, chips: int) -> dict[str, Any]:
+    """The deployment that priced ``spec``, for a report: its ``[deployment]`` keys by their TOML
+    names (the spec converter's unstructured ``Deployment``, pools as tables), with ``cost_model``
+    the registered name ``priced_by`` that priced it (``"auto"`` or ``--cost-model`` resolved),
+    ``moe_weights_format`` as priced (``weights_format`` when unset) and ``chips`` the design's
+    (both pools' in disaggregated serving). A key nothing reads under this deployment
+    (:func:`~codesign.spec.unread_key_problem`: the pools of aggregated serving, the top-level
+    ``tp``/``ep``/``dp_attention`` of disaggregated serving, ``acceptance_rate`` without draft
+    tokens, the attention-DP balance outside aggregated attention DP) is left out: an overriding
+    file may leave it set, priced as if absent, as the table's title leaves it unnamed. A read key
+    the spec leaves unset is null (no batch limit, the cost model's default)."""
+    from .spec import converter, unread_key_problem
+
+    d = spec.deployment
+    raw = converter().unstructure(d)
+    out: dict[str, Any] = {"cost_model": priced_by, "mode": d.mode, "chips": chips}
+    out.update((k, v) for k, v in raw.items()
+               if k not in out and not unread_key_problem(d, f"deployment.{k}"))
+    out["moe_weights_format"] = d.moe_weights_format or d.weights_format
+    return out
+
+
 def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | None = None,
                    concurrency=None) -> None:
     """Refuse an answer the core cannot use, naming the cost model and its plugin.

@@ -268,6 +268,78 @@ def test_json_names_its_cost_model_as_optimize_and_sweep_do(cli):
                                              "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
 
 
+def _toml(table: dict) -> str:
+    """``table`` ({key: value}, pools as dicts) as a ``[deployment]`` TOML table (json.dumps writes
+    its ints, floats, strings and booleans as TOML does)."""
+    out = "[deployment]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in table.items() if not isinstance(v, dict))
+    for k, v in table.items():
+        if isinstance(v, dict):
+            out += f"[deployment.{k}]\n" + "".join(f"{kk} = {json.dumps(vv)}\n" for kk, vv in v.items())
+    return out
+
+
+#: The formats gb200-gpt-oss-120b.toml's deployment include (deployments/gpt-oss-120b-tp8.toml) sets.
+GB200_FORMATS = {"weights_format": "bf16", "moe_weights_format": "mxfp4", "kv_cache_format": "fp8_e4m3",
+                 "activations_format": "fp8_e4m3"}
+
+
+def test_json_records_the_aggregated_deployment_it_priced(cli, tmp_path):
+    """A script reading `evaluate --json` could not tell which deployment was priced (only the
+    table's title named it): "deployment" gives the spec's [deployment] keys by their TOML names,
+    the cost model as priced and the design's chips (tp × dp_attention × pp), and no pools, which
+    aggregated serving does not read."""
+    own = {"tp": 1, "ep": 4, "dp_attention": 4, "pp": 2, "speculative_tokens": 3, "acceptance_rate": 0.7,
+           "max_batch_size": 256, "scheduler_recv_interval": 30, "attention_dp_balance_timeout_iters": 60,
+           "host_kv_cache": True}
+    spec = tmp_path / "agg.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n' + _toml(own))
+    dep = _doc(cli, spec)["deployment"]
+    assert dep == {**own, **GB200_FORMATS, "cost_model": "analytical", "mode": "aggregated", "chips": 1 * 4 * 2,
+                   "multinode_tp": False}
+    pytest.importorskip("codesign_roofline")
+    rc, out, err = cli("evaluate", spec, "--cost-model", "roofline", "--json")
+    assert json.loads(out)["deployment"]["cost_model"] == "roofline", err
+
+
+def test_json_records_the_disaggregated_pools_it_priced(cli, tmp_path):
+    """In disaggregated serving "deployment" gives both pools as the spec's tables, the design's
+    chips as both pools', and not the top-level tp the included example sets (each pool has its own)."""
+    own = {"mode": "disaggregated", "pp": 1, "max_batch_size": 128,
+           "prefill": {"chips": 4, "tp": 4, "ep": 1, "dp_attention": 1},
+           "decode": {"chips": 8, "tp": 2, "ep": 8, "dp_attention": 4}}
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n' + _toml(own))
+    dep = _doc(cli, spec)["deployment"]
+    assert dep == {**own, **GB200_FORMATS, "cost_model": "analytical", "chips": 4 + 8, "speculative_tokens": 0,
+                   "host_kv_cache": False, "multinode_tp": False, "scheduler_recv_interval": None}
+    assert "tp" not in dep  # the example's tp = 8, overridden by the mode
+
+
+def test_json_does_not_record_a_key_it_did_not_read(cli, tmp_path):
+    """A key an overriding file leaves unread is priced as if absent, so "deployment" leaves it out
+    (as the table's title does): the attention-DP balance under dp_attention = 1 or disaggregated
+    serving over an include that set it, acceptance_rate under speculative_tokens = 0."""
+    (tmp_path / "bal.toml").write_text(_toml({"tp": 1, "ep": 4, "dp_attention": 4, "speculative_tokens": 2,
+                                              "acceptance_rate": 0.6,
+                                              "attention_dp_balance_timeout_iters": 60}))
+    include = f'include = ["{GB200.as_posix()}", "bal.toml"]\n'
+    off = tmp_path / "off.toml"
+    off.write_text(include + _toml({"ep": 1, "dp_attention": 1, "speculative_tokens": 0}))
+    dep = _doc(cli, off)["deployment"]
+    assert (dep["dp_attention"], dep["speculative_tokens"]) == (1, 0)
+    assert "attention_dp_balance_timeout_iters" not in dep and "acceptance_rate" not in dep
+    dis = tmp_path / "dis.toml"
+    dis.write_text(include + _toml({"mode": "disaggregated", "prefill": {"chips": 4, "tp": 4},
+                                    "decode": {"chips": 4, "tp": 1, "ep": 4, "dp_attention": 4}}))
+    dep = _doc(cli, dis)["deployment"]
+    assert dep["mode"] == "disaggregated" and dep["acceptance_rate"] == 0.6
+    assert "attention_dp_balance_timeout_iters" not in dep and "dp_attention" not in dep
+    # the same balance where it is read (aggregated attention DP) is recorded
+    on = tmp_path / "on.toml"
+    on.write_text(include)
+    assert _doc(cli, on)["deployment"]["attention_dp_balance_timeout_iters"] == 60
+
+
 def test_a_design_over_its_buildable_area_is_said(tmp_path, cli):
     """40/20/10 PFLOP/s (FP4/FP8/BF16) on GB200's spec needs far more tensor-core area than the
     two-reticle package allows (specs/technology/n4p.toml: chip.area.max = 2 x 858 mm² = 1716 mm²);

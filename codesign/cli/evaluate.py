@@ -22,7 +22,8 @@ def run(args) -> int:
 
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import SCHEMA_VERSION, at_slo, cost_model_record, evaluate, over_budget, points_json, slo_bounds
+    from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, evaluate, over_budget,
+                              points_json, slo_bounds)
     from ..spec import load_spec, power_gaps
     from ._common import print_json
 
@@ -36,11 +37,14 @@ def run(args) -> int:
     summary = {k: float(v[0]) for k, v in ev_slo.summary().items()}
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
     if args.json:
+        priced_by = cost_model_record(spec, cost_model=args.cost_model)
         doc = {
             "schema_version": SCHEMA_VERSION,
             "spec": args.spec,
             # the record optimize and sweep give: {"name", "plugin"}
-            "cost_model": cost_model_record(spec, cost_model=args.cost_model),
+            "cost_model": priced_by,
+            # the [deployment] priced, by its TOML keys, without the ones nothing reads (as the title)
+            "deployment": deployment_record(spec, priced_by=priced_by["name"], chips=design["chips"]),
             "power_basis": "tdp",
             # energy figures a spec that models power leaves out, priced at 0 (codesign.spec.power_gaps)
             "power_gaps": power_gaps(spec),
