@@ -62,7 +62,7 @@ NAN_DESIGN_METRICS = ("area_mm2",)
 
 #: Design metrics that count whole things (chips; requests served at once): JSON documents give a
 #: whole value as an integer (``"chips": 8``), as they give the concurrency.
-COUNT_DESIGN_METRICS = ("chips", "max_concurrency")
+COUNT_DESIGN_METRICS = ("chips", "max_concurrency", "peak_concurrency")
 
 
 def design_value(key: str, x) -> float | int:
@@ -82,10 +82,21 @@ SUMMARY_METRICS: dict[str, tuple[str, str]] = {
     "peak_mixed_tok_s_per_kw_modelled": ("tok/s/kW", "max"),
 }
 
+#: The operating point of ``peak_mixed_tok_s_per_kw``: the concurrency (users) of the feasible point
+#: where the peak is reached and that point's TTFT and TPOT [s], computed by
+#: :meth:`Evaluation.peak_point`. A peak tok/s per kW says nothing of the latency it is served at
+#: (a saturated engine's peak can sit at a TTFT of minutes); these say it. Reported beside the peak,
+#: never searched (no direction).
+PEAK_POINT_METRICS: dict[str, tuple[str, None]] = {
+    "peak_concurrency": ("users", None),
+    "ttft_at_peak_s": ("s", None),
+    "tpot_at_peak_s": ("s", None),
+}
+
 
 def metric_unit(name: str) -> tuple[str, str | None]:
     """``(unit, better)`` of any metric name; raises KeyError for an unknown one."""
-    for table in (SUMMARY_METRICS, POINT_METRICS, OPTIONAL_POINT_METRICS, DESIGN_METRICS):
+    for table in (SUMMARY_METRICS, POINT_METRICS, OPTIONAL_POINT_METRICS, DESIGN_METRICS, PEAK_POINT_METRICS):
         if name in table:
             return table[name]
     raise KeyError(name)
@@ -145,6 +156,23 @@ class Evaluation:
             x = np.where(ok, self.points["mixed_tok_s_per_kw"], -np.inf)
             out["mixed_tok_s_per_kw_at_tpot"] = np.where(ok.any(axis=1), x.max(axis=1), np.nan)
         return out
+
+    def peak_point(self) -> dict[str, np.ndarray]:
+        """The operating point of each design's peak mixed tok/s per kW (:data:`PEAK_POINT_METRICS`),
+        each shape ``(n,)``: the concurrency of the feasible point with the highest
+        ``mixed_tok_s_per_kw`` (the first such point on a tie, as ``peak_mixed_tok_s_per_kw`` takes
+        its value) and that point's ``ttft_s`` and ``tpot_s``. NaN where a design has no feasible
+        point, as the peak is."""
+        f = self.feasible
+        x = np.where(f, np.nan_to_num(np.asarray(self.points["mixed_tok_s_per_kw"], dtype=np.float64),
+                                      nan=-np.inf), -np.inf)
+        i = np.argmax(x, axis=1)
+        rows = np.arange(f.shape[0])
+        ok = f.any(axis=1)
+        conc = np.broadcast_to(np.asarray(self.concurrency, dtype=np.float64), f.shape)
+        return {"peak_concurrency": np.where(ok, conc[rows, i], np.nan),
+                "ttft_at_peak_s": np.where(ok, np.asarray(self.points["ttft_s"], dtype=np.float64)[rows, i], np.nan),
+                "tpot_at_peak_s": np.where(ok, np.asarray(self.points["tpot_s"], dtype=np.float64)[rows, i], np.nan)}
 
     def take(self, i: int) -> "Evaluation":
         """The single design ``i`` as an :class:`Evaluation` with ``n == 1``."""

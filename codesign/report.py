@@ -25,7 +25,8 @@ from .units import format_quantity
 SCHEMA_VERSION = 1
 #: Metrics shown for every Pareto design (after the objectives).
 SHOWN = ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
-         "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2"]
+         "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2",
+         "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s"]
 #: Short column headers for searched parameters.
 PARAM_SHORT = {
     "chip.peak_flops.fp4": "FP4 peak", "chip.peak_flops.fp8": "FP8 peak", "chip.peak_flops.bf16": "BF16 peak",
@@ -42,6 +43,8 @@ SHORT = {
     "mixed_tok_s_per_kw_at_tpot": ("tok/s/kW @ref TPOT ↑", 1.0),
     "peak_power_w": ("peak power [W]", 1.0),
     "area_mm2": ("area [mm²]", 1.0),
+    "peak_concurrency": ("peak at conc", 1.0),
+    "ttft_at_peak_s": ("TTFT at peak [s]", 1.0),
 }
 
 
@@ -373,8 +376,10 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
     3. The metrics: the objectives in ``[[search.objectives]]`` order, then each of :data:`SHOWN`
        that is not an objective (``peak_mixed_tok_s_per_kw``, ``min_e2e_latency_s``,
        ``min_tpot_s``, ``min_ttft_s``, ``mixed_tok_s_per_kw_at_tpot``, ``peak_power_w``,
-       ``area_mm2``), each in its unit (:data:`codesign.search.SEARCH_METRICS`; the name says it:
-       ``_s`` s, ``_w`` W, ``_mm2`` mm², ``_per_kw`` tok/s per kW of TDP). ``pareto.json`` has
+       ``area_mm2``, then the peak's operating point ``peak_concurrency``, ``ttft_at_peak_s``,
+       ``tpot_at_peak_s``: :data:`codesign.costmodel.PEAK_POINT_METRICS`), each in its unit
+       (:data:`codesign.search.SEARCH_METRICS`; the name says it: ``_s`` s, ``_w`` W, ``_mm2`` mm²,
+       ``_per_kw`` tok/s per kW of TDP, ``peak_concurrency`` users). ``pareto.json`` has
        every metric the cost model reports.
     4. ``METRIC_vs_reference``, design / reference, for each metric of
        :func:`codesign.search.ratio_metrics`: the objectives, then ``peak_mixed_tok_s_per_kw``,
@@ -529,7 +534,7 @@ def _fit_columns(cols, width: int, droppable: list[str]) -> list[int]:
 
 #: Terminal-table columns left out first when the table does not fit the console, most
 #: expendable first (every metric stays in pareto.csv/json).
-EXPENDABLE = ["area_mm2", "peak_power_w", "min_tpot_s", "beats ref"]
+EXPENDABLE = ["area_mm2", "peak_power_w", "min_tpot_s", "ttft_at_peak_s", "peak_concurrency", "beats ref"]
 
 
 def print_table(doc: dict, console, kinds: dict | None = None) -> None:
@@ -544,7 +549,13 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
 
     objs = [o["metric"] for o in doc["objectives"]]
     # the terminal table keeps the essentials; pareto.csv/json carry every metric
-    shown = list(dict.fromkeys(objs + ["min_tpot_s", "peak_power_w", "area_mm2"]))
+    # beside the peak tok/s per kW, the operating point it is reached at (a saturated engine's peak
+    # can sit at a TTFT of many seconds: the reference's, in the flagship search)
+    shown = list(objs)
+    if "peak_mixed_tok_s_per_kw" in objs:
+        at = objs.index("peak_mixed_tok_s_per_kw") + 1
+        shown[at:at] = ["peak_concurrency", "ttft_at_peak_s"]
+    shown = list(dict.fromkeys(shown + ["min_tpot_s", "peak_power_w", "area_mm2"]))
     ref = doc.get("reference") or {}
     rows = doc["pareto"]
     params = list(rows[0]["params"]) if rows else []

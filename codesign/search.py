@@ -865,6 +865,12 @@ def _envelope_block(spec: Spec, cols: dict[str, np.ndarray], n: int, space: Sear
         val = a[np.arange(n), idx]
         best[k] = idx
         metrics[k] = val
+    # the peak's operating point (concurrency, TTFT, TPOT) at the choice that gives the peak
+    if "peak_mixed_tok_s_per_kw" in best:
+        pk = best["peak_mixed_tok_s_per_kw"]
+        for k, v in ev_s.peak_point().items():
+            metrics[k] = np.asarray(v, dtype=np.float64).reshape(n, m)[np.arange(n), pk]
+            best[k] = pk
     # design-level metrics that depend on the deployment (chips, weights per chip, max concurrency)
     # are reported at the combination that gives the first objective, the deployment the design
     # file is written with, so one record never mixes deployments

@@ -36,6 +36,10 @@ def test_json_document(cli):
     s = doc["summary"]
     assert s["peak_mixed_tok_s_per_kw"] == pytest.approx(max(p["mixed_tok_s_per_kw"] for p in doc["points"]))
     assert s["min_tpot_s"] == pytest.approx(min(p["tpot_s"] for p in doc["points"]))
+    # the peak's operating point: the point with the highest tok/s per kW
+    top = max(doc["points"], key=lambda p: p["mixed_tok_s_per_kw"])
+    assert s["peak_concurrency"] == top["concurrency"] and isinstance(s["peak_concurrency"], int)
+    assert (s["ttft_at_peak_s"], s["tpot_at_peak_s"]) == (top["ttft_s"], top["tpot_s"])
 
 
 def _gpt_oss_active_bytes():
@@ -409,13 +413,16 @@ def test_a_workload_slo_is_applied_by_evaluate(tmp_path, cli):
     assert [p["meets_slo"] for p in doc["points"]] == meets and any(meets) and not all(meets)
     assert doc["summary"]["peak_mixed_tok_s_per_kw"] == pytest.approx(
         max(p["mixed_tok_s_per_kw"] for p, m in zip(real, meets) if m), rel=1e-6)
+    # and the peak's operating point is the point that meets it
+    assert doc["summary"]["peak_concurrency"] == max((p for p, m in zip(real, meets) if m),
+                                                     key=lambda p: p["mixed_tok_s_per_kw"])["concurrency"]
     rc, out, err = cli("evaluate", f)
     assert rc == 0 and "TTFT <= 100 ms, TPOT <= 5 ms" in out and " SLO " in out
     f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload.slo]\nttft = "1 ns"\n')
     rc, out, err = cli("evaluate", f, "--json")
     doc = json.loads(out)
     assert rc == 1 and not any(p["meets_slo"] for p in doc["points"])
-    assert doc["summary"]["peak_mixed_tok_s_per_kw"] is None
+    assert doc["summary"]["peak_mixed_tok_s_per_kw"] is None and doc["summary"]["peak_concurrency"] is None
     rc, out, err = cli("evaluate", f)
     assert rc == 1 and "none does" in out
 

@@ -477,6 +477,7 @@ def _csv_header(path):
 HBM_COLUMNS = ["trial", "memory.hbm.bandwidth [B/s SI]",
                "peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
                "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2",
+               "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s",
                "peak_mixed_tok_s_per_kw_vs_reference", "min_e2e_latency_s_vs_reference",
                "min_tpot_s_vs_reference", "mixed_tok_s_per_kw_at_tpot_vs_reference",
                "beats_reference", "design_file"]
@@ -513,6 +514,32 @@ def _hbm_search(tmp_path, name, constraints=""):
     return p
 
 
+def test_each_design_s_peak_is_reported_at_its_operating_point(cli, tmp_path):
+    """pareto.json gives, beside the peak tok/s per kW, the concurrency it is reached at and that
+    point's TTFT and TPOT, at the deployment choice that gives the peak: the point of the design
+    file's own concurrency sweep (codesign evaluate) with the highest tok/s per kW."""
+    spec = _hbm_search(tmp_path, "peak", '[search.envelope]\n"deployment.tp" = [4, 8]\n')
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    for d in doc["pareto"]:
+        m = d["metrics"]
+        assert d["configs"]["peak_concurrency"] == d["configs"]["peak_mixed_tok_s_per_kw"]
+        # the design file is written at the first objective's choice, the peak's here
+        rc, ev_out, err = cli("evaluate", d["design_file"], "--json")
+        assert rc == 0, err
+        points = [p for p in json.loads(ev_out)["points"] if p["feasible"]]
+        top = max(points, key=lambda p: p["mixed_tok_s_per_kw"])
+        assert m["peak_concurrency"] == top["concurrency"] and isinstance(m["peak_concurrency"], int)
+        assert m["ttft_at_peak_s"] == pytest.approx(top["ttft_s"], rel=1e-5)
+        assert m["tpot_at_peak_s"] == pytest.approx(top["tpot_s"], rel=1e-5)
+        assert m["peak_mixed_tok_s_per_kw"] == pytest.approx(top["mixed_tok_s_per_kw"], rel=1e-5)
+    assert "peak_concurrency" in doc["reference"]["metrics"]
+    # and the terminal table shows where the peak is reached
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
+    assert rc == 0 and "peak at" in out and "TTFT at" in out, out + err
+
+
 def test_pareto_csv_has_the_same_columns_whatever_the_search_found(cli, tmp_path):
     # found by a fresh-user trial: the *_vs_reference columns came and went with the designs on
     # the front (none without a feasible design; mixed_tok_s_per_kw_at_tpot's only when one reached
@@ -546,18 +573,21 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
     expected = ["trial", "memory.hbm.bandwidth [B/s SI]", "deployment.tp",
                 "mixed_tok_s_per_kw_at_tpot", "area_mm2", "peak_mixed_tok_s_per_kw", "min_e2e_latency_s",
                 "min_tpot_s", "min_ttft_s", "peak_power_w",
+                "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s",
                 "mixed_tok_s_per_kw_at_tpot_vs_reference", "area_mm2_vs_reference",
                 "peak_mixed_tok_s_per_kw_vs_reference", "min_e2e_latency_s_vs_reference",
                 "min_tpot_s_vs_reference", "beats_reference", "design_file"]
     assert [h for h, _ in csv_columns(space)] == expected
     full = {"trial": 3, "params": {"memory.hbm.bandwidth": 8e12, "deployment.tp": 4},
             "metrics": {"mixed_tok_s_per_kw_at_tpot": 90.0, "area_mm2": 700.0, "peak_mixed_tok_s_per_kw": 100.0,
-                        "min_e2e_latency_s": 1.5, "min_tpot_s": 0.002, "min_ttft_s": 0.05, "peak_power_w": 650.0},
+                        "min_e2e_latency_s": 1.5, "min_tpot_s": 0.002, "min_ttft_s": 0.05, "peak_power_w": 650.0,
+                        "peak_concurrency": 256, "ttft_at_peak_s": 0.9, "tpot_at_peak_s": 0.02},
             "vs_reference": {"mixed_tok_s_per_kw_at_tpot": 1.5, "area_mm2": 0.5, "peak_mixed_tok_s_per_kw": 2.0,
                              "min_e2e_latency_s": 0.75, "min_tpot_s": 0.5},
             "beats_reference": True, "design_file": "d/trial-00003.toml"}
     # no point at the reference's TPOT (NaN, and no ratio), a metric the model did not report,
-    # and a row of a search without a reference (no ratios, no verdict)
+    # and a row of a search without a reference (no ratios, no verdict); no peak operating point
+    # either (a trial of a study run before codesign reported one, resumed)
     partial = {"trial": 7, "params": {"memory.hbm.bandwidth": 4e12, "deployment.tp": 8},
                "metrics": {"mixed_tok_s_per_kw_at_tpot": math.nan, "area_mm2": 650.0, "peak_mixed_tok_s_per_kw": 80.0,
                            "min_e2e_latency_s": 1.7, "min_tpot_s": 0.003, "peak_power_w": 600.0},
@@ -570,7 +600,9 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
     assert float(a["mixed_tok_s_per_kw_at_tpot_vs_reference"]) == 1.5 and a["beats_reference"] == "True"
     assert float(a["memory.hbm.bandwidth [B/s SI]"]) == 8e12 and a["deployment.tp"] == "4"
     blank = [k for k, v in b.items() if v == ""]
-    assert blank == ["mixed_tok_s_per_kw_at_tpot", "min_ttft_s", "mixed_tok_s_per_kw_at_tpot_vs_reference",
+    assert [k for k, v in a.items() if v == ""] == []
+    assert blank == ["mixed_tok_s_per_kw_at_tpot", "min_ttft_s", "peak_concurrency", "ttft_at_peak_s",
+                     "tpot_at_peak_s", "mixed_tok_s_per_kw_at_tpot_vs_reference",
                      "area_mm2_vs_reference", "peak_mixed_tok_s_per_kw_vs_reference",
                      "min_e2e_latency_s_vs_reference", "min_tpot_s_vs_reference", "beats_reference"]
 

@@ -460,6 +460,30 @@ def test_throughput_at_a_tpot_is_nan_when_no_point_reaches_it():
     assert "mixed_tok_s_per_kw_at_tpot" not in ev.summary()  # only against a reference
 
 
+def test_the_peak_s_operating_point_is_the_feasible_point_of_the_peak():
+    """``peak_point``: the concurrency, TTFT and TPOT of the feasible point with the highest mixed
+    tok/s per kW (the first on a tie, as the peak's value is the same); NaN with no feasible point."""
+    from codesign.costmodel import Evaluation
+
+    conc = np.asarray([1, 8, 64])
+    kw = np.asarray([[10.0, 30.0, 20.0],     # peak at 8, inside the sweep
+                     [11.0, 22.0, 44.0],     # its highest point (64) is infeasible: peak at 8
+                     [12.0, 12.0, 5.0],      # a tie at 1 and 8: the first, concurrency 1
+                     [1.0, 2.0, 3.0]])       # no feasible point
+    feasible = np.asarray([[True, True, True], [True, True, False], [True, True, True], [False, False, False]])
+    ttft = np.asarray([[0.1, 0.2, 9.0], [0.1, 0.3, 8.0], [0.4, 0.5, 0.6], [1.0, 1.0, 1.0]])
+    tpot = ttft / 100.0
+    ev = Evaluation(concurrency=conc, points={"tpot_s": tpot, "mixed_tok_s_per_kw": kw, "mixed_tok_s_per_chip": kw,
+                                              "e2e_latency_s": ttft, "ttft_s": ttft}, feasible=feasible)
+    got = ev.peak_point()
+    assert got["peak_concurrency"][:3].tolist() == [8.0, 8.0, 1.0]
+    assert got["ttft_at_peak_s"][:3].tolist() == [0.2, 0.3, 0.4]
+    assert got["tpot_at_peak_s"][:3].tolist() == [0.002, 0.003, 0.004]
+    assert all(np.isnan(v[3]) for v in got.values())
+    # the peak's value is the one at that point
+    assert ev.summary()["peak_mixed_tok_s_per_kw"][:3].tolist() == [30.0, 22.0, 12.0]
+
+
 def test_the_search_names_a_dotted_key_quoted_as_the_loader_does(tmp_path):
     """A [search.params] or [search.envelope] key holds dots ("memory.hbm.bandwidth" is one TOML
     key), so its TOML key path quotes it, as the spec loader's messages do

@@ -35,6 +35,8 @@ def run(args) -> int:
     slo = slo_bounds(spec)
     ev_slo = at_slo(spec, ev)
     summary = {k: float(v[0]) for k, v in ev_slo.summary().items()}
+    # the point the peak is reached at (its concurrency, TTFT, TPOT), as optimize reports it
+    summary.update({k: design_value(k, v[0]) for k, v in ev_slo.peak_point().items()})
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
     if args.json:
         priced_by = cost_model_record(spec, cost_model=args.cost_model)
@@ -195,8 +197,11 @@ def _print_table(spec, ev, summary, design, meets=None):
     if bounds:
         con.print(f"SLO ([workload.slo]): {_describe_slo(bounds)}; the figures below are over the points that meet it"
                   + ("" if meets.any() or not ev.feasible[0].any() else ": none does"), highlight=False, markup=False)
-    con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}   "
-              f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
+    at = summary["peak_concurrency"]
+    at = (f" at {at:,} users (TTFT {_fmt(summary['ttft_at_peak_s'], 1e3, unit='ms')}, "
+          f"TPOT {_fmt(summary['tpot_at_peak_s'], 1e3, unit='ms')})" if isinstance(at, int) else "")
+    con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}{at}")
+    con.print(f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
     area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")
     # without [chip.energy] the shipped cost models take power as the TDP; a column of "1,200 W"

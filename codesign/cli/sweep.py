@@ -74,7 +74,8 @@ def run(args) -> int:
     fc, fm = res["front"]["columns"], res["front"]["metrics"]
     metrics = list(dict.fromkeys([m for m, _ in space.objectives] + [c.metric for c in space.constraints]
                                  + ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
-                                    "peak_power_w", "area_mm2"]))
+                                    "peak_power_w", "area_mm2", "peak_concurrency", "ttft_at_peak_s",
+                                    "tpot_at_peak_s"]))
     metrics = [m for m in metrics if m in fm]
     n = len(next(iter(fc.values()))) if fc else 0
     # counts written as counts (TP 8, not 8.0), as the design files of optimize write them
