@@ -219,6 +219,26 @@ def test_validate_prices_with_a_third_party_cost_model(shared_data, tmp_path, ca
     assert rows["imx-00152"]["pred_tpot_ms"] == ""
 
 
+def test_a_calibration_with_another_cost_model_is_refused(shared_data, tmp_path, cli):
+    """``--calibration FILE --cost-model roofline`` priced with the roofline model's defaults and said
+    nothing of the file (``"calibrated": false``; fresh-user trial, session 39): a calibration holds
+    the analytical model's knobs, so the two together are bad input, before any row is priced."""
+    from codesign_baseline import CALIBRATION
+
+    pytest.importorskip("codesign_roofline")
+    sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv",
+                  {"imx-00017"}, "point_id")
+    rc, out, err = cli("validate", sub, "--cost-model", "roofline", "--calibration", CALIBRATION,
+                       "--out", tmp_path / "o")
+    assert rc == 2 and "Traceback" not in err, err
+    assert f"--calibration {CALIBRATION}" in err and "'roofline' does not read them" in err, err
+    assert not (tmp_path / "o").exists()
+    # the analytical model, named or not, reads it
+    for extra in ((), ("--cost-model", "analytical")):
+        rc, out, err = cli("validate", sub, "--calibration", CALIBRATION, *extra)
+        assert rc == 0, err
+
+
 def test_validate_names_its_cost_model(shared_data, tmp_path, capsys):
     """Fresh-user trial, session 27: validate's tables and JSON did not say which cost model made
     the predictions they score. Both name it with the record optimize, sweep and evaluate give

@@ -82,6 +82,11 @@ def run(args) -> int:
         if args.cost_model not in have:
             raise CodesignError(f"--cost-model {args.cost_model!r}: no cost model of that name is registered; "
                                 f"available: {', '.join(sorted(have)) or 'none'} (or 'auto')")
+    if args.calibration and args.cost_model not in (None, "analytical", "auto"):
+        # its knobs are the analytical model's: the run priced with the defaults of another, silently
+        # (fresh-user trial, session 39); the reverse, a file calibrating another model, is refused too
+        raise CodesignError(f"--calibration {args.calibration}: a calibration holds the analytical cost model's "
+                            f"knobs, and --cost-model {args.cost_model!r} does not read them; drop one of the two")
     schema, points = read_measured(args.measured, args.statistic)
     if args.out:  # checked before the (long) pricing, not when writing
         ensure_out_dir(args.out)
