@@ -406,9 +406,12 @@ def cost_model_name(spec: Spec, *, cost_model: str | None = None, pm=None) -> st
 
 
 def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=None) -> dict[str, str]:
-    """What priced ``spec``, for a report: ``{"name": registered name ("auto" resolved), "plugin":
-    "NAME (DIST VERSION)"}`` (a result is only as good as its cost model; pareto.json and
-    sweep_front.json did not say which one, even when ``auto`` picked a third party's).
+    """What priced ``spec``, for a report: ``{"name": registered name ("auto" resolved), "version":
+    the model's own (:attr:`~codesign.costmodel.CostModelInfo.version`, which changes with its
+    numbers), "plugin": "NAME (DIST VERSION)"}`` (a result is only as good as its cost model;
+    pareto.json and sweep_front.json did not say which one, even when ``auto`` picked a third
+    party's, and no report gave the model's version, which CostModelInfo promises: fresh-user
+    trial, session 39).
     ``cost_model``: the one a command line chose instead of ``deployment.cost_model``
     (``evaluate --cost-model``), or a name already resolved (``spec`` None: ``validate`` records
     the name each group of rows was priced with)."""
@@ -417,7 +420,8 @@ def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=No
     pm = pm or get_plugin_manager()
     name = cost_model_name(spec, cost_model=cost_model, pm=pm)
     info = pm.cost_models.get(name)
-    return {"name": name, "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
+    return {"name": name, "version": info.version if info is not None else "",
+            "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
 
 
 def deployment_record(spec: Spec, *, priced_by: str, chips: int) -> dict[str, Any]:

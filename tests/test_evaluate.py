@@ -263,12 +263,19 @@ def test_json_names_its_cost_model_as_optimize_and_sweep_do(cli):
     VERSION)"). It gives that record, for the spec's cost model and for --cost-model."""
     from importlib.metadata import version
 
+    from codesign.pluginmanager import get_plugin_manager
+
+    # and the model's own version, registered with it (CostModelInfo: "reported with every result";
+    # no report gave it: fresh-user trial, session 39)
+    models = get_plugin_manager().cost_models
     doc = _doc(cli, GB200)
-    assert doc["cost_model"] == {"name": "analytical", "plugin": f"analytical (codesign {version('codesign')})"}
+    assert doc["cost_model"] == {"name": "analytical", "version": models["analytical"].version,
+                                 "plugin": f"analytical (codesign {version('codesign')})"}
+    assert models["analytical"].version
     pytest.importorskip("codesign_roofline")
     rc, out, err = cli("evaluate", GB200, "--cost-model", "roofline", "--json")
     assert rc == 0, err
-    assert json.loads(out)["cost_model"] == {"name": "roofline",
+    assert json.loads(out)["cost_model"] == {"name": "roofline", "version": models["roofline"].version,
                                              "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
 
 

@@ -250,16 +250,21 @@ def test_validate_names_its_cost_model(shared_data, tmp_path, capsys):
 
     src = shared_data / "measured" / "inferencemax_public.csv"
     sub = _subset(src, tmp_path / "imx.csv", {"imx-00017"}, "point_id")  # B200 aggregated, C = 8
-    analytical = {"name": "analytical", "plugin": f"analytical (codesign {version('codesign')})"}
+    from codesign.pluginmanager import get_plugin_manager
+
+    models = get_plugin_manager().cost_models
+    analytical = {"name": "analytical", "version": models["analytical"].version,
+                  "plugin": f"analytical (codesign {version('codesign')})"}
     assert main(["validate", str(sub), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cost_model"] == analytical
     assert main(["validate", str(sub)]) == 0
     out = capsys.readouterr().out
-    assert f"priced by cost model 'analytical' (plugin {analytical['plugin']})" in out, out
+    assert f"priced by cost model 'analytical' {analytical['version']} (plugin {analytical['plugin']})" in out, out
     pytest.importorskip("codesign_roofline")
     assert main(["validate", str(sub), "--cost-model", "roofline", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cost_model"] == {
-        "name": "roofline", "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
+        "name": "roofline", "version": models["roofline"].version,
+        "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
 
 
 def test_cli_validate_with_a_calibration_file(shared_data, tmp_path, capsys):

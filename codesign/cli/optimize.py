@@ -107,7 +107,7 @@ def run(args) -> int:
                 con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
                           f"(reference: each metric at its best over {choices or 'its deployment'}).", highlight=False)
         cm = doc["cost_model"]
-        con.print(f"priced by cost model {cm['name']!r} (plugin {cm['plugin']}), power basis TDP", highlight=False)
+        con.print(f"priced by cost model {cm['name']!r} {cm['version']} (plugin {cm['plugin']}), power basis TDP", highlight=False)
         con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png, hypervolume.png and {len(doc['pareto'])} design(s) in {out}/designs/")
         con.print(f"storage: {doc['storage']}")
     return ExitCode.OK if doc["pareto"] else ExitCode.NO_RESULT
