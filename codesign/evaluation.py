@@ -453,7 +453,8 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
     Checks what the core relies on (the full contract, with monotonicity and roofline bounds, is
     :mod:`codesign.testing`): an :class:`Evaluation`; ``feasible`` of shape ``(n, c)``; every
     :data:`~codesign.costmodel.POINT_METRICS` key with shape ``(n, c)``; every
-    :data:`~codesign.costmodel.DESIGN_METRICS` key with shape ``(n,)``; no NaN, infinite or
+    :data:`~codesign.costmodel.DESIGN_METRICS` key with shape ``(n,)``, each an array (not a
+    list); no NaN, infinite or
     negative point metric on a point the model calls feasible; every
     :data:`~codesign.costmodel.DESIGN_METRICS` value a finite number ``>= 0`` on every design,
     feasible or not (:data:`~codesign.costmodel.NAN_DESIGN_METRICS`, ``area_mm2``, may also be NaN:
@@ -469,6 +470,15 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
     who = f"cost model {name!r} (plugin {plugin})"
     if not isinstance(ev, Evaluation):
         raise PluginBugError(f"{who} returned {type(ev).__name__}, expected codesign.Evaluation")
+    # arrays, not lists: the core indexes them as arrays (a list of lists was an internal TypeError
+    # naming no plugin: fresh-user trial, session 39)
+    fields = [("feasible", ev.feasible), ("concurrency", ev.concurrency),
+              *((f"point metric {k}", v) for k, v in ev.points.items()),
+              *((f"design metric {k}", v) for k, v in ev.design.items())]
+    for what, values in fields:
+        if not (hasattr(values, "shape") and hasattr(values, "dtype")):
+            raise PluginBugError(f"{who} returned {what} as {type(values).__name__}, expected an array "
+                                 "(numpy.ndarray)")
     f = np.asarray(ev.feasible)
     c = np.asarray(ev.concurrency)
     if f.ndim != 2 or f.dtype != bool:

@@ -438,6 +438,30 @@ def test_a_non_finite_design_metric_is_a_named_plugin_bug(tmp_path, key, value):
         evaluate(_spec(tmp_path, "odd"), pm=pm)
 
 
+@pytest.mark.parametrize("where", ["points", "design", "feasible"])
+def test_lists_instead_of_arrays_are_a_named_plugin_bug(tmp_path, monkeypatch, cli, where):
+    """A cost model that returned its metrics as Python lists was an internal TypeError naming no
+    plugin ("list indices must be integers or slices", fresh-user trial, session 39): the contract
+    asks for arrays, and the plugin is named, exit 3, in one line."""
+    import attrs
+
+    def listed(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        if where == "points":
+            return attrs.evolve(ev, points={**ev.points, "ttft_s": ev.points["ttft_s"].tolist()})
+        if where == "design":
+            return attrs.evolve(ev, design={**ev.design, "chips": ev.design["chips"].tolist()})
+        return attrs.evolve(ev, feasible=ev.feasible.tolist())
+
+    pm = _with("lister", listed)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "lister").path)
+    what = {"points": "point metric ttft_s", "design": "design metric chips", "feasible": "feasible"}[where]
+    assert rc == 3 and "Traceback" not in err, err
+    assert err.strip().splitlines()[0] == (f"internal error: cost model 'lister' (plugin lister-plugin (<in-process>)) returned {what} "
+                           "as list, expected an array (numpy.ndarray)"), err
+
+
 def test_area_not_modelled_may_be_nan(tmp_path):
     from codesign.evaluation import evaluate
 
