@@ -931,3 +931,15 @@ def test_an_output_directory_that_takes_no_file_is_refused_before_the_run(tmp_pa
         assert list(ro.iterdir()) == []
     finally:
         ro.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "optimize", "sweep", "validate", "calibrate"])
+def test_every_command_s_help_gives_the_exit_code_of_a_bug(command):
+    """The README gives exit 3 for a bug in codesign or a plugin (one ``internal error:`` line), and
+    the commands return it, but their --help listed every exit code but that one (fresh-user trial,
+    session 39)."""
+    from codesign.cli import build_parser
+    from codesign.errors import ExitCode
+
+    text = " ".join(build_parser()._subparsers._group_actions[0].choices[command].format_help().split())
+    assert f"{int(ExitCode.INTERNAL_ERROR)} a bug in codesign or a plugin" in text, text

@@ -8,9 +8,9 @@ import sys
 def register(sub) -> None:
     p = sub.add_parser("evaluate", help="price a spec's design over its concurrency sweep",
                        description="Evaluate the design a spec describes at every concurrency of "
-                                   "its workload and print the metrics (DESIGN.md names).",
+                                   "its workload and print the metrics (the README's Metrics names).",
                        epilog="Exit codes: 0 at least one feasible point; 1 no feasible point (the "
-                              "table or document still says why); 2 bad input; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
+                              "table or document still says why); 2 bad input; 3 a bug in codesign or a plugin (one internal error: line naming it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM)")
     p.add_argument("spec", help="spec TOML file")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="use this registered cost model instead of deployment.cost_model")

@@ -13,7 +13,7 @@ def register(sub) -> None:
     psub = p.add_subparsers(dest="study_command", metavar="ACTION")
     r = psub.add_parser("run", help="run a study and write report.md, figures and data.json",
                         description="Run every step of STUDY (optimisations resume from their journals) "
-                                    "and write a Markdown report with PNG figures and data.json into DIR.")
+                                    "and write a Markdown report with PNG figures and data.json into the --out directory.")
     r.add_argument("study", help="study TOML (e.g. studies/jalapeno.toml)")
     r.add_argument("--out", type=path_type, help="output directory (default: studies/<name>/ beside the study file)")
     r.add_argument("--quick", action="store_true", help="small budgets (tests, CI)")
