@@ -302,8 +302,9 @@ class Model:
     A model is MoE by ``moe_layers``: the experts' keys (``num_experts``, ``experts_per_token``,
     ``moe_intermediate_size``, ``num_shared_experts``, ``expert_bias``, ``router_bias``) on a
     model with no MoE layer are refused, not ignored; so are ``sliding_window`` without a
-    ``"sliding"`` layer and the ``linear_*`` keys without a ``"linear"`` one. GQA (``attention = "gqa"``) needs
-    ``num_attention_heads`` to be a multiple of ``num_kv_heads``; MLA does not read
+    ``"sliding"`` layer, the ``linear_*`` keys without a ``"linear"`` one and MLA's keys
+    (``q_lora_rank``, ``kv_lora_rank``, ``qk_*_head_dim``, ``v_head_dim``) under GQA. GQA
+    (``attention = "gqa"``) needs ``num_attention_heads`` to be a multiple of ``num_kv_heads``; MLA does not read
     ``num_kv_heads`` (the importer writes the query head count there).
     """
 
@@ -434,6 +435,19 @@ class Model:
                               f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
                               f"num_kv_heads ({self.num_kv_heads}): grouped-query attention shares each "
                               "key/value head among an equal group of query heads")
+        # MLA's keys under GQA were silently ignored: a model file with attention = "gqa" over an
+        # included DeepSeek-R1 was priced as GQA with 128 KV heads, 14x fewer tok/s per kW, and
+        # kv_lora_rank on gpt-oss passed (fresh-user trial, session 39)
+        mla_keys = [k for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+                    if getattr(self, k) is not None]
+        if self.attention == "gqa" and mla_keys:
+            listed = mla_keys[0] if len(mla_keys) == 1 else ", ".join(mla_keys[:-1]) + " and " + mla_keys[-1]
+            raise FieldsError((*mla_keys, "attention"),
+                              f"{listed} {'is' if len(mla_keys) == 1 else 'are'} set, but attention is \"gqa\", "
+                              f"which reads none of multi-head latent attention's keys, so "
+                              f"{'it would be' if len(mla_keys) == 1 else 'they would be'} ignored; set "
+                              f"attention = \"mla\" or drop {'it' if len(mla_keys) == 1 else 'them'} (a GQA "
+                              "variant of an MLA model is its own model file)")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
             raise FieldsError(("attention", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),
                               "MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")

@@ -89,6 +89,10 @@ CASES = {
     "adp_balance_in_decode_pool": ('[deployment.decode]\nchips = 8\nattention_dp_balance_timeout_iters = 60\n',
                                    "deployment.decode.attention_dp_balance_timeout_iters",
                                    "belongs in [deployment] (read only in aggregated serving with dp_attention > 1"),
+    # MLA's keys on a GQA model were ignored, silently (fresh-user trial, session 39)
+    "mla_key_on_a_gqa_model": ('[model]\nkv_lora_rank = 512\n', "model.kv_lora_rank",
+                               'kv_lora_rank is set, but attention is "gqa", which reads none of multi-head '
+                               'latent attention\'s keys'),
     "objective_key_in_search": ('[search]\nmetric = "min_tpot_s"\n', "search.metric",
                                 "belongs in [[search.objectives]] or [[search.constraints]]"),
     # both: a close name in the table, and the table the key itself belongs in
