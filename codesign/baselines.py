@@ -132,7 +132,8 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
     if not path.exists():
         have = ", ".join(sorted(baselines)) or "none registered"
         raise SpecError([(where, "search.reference",
-                          f"{name!r} is neither a registered baseline ({have}) nor a spec file")])
+                          f"{name!r} is neither a registered baseline ({have}) nor a spec file (no file "
+                          f"{path}: a relative path is read from the directory of the file that sets it)")])
     raw_ref, origins = load_raw(path)
     if "model" not in raw_ref or "workload" not in raw_ref:
         raw_ref, origins = _replace_hardware(spec_raw, raw_ref), _replaced_origins(spec_origins, origins)

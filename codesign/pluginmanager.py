@@ -278,7 +278,7 @@ class PluginManager:
             by_name[r.name] = keep
             self._fail(f"{hook_name}: {r.name!r} is registered by both plugin "
                        f"{self.plugin_label(p_first)} and plugin {self.plugin_label(p_r)}; "
-                       f"using {getattr(keep, 'plugin', '?')!r}'s and ignoring {drop!r}'s")
+                       f"using the one of plugin {getattr(keep, 'plugin', '?')!r} and ignoring the one of {drop!r}")
         return list(by_name.values())
 
     def _hook_failed(self, plugin: str, message: str, exc: BaseException | None) -> None:

@@ -311,7 +311,9 @@ def test_a_reference_that_names_nothing_is_refused_by_sweep_too(cli, tmp_path):
     spec.write_text(f'include = ["{GB200_EXAMPLE.as_posix()}"]\n'
                     + _HW_SEARCH.replace("[search]\n", '[search]\nreference = "nosuch.toml"\n'))
     for args in (("optimize", spec, "--out", tmp_path / "o"), ("sweep", spec, "--out", tmp_path / "p", "--points", "10")):
-        _refused(cli(*args), "s.toml: search.reference: 'nosuch.toml' is neither a registered baseline")
+        # and says which file it looked for (a relative path is read beside the file that sets it)
+        _refused(cli(*args), "s.toml: search.reference: 'nosuch.toml' is neither a registered baseline",
+                 f"no file {tmp_path / 'nosuch.toml'}")
 
 
 def test_a_partial_chip_energy_is_warned_about(cli, tmp_path):
