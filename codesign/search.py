@@ -2570,13 +2570,20 @@ def _work(ctx: _Context, quota: int | None, total: int | None, progress=None) ->
                     # same design gave the same values; the copy told first stands, this one is dropped
                     continue
                 new += 1
-        except KeyboardInterrupt:
+        except BaseException as exc:
             # Ctrl-C or SIGTERM mid-batch: this batch's untold trials are failed (and enqueued
             # designs enqueued again) now, not left RUNNING for good in a shared storage, where no
-            # later run can tell them from another worker's (fresh-user trial of session 16)
+            # later run can tell them from another worker's (fresh-user trial of session 16). A
+            # cost model raising on the batch likewise: its trials were left RUNNING, in a database
+            # storage until their heartbeat went stale. The trials told before stay complete
             mine = {t.number for t in asked}
-            _give_back(study, [u for u in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
-                               if u.number in mine])
+            try:
+                _give_back(study, [u for u in study.get_trials(deepcopy=False,
+                                                               states=(optuna.trial.TrialState.RUNNING,))
+                                   if u.number in mine])
+            except Exception:  # noqa: BLE001 - the storage failing too: the first error is the one to report
+                if isinstance(exc, KeyboardInterrupt):
+                    raise
             raise
         if progress:
             progress(new)
@@ -2727,7 +2734,9 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     except BaseException:
         # refused before any trial ran (the cost model refused the spec, say, or the output
         # directory holds another study): leave no new journal (or SQLite database) behind, or the
-        # corrected spec would clash with its recorded spec, and no directory this call created
+        # corrected spec would clash with its recorded spec, and no directory this call created.
+        # The seed sweep runs here too, outside Optuna: a cost model raising (or Ctrl-C) in its
+        # local search loses no trial, the study holds none before its seeds are enqueued
         if fresh:
             try:
                 file.unlink(missing_ok=True)
@@ -2743,12 +2752,33 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     todo = max(total - done, 0)
     if progress:
         progress(done, total)
-    if workers <= 1 or todo == 0:
-        new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None)
-        return _result(ctx, new)
-    new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
-                         poll=(lambda k: progress(done + k, total)) if progress else None)
+    try:
+        if workers <= 1 or todo == 0:
+            new = _work(ctx, todo, None, progress=(lambda k: progress(done + k, total)) if progress else None)
+        else:
+            new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
+                                 poll=(lambda k: progress(done + k, total)) if progress else None)
+    except Exception as exc:
+        # a cost model raising once trials are stored (in the refinement between batches, say) is
+        # no refused input: its study is kept, and the error says so and how to resume, as an
+        # interrupt's line does (a plugin's error said nothing of the trials kept: fresh-user trial)
+        _note_kept(ctx, exc)
+        raise
     return _result(ctx, new)
+
+
+def _note_kept(ctx: _Context, exc: BaseException) -> None:
+    """Set ``exc.study_kept`` (the CLI prints it below the error) to ``completed trials are kept in
+    the study storage (N in WHERE); rerun to resume`` when ``ctx``'s study holds completed trials.
+    Nothing when it holds none, or when the storage cannot be read (the error may be the storage's)."""
+    import optuna
+
+    try:
+        n = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+        if n:
+            exc.study_kept = f"completed trials are kept in the study storage ({n} in {ctx.storage}); rerun to resume"
+    except Exception:  # noqa: BLE001 - a note, never a second error
+        pass
 
 
 def _resuming(ctx: _Context, total: int, note=None) -> int:

@@ -741,3 +741,96 @@ def test_the_table_says_which_way_is_better_the_hypervolume_and_the_parameters_w
     assert "×ref ↑" in text and "×ref ↓" in text, text  # tok/s per kW up, latency down
     assert "hypervolume 7.5 after 200 trials" in text, text
     assert "not shown: memory.hbm.capacity (searched over a list of choices" in text, text
+
+
+@pytest.mark.parametrize("where", ["refinement", "batch"])
+def test_a_cost_model_raising_after_the_first_batch_keeps_the_trials_and_the_rerun_resumes(cli, tmp_path, monkeypatch,
+                                                                                           where):
+    """A cost model that raises on its Nth call, here in the first refinement of the study's front
+    (after the first batch) or in the second batch, ends the run as its bug (exit 3, one line
+    naming model and plugin); the trials already told stay in the study, none is left RUNNING (the
+    second batch's were: failed now, as an interrupt's are), the error says they are kept and how
+    to resume, and a rerun with a working model resumes from them. Fresh-user trial: a third-party
+    plugin raising on its 60th call (in the seed sweep's local search, before any trial: its new
+    output directory is removed, as for a refused spec) took that for lost trials, and the error
+    of one raising later said nothing of the trials kept."""
+    import optuna
+
+    import codesign.search as S
+    from codesign.search import open_storage
+    from codesign_analytical.model import AnalyticalModel
+
+    real, refill = AnalyticalModel.evaluate, S._refill
+    seen = {"refill": False}
+
+    def evaluate(self, *a, **k):
+        if seen["refill"]:
+            raise ZeroDivisionError("the toy model's bug")
+        return real(self, *a, **k)
+
+    def refilling(*a, **k):
+        # the first refinement of the study's front, after the first batch (or the batch after it)
+        seen["refill"] = where == "refinement"
+        got = refill(*a, **k)
+        seen["refill"] = True
+        return got
+
+    monkeypatch.setattr(AnalyticalModel, "evaluate", evaluate)
+    monkeypatch.setattr(S, "_refill", refilling)
+    spec = tmp_path / "r.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nseed_sweep = 64\ngradient_seeds = 0\n'
+                    'batch_size = 8\n')
+    out = tmp_path / "o"
+    rc, _, err = cli("optimize", spec, "--trials", "24", "--out", out)
+    assert rc == 3 and "Traceback" not in err and "trial(s) interrupted mid-batch" not in err, err
+    lines = err.strip().splitlines()
+    [bug] = [l for l in lines if l.startswith("internal error: ")]
+    assert bug.startswith("internal error: cost model 'analytical' (plugin analytical ") and \
+        bug.endswith("raised ZeroDivisionError: the toy model's bug"), bug
+    assert lines[-1] == f"completed trials are kept in the study storage (8 in {out / 'study.journal'}); rerun to resume", err
+    store, _ = open_storage(str(out / "study.journal"), None)
+    states = [t.state.name for t in optuna.load_study(study_name=None, storage=store).get_trials(deepcopy=False)]
+    assert states.count("COMPLETE") == 8 and "RUNNING" not in states, states
+    assert states.count("FAIL") == (8 if where == "batch" else 0), states  # the batch it raised on
+
+    monkeypatch.setattr(AnalyticalModel, "evaluate", real)  # the plugin fixed
+    rc, stdout, err = cli("optimize", spec, "--trials", "24", "--out", out, "--json")
+    assert rc == 0 and "interrupted mid-batch" not in err, err  # no trial left RUNNING to clean up
+    assert f"resuming: 8 completed trials in {out / 'study.journal'}" in err, err
+    doc = json.loads(stdout)
+    assert doc["trials"] == 24 and doc["new_trials"] == 16, (doc["trials"], doc["new_trials"])
+
+
+def test_a_cost_model_raising_in_the_seed_sweep_leaves_no_study_and_the_rerun_starts_it(cli, tmp_path, monkeypatch):
+    """Before the first trial (the seed sweep's local search runs outside Optuna) a cost model's
+    error loses no trial: the new output directory is removed as for a refused spec, the error
+    claims no kept trials, and a rerun starts the study."""
+    import codesign.search as S
+    from codesign_analytical.model import AnalyticalModel
+
+    real, sweep = AnalyticalModel.evaluate, S.sweep_seeds
+    calls = []
+
+    def evaluate(self, *a, **k):
+        if calls:
+            calls.append(1)
+            if len(calls) == 3:  # the sweep of 64 designs (one call), then its local search
+                raise ZeroDivisionError("the toy model's bug")
+        return real(self, *a, **k)
+
+    def sweeping(*a, **k):
+        calls.append(0)
+        return sweep(*a, **k)
+
+    monkeypatch.setattr(AnalyticalModel, "evaluate", evaluate)
+    monkeypatch.setattr(S, "sweep_seeds", sweeping)
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nseed_sweep = 64\ngradient_seeds = 0\n'
+                    'batch_size = 8\n')
+    out = tmp_path / "o"
+    rc, _, err = cli("optimize", spec, "--trials", "8", "--out", out)
+    assert rc == 3 and "raised ZeroDivisionError: the toy model's bug" in err and "kept" not in err, err
+    assert not out.exists()
+    monkeypatch.setattr(AnalyticalModel, "evaluate", real)
+    rc, _, err = cli("optimize", spec, "--trials", "8", "--out", out)
+    assert rc == 0 and "resuming" not in err, err

@@ -87,13 +87,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:  # the traceback, then the same line and exit code as without --debug
             _print_traceback()
         rerun = "" if args.debug else f"; rerun with `codesign --debug {args.command} ...` for the traceback"
-        print(f"internal error: {exc}\n{exc.hint}{rerun} and report it.", file=sys.stderr)
+        print(f"internal error: {exc}\n{exc.hint}{rerun} and report it.{_kept(exc)}", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {exc}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     except CodesignError as exc:
         if args.debug:  # the traceback, then the same line and exit code as without --debug
             _print_traceback()
-        print("\n".join(f"error: {line}" for line in str(exc).splitlines()), file=sys.stderr)
+        print("\n".join(f"error: {line}" for line in str(exc).splitlines()) + _kept(exc), file=sys.stderr)
         _json_error(getattr(args, "json", False), str(exc), ExitCode.USAGE_ERROR)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         msg = f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})"
         rerun = "" if args.debug else f"rerun with `codesign --debug {args.command} ...` for the traceback and "
         print(f"internal error: {msg}\nThis is a bug in codesign or a plugin, not in your input; "
-              f"{rerun}report it.", file=sys.stderr)
+              f"{rerun}report it.{_kept(exc)}", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     finally:
@@ -150,6 +150,13 @@ def _print_traceback() -> None:
     import traceback
 
     traceback.print_exc(file=sys.stderr)
+
+
+def _kept(exc: BaseException) -> str:
+    """The line a search that failed after storing trials adds below its error (``\\n`` first):
+    that its completed trials are kept and how to resume (``search._note_kept``); "" otherwise."""
+    note = getattr(exc, "study_kept", None)
+    return f"\n{note}" if note else ""
 
 
 def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
