@@ -76,8 +76,12 @@ SLO_METRICS = dict(POINT_METRICS)
 #: How the reason of a design that misses its SLOs at every concurrency point begins.
 SLO_MISS = "no concurrency point meets the SLOs"
 
-#: Unit kind (codesign.units.KINDS) of a metric's SI value, and the factor from SI to the metric's unit.
-_METRIC_KIND = {"_s": ("s", 1.0), "_w": ("W", 1.0), "area_mm2": ("m^2", 1e6)}
+#: Unit kind (codesign.units.KINDS) of a metric's SI value, and the factor from SI to the metric's
+#: unit, by the end of the metric's name. A constraint bound on such a metric is a quantity with its
+#: unit ("2 s", "700 W"); a bare number is refused, as everywhere else in a spec (``max = 2`` on
+#: ``ttft_s`` was read as 2 s, and ``max = 50`` meant as a TPOT in ms as 50 s: fresh-user trial).
+#: Counts and rates (tok/s/kW, requests, dB, ...) are bounded by bare numbers in their unit.
+_METRIC_KIND = {"_s": ("s", 1.0), "_w": ("W", 1.0), "area_mm2": ("m^2", 1e6), "_j_per_token": ("J", 1.0)}
 
 
 @frozen
@@ -174,6 +178,11 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
     for i, o in enumerate(s.objectives):
         if why := metric_problem(o.metric) or unmodelled_metric_problem(spec, o.metric):
             problems.append((spec.path, f"search.objectives.{i}.metric", why))
+        elif (j := next((j for j, (m, _) in enumerate(objectives) if m == o.metric), None)) is not None:
+            # a metric maximised and minimised, or the same objective twice, was searched silently
+            problems.append((spec.origin_of("search", "objectives"), f"search.objectives.{i}.metric",
+                             f"{o.metric!r} is already search.objectives.{j} ({s.objectives[j].direction}); "
+                             "give each metric one objective"))
         objectives.append((o.metric, o.direction))
     if not objectives:
         problems.append((spec.path, "search.objectives", "declare at least one objective"))
@@ -602,13 +611,13 @@ def _without_got(msg: str) -> str:
 
 
 def _metric_value(metric: str, raw) -> float:
-    """A constraint bound in the metric's own unit (``"700 W"`` for ``peak_power_w`` → 700)."""
+    """A constraint bound in the metric's own unit (``"700 W"`` for ``peak_power_w`` → 700). A
+    metric of a physical unit (:data:`_METRIC_KIND`) takes a quantity with its unit and refuses a
+    bare number (:func:`codesign.units.parse_quantity`); any other a bare number."""
     for suffix, (kind, scale) in _METRIC_KIND.items():
         if metric.endswith(suffix):
-            if isinstance(raw, str):
-                # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
-                return float(f"{parse_quantity(raw, kind) * scale:.15g}")
-            break
+            # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
+            return float(f"{parse_quantity(raw, kind) * scale:.15g}")
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
         raise ValueError(f"expected a number in the metric's unit (got {format_value(raw)})")
     return float(raw)

@@ -590,6 +590,70 @@ def test_a_constraint_bound_reads_as_written():
     assert _metric_value("peak_power_w", "0.7 kW") == 700.0
 
 
+@pytest.mark.parametrize("metric,bare,expected", [
+    ("ttft_s", "2", "a time with a unit, e.g. '2 us'"), ("tpot_s", "50", "a time with a unit, e.g. '2 us'"),
+    ("peak_power_w", "700", "a power with a unit, e.g. '700 W'"),
+    ("area_mm2", "1716", "an area with a unit, e.g. '800 mm**2'"),
+    ("energy_j_per_token", "0.5", "an energy with a unit, e.g. '1 J'")])
+def test_a_bare_bound_on_a_physical_metric_is_refused(cli, tmp_path, metric, bare, expected):
+    """A bare number bounding a metric of a physical unit was read in SI units (fresh-user trial:
+    ``max = 2`` on ttft_s ran, pareto.json recorded 2 s; ``max = 50`` meant as a TPOT in ms was
+    50 s), where every other spec quantity refuses one (chip.tdp = 700, [workload.slo] ttft = 2).
+    It is refused as those are: exit 2, one line naming the file, the key and the unit wanted."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\nmax = {bare}\n')
+    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
+                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, err
+        assert err.strip() == (f"error: {spec}: search.constraints.0.max: expected {expected} "
+                               f"(got the bare number {bare})"), err
+        assert not (tmp_path / "o" / "pareto.json").exists() and not (tmp_path / "w").exists()
+
+
+def test_bounds_with_units_and_bare_bounds_of_counts_and_rates_are_read(cli, tmp_path):
+    """Bounds with their unit on time, power, area and energy metrics, and bare numbers on metrics
+    that are counts or rates (tok/s/kW, requests, dB), are read as written and the search runs."""
+    _, space = _space(BASE + '[[search.constraints]]\nmetric = "ttft_s"\nmax = "2 s"\n'
+                      '[[search.constraints]]\nmetric = "tpot_s"\nmax = "50 ms"\n'
+                      '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "0.7 kW"\n'
+                      '[[search.constraints]]\nmetric = "area_mm2"\nmax = "1716 mm^2"\n'
+                      '[[search.constraints]]\nmetric = "energy_j_per_token"\nmax = "500 mJ"\n'
+                      '[[search.constraints]]\nmetric = "peak_mixed_tok_s_per_kw"\nmin = 100\n'
+                      '[[search.constraints]]\nmetric = "max_concurrency"\nmin = 1\n'
+                      '[[search.constraints]]\nmetric = "weights_sqnr_db"\nmin = 10.5\n', tmp_path)
+    assert [c.describe() for c in space.constraints] == [
+        "ttft_s <= 2 s", "tpot_s <= 0.05 s", "peak_power_w <= 700 W", "area_mm2 <= 1716 mm^2",
+        "energy_j_per_token <= 0.5 J/tok", "peak_mixed_tok_s_per_kw >= 100 tok/s/kW",
+        "max_concurrency >= 1 requests", "weights_sqnr_db >= 10.5 dB"]
+    spec = tmp_path / "run.toml"
+    spec.write_text(BASE + '[[search.constraints]]\nmetric = "ttft_s"\nmax = "20 s"\n'
+                    '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 W"\n'
+                    '[[search.constraints]]\nmetric = "area_mm2"\nmax = "1716 mm**2"\n'
+                    '[[search.constraints]]\nmetric = "max_concurrency"\nmin = 1\n')
+    rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "w", "--json")
+    assert rc == 0, err
+    assert [{k: v for k, v in c.items() if k != "name"} for c in json.loads(out)["constraints"]] == [
+        {"metric": "ttft_s", "max": 20.0}, {"metric": "peak_power_w", "max": 700.0},
+        {"metric": "area_mm2", "max": 1716.0}, {"metric": "max_concurrency", "min": 1.0}]
+
+
+@pytest.mark.parametrize("second", ["minimize", "maximize"])
+def test_two_objectives_on_one_metric_are_refused(cli, tmp_path, second):
+    """Maximising and minimising one metric, or giving the same objective twice, was searched
+    silently (fresh-user trial). It is refused: exit 2, the file and the repeated objective's key."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE + '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                    f'[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "{second}"\n')
+    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
+                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, err
+        assert err.strip() == (f"error: {spec}: search.objectives.1.metric: 'peak_mixed_tok_s_per_kw' is "
+                               "already search.objectives.0 (maximize); give each metric one objective"), err
+        assert not (tmp_path / "o" / "pareto.json").exists() and not (tmp_path / "w").exists()
+
+
 def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
     """search.reference is read after the space is built; a bad one is reported in the same run
     as a bad [search.params] bound, not after that bound is fixed."""
@@ -669,7 +733,7 @@ def test_a_hardware_search_without_a_power_or_area_bound_is_warned(cli, tmp_path
     sweep_front.json's warnings; it still runs. The flagship itself bounds both: no warning."""
     spec = tmp_path / "ttft.toml"
     spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n'
-                    '[[search.constraints]]\nmetric = "min_ttft_s"\nmax = 2\n')
+                    '[[search.constraints]]\nmetric = "min_ttft_s"\nmax = "2 s"\n')
     rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "o", "--json")
     assert rc == 0, err
     warned = [l for l in err.splitlines() if l.startswith("warning: ")]
