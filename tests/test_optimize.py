@@ -743,6 +743,14 @@ def test_the_table_says_which_way_is_better_the_hypervolume_and_the_parameters_w
     assert "not shown: memory.hbm.capacity (searched over a list of choices" in text, text
 
 
+def _small_flagship(tmp_path, name):
+    """The flagship search with a 64-design seed sweep, no gradient seeds and batches of 8."""
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nseed_sweep = 64\ngradient_seeds = 0\n'
+                    'batch_size = 8\n')
+    return spec
+
+
 @pytest.mark.parametrize("where", ["refinement", "batch"])
 def test_a_cost_model_raising_after_the_first_batch_keeps_the_trials_and_the_rerun_resumes(cli, tmp_path, monkeypatch,
                                                                                            where):
@@ -777,9 +785,7 @@ def test_a_cost_model_raising_after_the_first_batch_keeps_the_trials_and_the_rer
 
     monkeypatch.setattr(AnalyticalModel, "evaluate", evaluate)
     monkeypatch.setattr(S, "_refill", refilling)
-    spec = tmp_path / "r.toml"
-    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nseed_sweep = 64\ngradient_seeds = 0\n'
-                    'batch_size = 8\n')
+    spec = _small_flagship(tmp_path, "r")
     out = tmp_path / "o"
     rc, _, err = cli("optimize", spec, "--trials", "24", "--out", out)
     assert rc == 3 and "Traceback" not in err and "trial(s) interrupted mid-batch" not in err, err
@@ -824,9 +830,7 @@ def test_a_cost_model_raising_in_the_seed_sweep_leaves_no_study_and_the_rerun_st
 
     monkeypatch.setattr(AnalyticalModel, "evaluate", evaluate)
     monkeypatch.setattr(S, "sweep_seeds", sweeping)
-    spec = tmp_path / "s.toml"
-    spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n[search]\nseed_sweep = 64\ngradient_seeds = 0\n'
-                    'batch_size = 8\n')
+    spec = _small_flagship(tmp_path, "s")
     out = tmp_path / "o"
     rc, _, err = cli("optimize", spec, "--trials", "8", "--out", out)
     assert rc == 3 and "raised ZeroDivisionError: the toy model's bug" in err and "kept" not in err, err
