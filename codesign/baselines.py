@@ -185,7 +185,9 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
         unlike.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own model, {ref.model.name!r}, "
                    f"not this spec's {spec.model.name!r}" + ("" if ref.model.name != spec.model.name
                                                              else " (the same name, other values)"))
-    a, b = attrs.evolve(ref.workload, name=""), attrs.evolve(spec.workload, name="")
+    # not its SLO: the search holds the reference to this spec's SLOs, as it holds the designs
+    # (codesign.search.reference_envelope), whatever the reference file's own [workload.slo]
+    a, b = attrs.evolve(ref.workload, name="", slo=None), attrs.evolve(spec.workload, name="", slo=None)
     if a != b:
         diff = [f"{f.name} {_shown(getattr(a, f.name))} (this spec {_shown(getattr(b, f.name))})"
                 for f in attrs.fields(type(a)) if getattr(a, f.name) != getattr(b, f.name)]

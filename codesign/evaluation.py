@@ -428,7 +428,8 @@ def deployment_record(spec: Spec, *, priced_by: str, chips: int) -> dict[str, An
     """The deployment that priced ``spec``, for a report: its ``[deployment]`` keys by their TOML
     names (the spec converter's unstructured ``Deployment``, pools as tables), with ``cost_model``
     the registered name ``priced_by`` that priced it (``"auto"`` or ``--cost-model`` resolved),
-    ``moe_weights_format`` as priced (``weights_format`` when unset) and ``chips`` the design's
+    ``moe_weights_format`` as priced (``weights_format`` when unset; left out for a dense model,
+    which has no experts to read it) and ``chips`` the design's
     (both pools' in disaggregated serving). A key nothing reads under this deployment
     (:func:`~codesign.spec.unread_key_problem`: the pools of aggregated serving, the top-level
     ``tp``/``ep``/``dp_attention`` of disaggregated serving, ``acceptance_rate`` without draft
@@ -442,7 +443,11 @@ def deployment_record(spec: Spec, *, priced_by: str, chips: int) -> dict[str, An
     out: dict[str, Any] = {"cost_model": priced_by, "mode": d.mode, "chips": chips}
     out.update((k, v) for k, v in raw.items()
                if k not in out and not unread_key_problem(d, f"deployment.{k}"))
-    out["moe_weights_format"] = d.moe_weights_format or d.weights_format
+    # the experts' format is read only where a layer is MoE (a dense Llama listed nvfp4: trial 39)
+    if any(spec.model.moe_layers):
+        out["moe_weights_format"] = d.moe_weights_format or d.weights_format
+    else:
+        out.pop("moe_weights_format", None)
     return out
 
 

@@ -13,6 +13,13 @@ SHARED = Path(_env) if _env else REPO.parent / "shared" / "data"
 SPECS = REPO / "specs"
 
 
+def peak_point(points):
+    """The point (a JSON point of ``evaluate --json``) a peak tok/s per kW is reached at, as the
+    README defines it: the lowest concurrency within 0.01% of the highest ``mixed_tok_s_per_kw``."""
+    top = max(p["mixed_tok_s_per_kw"] for p in points)
+    return min((p for p in points if p["mixed_tok_s_per_kw"] >= top * (1 - 1e-4)), key=lambda p: p["concurrency"])
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_code():
     """Drop JAX's compiled executables after each test module. Each XLA CPU executable maps its

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SPECS
+from conftest import SPECS, peak_point
 
 FLAGSHIP = SPECS / "jalapeno-gpt-oss-120b.toml"
 pytestmark = pytest.mark.slow
@@ -529,15 +529,32 @@ def test_each_design_s_peak_is_reported_at_its_operating_point(cli, tmp_path):
         rc, ev_out, err = cli("evaluate", d["design_file"], "--json")
         assert rc == 0, err
         points = [p for p in json.loads(ev_out)["points"] if p["feasible"]]
-        top = max(points, key=lambda p: p["mixed_tok_s_per_kw"])
+        top = peak_point(points)
         assert m["peak_concurrency"] == top["concurrency"] and isinstance(m["peak_concurrency"], int)
         assert m["ttft_at_peak_s"] == pytest.approx(top["ttft_s"], rel=1e-5)
         assert m["tpot_at_peak_s"] == pytest.approx(top["tpot_s"], rel=1e-5)
-        assert m["peak_mixed_tok_s_per_kw"] == pytest.approx(top["mixed_tok_s_per_kw"], rel=1e-5)
+        assert m["peak_mixed_tok_s_per_kw"] == pytest.approx(max(p["mixed_tok_s_per_kw"] for p in points), rel=1e-5)
     assert "peak_concurrency" in doc["reference"]["metrics"]
     # and the terminal table shows where the peak is reached
     rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
     assert rc == 0 and "peak at" in out and "TTFT at" in out, out + err
+
+
+def test_the_reference_is_held_to_the_search_s_slo(cli, tmp_path):
+    """A search's SLO (a point-metric bound) holds the reference as it holds the designs: the
+    reference was priced without it, its peak at a TTFT of 25-38 s against designs held to 2 s, and
+    the ×ref ratios compared the two (fresh-user trial, session 39). Expected: the reference file's
+    own evaluate sweep, best tok/s per kW over its points with TTFT <= 200 ms."""
+    spec = _hbm_search(tmp_path, "slo", '[[search.constraints]]\nmetric = "ttft_s"\nmax = "200 ms"\n')
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    ref = json.loads(out)["reference"]["metrics"]
+    rc, ev_out, err = cli("evaluate", GB200, "--json")
+    assert rc == 0, err
+    ok = [p for p in json.loads(ev_out)["points"] if p["feasible"] and p["ttft_s"] <= 0.2]
+    assert ok and len(ok) < len(json.loads(ev_out)["points"])  # the bound drops some points
+    assert ref["peak_mixed_tok_s_per_kw"] == pytest.approx(max(p["mixed_tok_s_per_kw"] for p in ok), rel=1e-5)
+    assert ref["peak_concurrency"] == peak_point(ok)["concurrency"] and ref["ttft_at_peak_s"] <= 0.2
 
 
 def test_pareto_csv_has_the_same_columns_whatever_the_search_found(cli, tmp_path):

@@ -469,9 +469,12 @@ def test_the_peak_s_operating_point_is_the_feasible_point_of_the_peak():
     kw = np.asarray([[10.0, 30.0, 20.0],     # peak at 8, inside the sweep
                      [11.0, 22.0, 44.0],     # its highest point (64) is infeasible: peak at 8
                      [12.0, 12.0, 5.0],      # a tie at 1 and 8: the first, concurrency 1
-                     [1.0, 2.0, 3.0]])       # no feasible point
-    feasible = np.asarray([[True, True, True], [True, True, False], [True, True, True], [False, False, False]])
-    ttft = np.asarray([[0.1, 0.2, 9.0], [0.1, 0.3, 8.0], [0.4, 0.5, 0.6], [1.0, 1.0, 1.0]])
+                     [1.0, 2.0, 3.0],        # no feasible point
+                     # a plateau whose last digit wobbles (float32): its start, within 0.01%
+                     [58202.312, 58202.316, 58202.312]])
+    feasible = np.asarray([[True, True, True], [True, True, False], [True, True, True], [False, False, False],
+                           [True, True, True]])
+    ttft = np.asarray([[0.1, 0.2, 9.0], [0.1, 0.3, 8.0], [0.4, 0.5, 0.6], [1.0, 1.0, 1.0], [13.0, 40.0, 91.0]])
     tpot = ttft / 100.0
     ev = Evaluation(concurrency=conc, points={"tpot_s": tpot, "mixed_tok_s_per_kw": kw, "mixed_tok_s_per_chip": kw,
                                               "e2e_latency_s": ttft, "ttft_s": ttft}, feasible=feasible)
@@ -480,6 +483,7 @@ def test_the_peak_s_operating_point_is_the_feasible_point_of_the_peak():
     assert got["ttft_at_peak_s"][:3].tolist() == [0.2, 0.3, 0.4]
     assert got["tpot_at_peak_s"][:3].tolist() == [0.002, 0.003, 0.004]
     assert all(np.isnan(v[3]) for v in got.values())
+    assert (got["peak_concurrency"][4], got["ttft_at_peak_s"][4]) == (1.0, 13.0)
     # the peak's value is the one at that point
     assert ev.summary()["peak_mixed_tok_s_per_kw"][:3].tolist() == [30.0, 22.0, 12.0]
 
