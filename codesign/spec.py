@@ -290,6 +290,14 @@ LINEAR_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_hea
                "linear_value_head_dim", "linear_conv_kernel_dim")
 
 
+def _set_keys(keys: list[str]):
+    """``("a is set" or "a, b and c are set", pick)``, ``pick(singular, plural)`` choosing the word
+    that agrees with them: the start of a refusal of keys nothing reads (:class:`Model`)."""
+    one = len(keys) == 1
+    listed = keys[0] if one else ", ".join(keys[:-1]) + " and " + keys[-1]
+    return f"{listed} {'is' if one else 'are'} set", (lambda singular, plural: singular if one else plural)
+
+
 @frozen(kw_only=True)
 class Model:
     """The architecture a cost model needs, usually imported from a Hugging Face ``config.json``.
@@ -392,13 +400,13 @@ class Model:
                   if v is not None and kind not in self.layer_types]
         if unused:
             kinds = sorted({"sliding" if k == "sliding_window" else "linear" for k in unused})
-            listed = unused[0] if len(unused) == 1 else ", ".join(unused[:-1]) + " and " + unused[-1]
+            said, pick = _set_keys(unused)
             raise FieldsError((*unused, "layer_types"),
-                              f"{listed} {'is' if len(unused) == 1 else 'are'} set, but layer_types has no "
+                              f"{said}, but layer_types has no "
                               f"{' or '.join(repr(k) for k in kinds)} layer, so "
-                              f"{'it would be' if len(unused) == 1 else 'they would be'} ignored; list each "
+                              f"{pick('it would be', 'they would be')} ignored; list each "
                               "layer's token mixer in layer_types (\"full\", \"sliding\" or \"linear\") "
-                              f"or drop {'it' if len(unused) == 1 else 'them'}")
+                              f"or drop {pick('it', 'them')}")
         dsa = (self.index_topk, self.index_n_heads, self.index_head_dim)
         if any(v is not None for v in dsa) and None in dsa:
             raise FieldsError(("index_topk", "index_n_heads", "index_head_dim"),
@@ -415,12 +423,12 @@ class Model:
                                    ("expert_bias", self.expert_bias or None), ("router_bias", self.router_bias or None))
                     if v is not None]
         if moe_keys and not any(self.moe_layers):
-            listed = moe_keys[0] if len(moe_keys) == 1 else ", ".join(moe_keys[:-1]) + " and " + moe_keys[-1]
+            said, pick = _set_keys(moe_keys)
             raise FieldsError((*moe_keys, "moe_layers"),
-                              f"{listed} {'is' if len(moe_keys) == 1 else 'are'} set, but no layer is MoE "
+                              f"{said}, but no layer is MoE "
                               "(moe_layers has no true entry), so a "
                               "dense model would be priced; list each layer's FFN in moe_layers (true for MoE) "
-                              f"or drop {'it' if len(moe_keys) == 1 else 'them'}")
+                              f"or drop {pick('it', 'them')}")
         if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
             raise FieldsError(("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size"),
                               "MoE layers need num_experts, experts_per_token and moe_intermediate_size")
@@ -441,12 +449,12 @@ class Model:
         mla_keys = [k for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
                     if getattr(self, k) is not None]
         if self.attention == "gqa" and mla_keys:
-            listed = mla_keys[0] if len(mla_keys) == 1 else ", ".join(mla_keys[:-1]) + " and " + mla_keys[-1]
+            said, pick = _set_keys(mla_keys)
             raise FieldsError((*mla_keys, "attention"),
-                              f"{listed} {'is' if len(mla_keys) == 1 else 'are'} set, but attention is \"gqa\", "
+                              f"{said}, but attention is \"gqa\", "
                               f"which reads none of multi-head latent attention's keys, so "
-                              f"{'it would be' if len(mla_keys) == 1 else 'they would be'} ignored; set "
-                              f"attention = \"mla\" or drop {'it' if len(mla_keys) == 1 else 'them'} (a GQA "
+                              f"{pick('it would be', 'they would be')} ignored; set "
+                              f"attention = \"mla\" or drop {pick('it', 'them')} (a GQA "
                               "variant of an MLA model is its own model file)")
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
             raise FieldsError(("attention", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),

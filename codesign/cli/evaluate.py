@@ -43,7 +43,7 @@ def run(args) -> int:
         doc = {
             "schema_version": SCHEMA_VERSION,
             "spec": args.spec,
-            # the record optimize and sweep give: {"name", "plugin"}
+            # the record optimize and sweep give: {"name", "version", "plugin"}
             "cost_model": priced_by,
             # the [deployment] priced, by its TOML keys, without the ones nothing reads (as the title)
             "deployment": deployment_record(spec, priced_by=priced_by["name"], chips=design["chips"]),
@@ -197,9 +197,9 @@ def _print_table(spec, ev, summary, design, meets=None):
     if bounds:
         con.print(f"SLO ([workload.slo]): {_describe_slo(bounds)}; the figures below are over the points that meet it"
                   + ("" if meets.any() or not ev.feasible[0].any() else ": none does"), highlight=False, markup=False)
-    at = summary["peak_concurrency"]
-    at = (f" at {at:,} users (TTFT {_fmt(summary['ttft_at_peak_s'], 1e3, unit='ms')}, "
-          f"TPOT {_fmt(summary['tpot_at_peak_s'], 1e3, unit='ms')})" if isinstance(at, int) else "")
+    users = summary["peak_concurrency"]  # an int, or NaN without a feasible point
+    at = (f" at {users:,} users (TTFT {_fmt(summary['ttft_at_peak_s'], 1e3, unit='ms')}, "
+          f"TPOT {_fmt(summary['tpot_at_peak_s'], 1e3, unit='ms')})" if isinstance(users, int) else "")
     con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}{at}")
     con.print(f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
