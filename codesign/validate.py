@@ -22,6 +22,10 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     prefill_attention_dp_size`` GPUs and decode pool likewise; ``decode_batch_size`` is per
     attention-DP rank of one decode worker (``decode_batch_size × decode_num_workers ×
     decode_attention_dp_size == concurrency``); the modelled concurrency is the measured one.
+    ``decode_batch_size`` is that share of the users, not the engine's ``max_batch_size``: a
+    Dynamo + TensorRT-LLM row takes the decode batch limit of the InferenceX item that ran its pools
+    at its concurrency (a warning names it), else the power-of-two rule of the InferenceMAX rows
+    (:func:`_aic_recipe_settings`).
   - ``gemm_quant_mode``/``moe_quant_mode`` → ``weights_format``/``moe_weights_format`` and the
     GEMMs' ``activations_format`` (``fp8``/``fp8_block`` → ``fp8_e4m3``, ``nvfp4`` → ``nvfp4``,
     empty → ``bf16``); gpt-oss-120b is always its checkpoint's formats (MXFP4 experts, BF16
@@ -994,6 +998,11 @@ def _aic(r: dict) -> Point:
                 infer_pools(pt, r.get("precision", ""), total=ptp)
             else:
                 infer_pools(pt, r.get("precision", ""), logged=(ptp, pep, dtp))
+        elif pt.status == "ok" and framework_family(pt.framework) == "trtllm":
+            # the pools are recorded but the decode batch limit is not: decode_batch_size is C per
+            # decode rank (decode_batch_size × decode_num_workers × decode_attention_dp_size = C on
+            # all 155 rows with worker counts), never the engine's limit
+            _aic_recipe_settings(pt, r.get("precision", ""))
     if bad_conc:
         pt.concurrency = 0  # a blank cell in predictions.csv, not the batch size's stand-in
     return pt
@@ -1337,6 +1346,57 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     versions = ", ".join(rc["source"].split())
     pt.warnings.append(f"{' and '.join(said)} from InferenceX recipe {name} (nvidia-master.yaml@{versions})")
     return drafts if spec_method == "mtp" else None
+
+
+def _aic_recipe_settings(pt: Point, precision: str) -> None:
+    """Decode batch limit and MTP draft count of an aiconfigurator Dynamo + TensorRT-LLM
+    disaggregated row that records its pools, from the InferenceX item that ran them (in place).
+
+    The aiconfigurator rows of ``db-dump`` runs record both pools (workers, TP, attention DP, MoE
+    EP) but not the decode workers' ``max_batch_size``: their ``decode_batch_size`` is the
+    concurrency per decode rank (``decode_batch_size × decode_num_workers ×
+    decode_attention_dp_size`` equals the concurrency on every public row). Several are InferenceX
+    runs whose item (``specs/recipes/inferencemax_recipes.csv``) sets a limit below the concurrency:
+    ``dsr1_gb300_trtllm_fp4_disagg_1024x8192_c245_cfg404`` (1 prefill worker of 2 GPUs, 7 TEP8
+    decode workers, C = 245) is ``recipes/trtllm/gb300-fp4/1k8k/stp/ctx1_gen7_tep8_batch32_eplb0_mtp0.yaml``,
+    224 decode slots for 245 users, and measures a TTFT of 7.7 s for a 1k prompt (the same run,
+    converted from InferenceMAX as ``..._c245_tp2_ep2_1635``, already took that item's limit through
+    :func:`recipe_item_pools`). The row's pools are keyed as InferenceMAX logs them (per worker:
+    workers, GPUs as TP, MoE EP, attention DP on or off; :func:`codesign.recipes.topology`) under
+    either speculative method, as the row does not record one; the items that ran its concurrency
+    give ``pt.deploy["mb"]`` when they agree on the batch limit, and MTP draft tokens
+    (``pt.deploy["spec"]``) when they are all MTP items and agree on the count. Without an item the
+    power-of-two rule of :func:`_dynamo_trt_batch_limit` applies, as for the InferenceMAX rows.
+    """
+    d = pt.deploy
+    sides = []
+    for k in ("p", "d"):
+        per = max(int(d[f"{k}_tp"]) * max(int(d[f"{k}_dp"]), 1), 1)
+        sides.append((int(d[f"{k}_chips"]) // per, per, int(d[f"{k}_ep"]), int(d[f"{k}_dp"]) > 1))
+    exact = []
+    for method in ("none", "mtp"):
+        key = imx_recipes.topology(pt.system_key, "dynamo-trt", pt.model or pt.model_name, precision,
+                                   pt.isl, pt.osl, method, *sides)
+        exact += [(rc, method) for rc in imx_recipes.lookup(key, pt.concurrency)[0]]
+    limits = {rc["decode_batch_per_instance"] for rc, _ in exact}
+    if len(limits) == 1 and None not in limits:
+        rc = exact[0][0]
+        mb = d["mb"] = rc["decode_batch_per_instance"]
+        slots = mb * _decode_instances(d)
+        unit = "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
+        said = (f"decode batch limit {rc['decode_max_batch']} per {unit} ({slots} slots"
+                + (f": {pt.concurrency - slots} of {pt.concurrency} users wait)" if slots < pt.concurrency else ")"))
+        drafts = {rc["mtp_draft_tokens"] for rc, _ in exact}
+        if {m for _, m in exact} == {"mtp"} and len(drafts) == 1 and None not in drafts:
+            d["spec"] = drafts.pop()
+            said += f" and {d['spec']} MTP draft token{'s' if d['spec'] != 1 else ''} per step"
+        names = sorted({rc["recipe"] or rc["config"] for rc, _ in exact})
+        versions = sorted({v for rc, _ in exact for v in rc["source"].split()})
+        pt.warnings.append(f"{said} from the InferenceX configuration {' = '.join(names)} (nvidia-master.yaml@"
+                           f"{', '.join(versions)}), which ran these pools at concurrency {pt.concurrency} "
+                           "(decode_batch_size is the concurrency per decode rank, not the engine's limit)")
+        return
+    _dynamo_trt_batch_limit(pt)
 
 
 def _decode_instances(d: dict) -> int:

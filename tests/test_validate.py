@@ -424,6 +424,38 @@ def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
                             "d_ep": 8, "d_dp": 1, "pp": 1, "mb": 32}
 
 
+def test_aiconfigurator_rows_with_pools_take_the_batch_limit_of_the_item_that_ran_them(shared_data):
+    """aiconfigurator rows of db-dump runs record both pools, but their decode_batch_size is the
+    concurrency per decode rank (dsr1_gb300_..._c245_cfg404: 35 x 7 decode workers = 245), not the
+    engine's max_batch_size: the InferenceX item that ran those pools at that concurrency gives it,
+    else the power-of-two rule of the InferenceMAX Dynamo + TensorRT-LLM rows does."""
+    _, pts = read_measured(shared_data / "measured" / "aiconfigurator_silicon_public.csv")
+    by = {p.id: p for p in pts}
+    # 1 prefill worker of 2 GPUs (attention DP 2, MoE EP 2) and 7 decode workers of TEP 8 at C = 245:
+    # specs/recipes/inferencemax_recipes.csv holds the item recipes/trtllm/gb300-fp4/1k8k/stp/
+    # ctx1_gen7_tep8_batch32_eplb0_mtp0.yaml (nvidia-master.yaml@0004cf5f) with run concurrency 245:
+    # max_batch_size 32 per decode worker (tep: attention TP), 7 x 32 = 224 slots, 245 - 224 = 21 wait
+    p = by["dsr1_gb300_trtllm_fp4_disagg_1024x8192_c245_cfg404"]
+    assert p.status == "ok" and p.deploy["mb"] == 32 and "spec" not in p.deploy, (p.status, p.deploy)
+    assert any("224 slots: 21 of 245 users wait" in w and "ctx1_gen7_tep8_batch32_eplb0_mtp0.yaml" in w
+               for w in p.warnings), p.warnings
+    # the same run converted from InferenceMAX (same TTFT and TPOT) took that item's limit with its pools
+    twin = by["2026_04_06_deepseek_r1_gb300_trtllm_fp4_disagg_1024x8192_c245_tp2_ep2_1635"]
+    assert twin.deploy["mb"] == 32
+    # the same pools at C = 7 were run by an MTP item (ctx1_gen7_tep8_batch1_eplb0_mtp3.yaml) and one
+    # without (..._batch1_eplb0_mtp0.yaml): both limit the batch to 1, their drafts (3, 0) disagree and
+    # the row does not say which ran, so the limit is taken and no speculative decoding
+    p = by["dsr1_gb300_trtllm_fp4_disagg_1024x8192_c7_cfg404"]
+    assert p.deploy["mb"] == 1 and "spec" not in p.deploy, p.deploy
+    # no item ran Kimi-K2.5 on GB200 (cfg760: 4 decode workers of TP 4 at C = 156): 39 users per
+    # worker, the largest power of two at or below it is 32 (39 <= 1.3 x 32), 4 x 32 = 128 slots
+    p = by["kimik2_5_gb200_trtllm_fp4_disagg_8192x1024_c156_cfg760"]
+    assert p.deploy["mb"] == 32, p.deploy
+    # Dynamo + SGLang items give no batch limit (their recipe names do not say it)
+    p = by["dsr1_gb200_sglang_fp4_disagg_1024x1024_c8192_cfg259"]
+    assert p.status == "ok" and "mb" not in p.deploy, p.deploy
+
+
 def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     from codesign.validate import pool_recipes
 
