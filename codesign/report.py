@@ -15,11 +15,11 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
 from .baselines import reference_warnings
-from .evaluation import cost_model_record, jsonable
+from .evaluation import cost_model_record, jsonable, slo_bounds
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
-from .units import format_quantity
+from .units import format_quantity, parse_quantity
 
 
 SCHEMA_VERSION = 1
@@ -85,12 +85,17 @@ def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: in
 
     With a deployment envelope, the file carries the deployment that gave the first objective (so
     ``codesign evaluate`` on it reproduces that number), and a header comment names the
-    deployment behind each other metric.
+    deployment behind each other metric. The search's SLO bounds on ``ttft_s`` and ``tpot_s``
+    (``[[search.constraints]]`` maxima, :data:`~codesign.search.SLO_METRICS`) are written into its
+    ``[workload.slo]`` (the tighter of a bound and the spec's own), which is what ``evaluate``
+    applies, so its summary is taken at the SLO as pareto.json's metrics are; a header comment says
+    so, and names any SLO bound ``[workload.slo]`` cannot hold (another point metric, a minimum).
     """
     import tomli_w
 
     raw, _ = load_raw(spec.path)
     raw.pop("search", None)
+    head_slo = _carry_slos(raw, spec, result.space)
     notes = []
     primary = result.space.objectives[0][0] if result.space.objectives else None
     if configs and primary in configs:
@@ -114,7 +119,49 @@ def design_toml(spec: Spec, params: dict, result: SearchResult, trial_number: in
     if notes:
         head += ("# Written with the deployment of the first objective; each metric's best deployment:\n"
                  + "\n".join(notes) + "\n")
-    return head + tomli_w.dumps(raw)
+    return head + head_slo + tomli_w.dumps(raw)
+
+
+#: ``[workload.slo]`` key of each point metric it bounds from above (:func:`codesign.evaluation.slo_bounds`).
+_SLO_KEYS = {"ttft_s": "ttft", "tpot_s": "tpot"}
+
+
+def _carry_slos(raw: dict, spec: Spec, space: SearchSpace) -> str:
+    """Write the SLO bounds of ``space`` that ``[workload.slo]`` can hold (upper bounds on
+    ``ttft_s``, ``tpot_s``) into ``raw``'s ``[workload.slo]``, each the tightest of the search's
+    bounds and the spec's own; return the header comment lines that say what came from where ("" when
+    the file's ``[workload.slo]`` already held them). A design file without them was evaluated at
+    its unconstrained peak (fresh-user trial, session 40: 56,573 tok/s/kW at 1024 users against
+    pareto.json's 40,608 at 256 under a TTFT bound of 200 ms)."""
+    own = dict(slo_bounds(spec))
+    lines, left = [], []
+    for c in space.constraints:
+        if not c.slo:
+            continue
+        if c.metric not in _SLO_KEYS or c.sense != "max":
+            left.append(c.describe())
+            continue
+        bound = min(b.bound for b in space.constraints if b.metric == c.metric and b.slo and b.sense == "max")
+        if c.bound != bound or bound == own.get(c.metric):
+            continue  # a looser bound of the same metric, or the spec's own [workload.slo]
+        key = _SLO_KEYS[c.metric]
+        text = format_quantity(bound, "s", digits=15)
+        if parse_quantity(text, "s") != bound:  # evaluate must read the very bound the search applied
+            text = format_quantity(bound, "s", digits=17)
+        _set(raw, f"workload.slo.{key}", text)
+        was = f" (tighter than the base spec's {key} = {format_quantity(own[c.metric], 's', digits=15)})" \
+            if c.metric in own else ""
+        lines.append(f'#   {key} = "{text}": the search\'s [[search.constraints]] {c.describe()}{was}')
+    head = ""
+    if lines:
+        head += ("# [workload.slo] carries the search's SLO bounds, so that codesign evaluate takes its\n"
+                 "# figures at the SLO as pareto.json does:\n" + "\n".join(dict.fromkeys(lines)) + "\n")
+    if left:
+        one = len(left) == 1
+        head += (f"# Not in this file: the search's SLO {'bound' if one else 'bounds'} {', '.join(left)}\n"
+                 "# ([workload.slo] bounds ttft and tpot from above only); codesign evaluate takes its\n"
+                 f"# figures without {'it' if one else 'them'}, so they can differ from pareto.json's.\n")
+    return head
 
 
 def build_rows(result: SearchResult) -> list[dict[str, Any]]:

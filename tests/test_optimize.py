@@ -557,6 +557,37 @@ def test_the_reference_is_held_to_the_search_s_slo(cli, tmp_path):
     assert ref["peak_concurrency"] == peak_point(ok)["concurrency"] and ref["ttft_at_peak_s"] <= 0.2
 
 
+def test_a_design_file_carries_the_search_s_slo_bounds(cli, tmp_path):
+    """A design file carries the search's SLO bounds in its [workload.slo], the tighter of a
+    [[search.constraints]] bound and the spec's own, so that codesign evaluate on it gives
+    pareto.json's figures: without them it gave the unconstrained peak (56,573 tok/s/kW at 1024
+    users against pareto.json's 40,608 at 256 under TTFT <= 200 ms; fresh-user trial, session 40).
+    Expected: the file's own evaluate sweep, best tok/s per kW over its points with TTFT <= 200 ms."""
+    spec = _hbm_search(tmp_path, "slo", '[[search.constraints]]\nmetric = "ttft_s"\nmax = "200 ms"\n'
+                                        '[workload.slo]\nttft = "2 s"\n')  # looser: the constraint's wins
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["pareto"]
+    for d in doc["pareto"]:
+        rc, ev_out, err = cli("evaluate", d["design_file"], "--json")
+        assert rc == 0, err
+        ev = json.loads(ev_out)
+        assert ev["slo"] == {"ttft_s": 0.2}
+        points = [p for p in ev["points"] if p["feasible"]]
+        ok = [p for p in points if p["ttft_s"] <= 0.2]
+        # the bound binds: the unconstrained peak is higher, at another concurrency
+        assert max(p["mixed_tok_s_per_kw"] for p in points) > max(p["mixed_tok_s_per_kw"] for p in ok) * 1.01
+        m = d["metrics"]
+        assert m["peak_mixed_tok_s_per_kw"] == pytest.approx(max(p["mixed_tok_s_per_kw"] for p in ok), rel=1e-5)
+        assert m["peak_concurrency"] == peak_point(ok)["concurrency"]
+        for k in ("peak_mixed_tok_s_per_kw", "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s", "min_e2e_latency_s"):
+            assert ev["summary"][k] == pytest.approx(m[k], rel=1e-5), k
+        # and its header says where the bound came from
+        text = Path(d["design_file"]).read_text()
+        assert "[[search.constraints]] ttft_s <= 0.2 s (tighter than the base spec's ttft = 2 s)" in text, text
+
+
 def test_pareto_csv_has_the_same_columns_whatever_the_search_found(cli, tmp_path):
     # found by a fresh-user trial: the *_vs_reference columns came and went with the designs on
     # the front (none without a feasible design; mixed_tok_s_per_kw_at_tpot's only when one reached
