@@ -613,13 +613,21 @@ def _without_got(msg: str) -> str:
 def _metric_value(metric: str, raw) -> float:
     """A constraint bound in the metric's own unit (``"700 W"`` for ``peak_power_w`` → 700). A
     metric of a physical unit (:data:`_METRIC_KIND`) takes a quantity with its unit and refuses a
-    bare number (:func:`codesign.units.parse_quantity`); any other a bare number."""
+    bare number (:func:`codesign.units.parse_quantity`); any other a bare number in its unit
+    (``100`` for 100 tok/s/kW).
+
+    Raises:
+        QuantityError: a physical metric's bound without its unit, or of another kind.
+        ValueError: a count's or rate's bound that is no bare number, naming the metric's unit."""
     for suffix, (kind, scale) in _METRIC_KIND.items():
         if metric.endswith(suffix):
             # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
             return float(f"{parse_quantity(raw, kind) * scale:.15g}")
     if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        raise ValueError(f"expected a number in the metric's unit (got {format_value(raw)})")
+        # "100 tok/s" on a tok/s/kW metric was refused without saying what to write (session 40)
+        unit = (SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("",))[0]
+        raise ValueError(f"expected a bare number in {unit}, the metric's unit (got {format_value(raw)})"
+                         if unit else f"expected a bare number (got {format_value(raw)})")
     return float(raw)
 
 

@@ -642,6 +642,24 @@ def test_bounds_with_units_and_bare_bounds_of_counts_and_rates_are_read(cli, tmp
         {"metric": "area_mm2", "max": 1716.0}, {"metric": "max_concurrency", "min": 1.0}]
 
 
+@pytest.mark.parametrize("metric,bound,unit", [
+    ("peak_mixed_tok_s_per_kw", '"100 tok/s"', "tok/s/kW"), ("max_concurrency", '"1 requests"', "requests"),
+    ("weights_sqnr_db", '"10 dB"', "dB")])
+def test_a_rate_bound_with_a_unit_is_refused_naming_the_unit(cli, tmp_path, metric, bound, unit):
+    """A count or rate is bounded by a bare number in its unit; one written with a unit
+    ("100 tok/s" on tok/s/kW) was refused as "expected a number in the metric's unit", which named
+    no unit (fresh-user trial, session 40). The message names it: exit 2, one line."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\nmin = {bound}\n')
+    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
+                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, err
+        assert err.strip() == (f"error: {spec}: search.constraints.0.min: expected a bare number in {unit}, "
+                               f"the metric's unit (got '{bound[1:-1]}')"), err
+        assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+
+
 @pytest.mark.parametrize("second", ["minimize", "maximize"])
 def test_two_objectives_on_one_metric_are_refused(cli, tmp_path, second):
     """Maximising and minimising one metric, or giving the same objective twice, was searched
