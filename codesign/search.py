@@ -3267,9 +3267,10 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
     Returns:
         ``{"space", "points", "feasible", "front": {"columns", "metrics"}, "unresolved_points",
         "pareto_resolution", "hypervolume", "reference_point"}``: the front as parameter columns and
-        metric columns (arrays), without the ``unresolved_points`` designs that another front design
-        beats within :data:`PARETO_RESOLUTION` (:func:`resolved_front`, as ``optimize`` lists its
-        front); the hypervolume is the exact front's.
+        metric columns (arrays; empty, under the same names, when no design is feasible), without
+        the ``unresolved_points`` designs that another front design beats within
+        :data:`PARETO_RESOLUTION` (:func:`resolved_front`, as ``optimize`` lists its front); the
+        hypervolume is the exact front's.
     """
     from .evaluation import evaluate as _evaluate
     from .pluginmanager import get_plugin_manager
@@ -3307,8 +3308,11 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
             progress(sl.stop, n)
     doc: dict[str, Any] = {"space": space, "points": n, "feasible": n_feasible, "method": method, "seed": seed}
     if not keep_cols:
-        doc.update(front={"columns": {}, "metrics": {}}, unresolved_points=0, pareto_resolution=PARETO_RESOLUTION,
-                   hypervolume=0.0, reference_point=None)
+        # an empty front keeps the metric names a feasible one has (sweep_front.csv's header was
+        # the parameter columns alone: fresh-user trial, session 40)
+        doc.update(front={"columns": {k: v[:0] for k, v in part.items()},
+                          "metrics": {k: np.asarray(v)[:0] for k, v in met.items()}},
+                   unresolved_points=0, pareto_resolution=PARETO_RESOLUTION, hypervolume=0.0, reference_point=None)
         return doc
     fc = {k: np.concatenate([c[k] for c in keep_cols]) for k in keep_cols[0]}
     fm = {k: np.concatenate([c[k] for c in keep_met]) for k in keep_met[0]}

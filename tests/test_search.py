@@ -638,8 +638,8 @@ def test_bounds_with_units_and_bare_bounds_of_counts_and_rates_are_read(cli, tmp
     rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "w", "--json")
     assert rc == 0, err
     assert [{k: v for k, v in c.items() if k != "name"} for c in json.loads(out)["constraints"]] == [
-        {"metric": "ttft_s", "max": 20.0}, {"metric": "peak_power_w", "max": 700.0},
-        {"metric": "area_mm2", "max": 1716.0}, {"metric": "max_concurrency", "min": 1.0}]
+        {"metric": "ttft_s", "max": 20.0, "slo": True}, {"metric": "peak_power_w", "max": 700.0, "slo": False},
+        {"metric": "area_mm2", "max": 1716.0, "slo": False}, {"metric": "max_concurrency", "min": 1.0, "slo": False}]
 
 
 @pytest.mark.parametrize("metric,bound,unit", [
@@ -658,6 +658,56 @@ def test_a_rate_bound_with_a_unit_is_refused_naming_the_unit(cli, tmp_path, metr
         assert err.strip() == (f"error: {spec}: search.constraints.0.min: expected a bare number in {unit}, "
                                f"the metric's unit (got '{bound[1:-1]}')"), err
         assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+
+
+def _gb200_hbm(tmp_path, name, constraints):
+    """Two designs (4 or 8 TB/s of HBM on the GB200 example) under ``constraints``: a sweep of
+    them takes a few seconds."""
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\nname = "{name}"\n'
+                    '[search]\nseed_sweep = 0\ngradient_seeds = 0\nbatch_size = 8\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
+                    '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                    '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n' + constraints)
+    return spec
+
+
+def test_sweep_front_lists_no_slo_point_metric_and_flags_slo_constraints(cli, tmp_path):
+    """An SLO on ttft_s and tpot_s added ttft_s and tpot_s columns to sweep_front.csv/.json: each
+    design's best value over its points, so min_ttft_s and min_tpot_s again under names that read as
+    one point's (fresh-user trial, session 40); and sweep_front.json's constraints did not say which
+    are SLOs. The columns are the objectives, the non-SLO constraints' metrics and optimize's shown
+    metrics, each once; the constraints are pareto.json's for the same spec."""
+    spec = _gb200_hbm(tmp_path, "slo", '[[search.constraints]]\nmetric = "ttft_s"\nmax = "200 ms"\n'
+                                       '[[search.constraints]]\nmetric = "tpot_s"\nmax = "100 ms"\n'
+                                       '[[search.constraints]]\nmetric = "max_concurrency"\nmin = 1\n')
+    rc, out, err = cli("sweep", spec, "--points", "4", "--out", tmp_path / "w", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    header = next(csv.reader((tmp_path / "w" / "sweep_front.csv").open()))
+    assert len(header) == len(set(header)), header
+    assert "ttft_s" not in header and "tpot_s" not in header, header
+    assert {"min_ttft_s", "min_tpot_s", "max_concurrency"} <= set(header), header
+    assert doc["front"] and all("ttft_s" not in r["metrics"] and "tpot_s" not in r["metrics"] for r in doc["front"])
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    assert doc["constraints"] == json.loads(out)["constraints"]
+    assert [c["slo"] for c in doc["constraints"]] == [True, True, False]
+
+
+def test_an_empty_sweep_front_has_the_header_of_a_found_one(cli, tmp_path):
+    """sweep_front.csv of a sweep with no feasible design had the parameter columns only, so
+    scripts reading several runs broke (fresh-user trial, session 40). A sweep none of whose designs
+    meets its power bound (no chip draws 1 W) writes the header of the same sweep under a bound its
+    designs meet, and nothing more."""
+    for name, cap in (("found", "2000 W"), ("none", "1 W")):
+        spec = _gb200_hbm(tmp_path, name, f'[[search.constraints]]\nmetric = "peak_power_w"\nmax = "{cap}"\n')
+        rc, out, err = cli("sweep", spec, "--points", "4", "--out", tmp_path / name, "--json")
+        assert rc == (0 if name == "found" else 1), err
+        assert bool(json.loads(out)["front"]) == (name == "found")
+    found = (tmp_path / "found" / "sweep_front.csv").read_text().splitlines()
+    assert len(found) > 1 and len(found[0].split(",")) > 1 + 2 + 1  # the parameter, objectives and more
+    assert (tmp_path / "none" / "sweep_front.csv").read_text().splitlines() == found[:1]
 
 
 @pytest.mark.parametrize("second", ["minimize", "maximize"])
