@@ -20,6 +20,32 @@ from .errors import SpecError
 from .spec import Spec, load_raw, spec_from_dict
 
 
+def _check_cost_model(b, attribute, value) -> None:
+    """``cost_model`` is a registered-name string (checked when the record is made; the plugin
+    manager names the plugin and skips its baselines)."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"baseline {b.name!r}: cost_model = {value!r}; expected the name of the cost model "
+                         "its efficiency knobs belong to (a non-empty string, e.g. 'analytical')")
+
+
+def _check_knob_types(b, attribute, value) -> None:
+    """``efficiency`` is a table of knob name (str) -> number, as a spec's ``[efficiency]`` is.
+    Whether each knob exists and is in range is the cost model's to say (its ``check(spec)``), asked
+    when the baseline is first used (:func:`check_baseline_knobs`). Raises ValueError when the
+    record is made: the plugin manager names the plugin and skips its baselines."""
+    import numbers
+
+    from .errors import format_value
+
+    if not isinstance(value, dict):
+        raise ValueError(f"baseline {b.name!r}: efficiency = {value!r:.80}; expected a dict of knob name -> number")
+    for k, v in value.items():
+        if not isinstance(k, str) or not isinstance(v, numbers.Real) or isinstance(v, bool):
+            shown = format_value(v) if isinstance(v, (str, bool, list, dict)) else repr(v)
+            raise ValueError(f"baseline {b.name!r}: efficiency[{k!r}] = {shown}; expected a knob name (str) -> "
+                             f"a number (a knob of cost model {b.cost_model!r})")
+
+
 @frozen(kw_only=True)
 class Baseline:
     """A named reference system registered through ``codesign_baselines``.
@@ -28,8 +54,13 @@ class Baseline:
         name: lowercase (``"gb200"``).
         description: one line.
         hardware: path to a TOML spec fragment with ``[chip]``, ``[memory]`` and ``[network]``.
-        cost_model: the cost model the ``efficiency`` knobs belong to.
-        efficiency: calibrated knobs (``spec.efficiency`` keys of that cost model).
+        cost_model: the cost model the ``efficiency`` knobs belong to (a non-empty string).
+        efficiency: calibrated knobs (``spec.efficiency`` keys of that cost model): knob name (str)
+            -> number, in the model's own units (fractions, seconds). Anything else raises
+            ValueError when the record is made (the plugin is named, its baselines skipped); a knob
+            the cost model does not have, or a value outside its range, is refused by the model's
+            ``check(spec)`` when the baseline is first used, as that plugin's bug
+            (:func:`check_baseline_knobs`).
         provenance: where the coefficients came from (data file, its hash, rows, errors).
         plugin: the registering plugin's name (set by the plugin manager).
     """
@@ -37,8 +68,8 @@ class Baseline:
     name: str
     description: str = ""
     hardware: Any = None
-    cost_model: str = "analytical"
-    efficiency: dict = attrs.field(factory=dict)
+    cost_model: str = attrs.field(default="analytical", validator=_check_cost_model)
+    efficiency: dict = attrs.field(factory=dict, validator=_check_knob_types)
     provenance: dict = attrs.field(factory=dict)
     plugin: str = ""
 
@@ -81,7 +112,7 @@ def reference_problems(spec_path: str, name: str) -> list[tuple[str, str, str]]:
     from .errors import CodesignError
 
     try:
-        _reference_of(spec_path, name)
+        _reference_of(spec_path, name, check_knobs=False)  # the cost model is asked when the search starts
     except SpecError as exc:
         return exc.problems
     except CodesignError:  # a plugin that fails to load: said when the search starts
@@ -109,7 +140,7 @@ def _baseline_hardware(b: Baseline, pm, where: str) -> Path:
     return path
 
 
-def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
+def _reference_of(spec_path: str, name: str, *, pm=None, check_knobs: bool = True) -> Spec:
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
@@ -124,6 +155,9 @@ def _reference_of(spec_path: str, name: str, *, pm=None) -> Spec:
             raw["efficiency"] = dict(b.efficiency)
         origins = _replaced_origins(spec_origins, hw_origins)
         ref = spec_from_dict(raw, file=str(b.hardware), origins=origins)
+        if check_knobs and "efficiency" in raw and raw["efficiency"] == dict(b.efficiency):
+            setter = spec_origins.get(("search", "reference")) or where
+            check_baseline_knobs(b, ref, pm=pm, used=f"search.reference = {name!r} in {setter}")
         return attrs.evolve(ref, name=f"{name} (baseline)", path=str(b.hardware), origins=origins)
     # a relative reference is relative to the file that set `search.reference` (which may be an
     # included file), like an include path
@@ -238,12 +272,65 @@ def _own_cost_model(path: str | None) -> str | None:
     return named if isinstance(named, str) else None
 
 
+def check_baseline_knobs(b: Baseline, spec: Spec, *, pm, knobs: dict | None = None, used: str = "") -> None:
+    """Ask the cost model the baseline ``b`` calibrates (``b.cost_model``, which prices ``spec``)
+    whether it takes ``b``'s efficiency knobs (``knobs``: those of them in effect, by default all),
+    through the model's optional ``check(spec)`` on ``spec`` with those knobs, without pricing.
+
+    A knob the model does not have, or a value outside its range, is the baseline plugin's bug: it
+    was refused at the user's spec, which only named the baseline (``efficiency_from = "tpu9"``,
+    ``search.reference = "tpu9"``), exit 2 (fresh-user trial, session 40). The answer is kept on the
+    plugin manager per baseline and knobs, so a search asks once, not once per batch.
+
+    Args:
+        used: where the user's spec named the baseline, for the message (``"efficiency_from =
+            'tpu9' in my.toml"``).
+
+    Raises:
+        PluginBugError: naming the baseline, its plugin and distribution, each refused knob with its
+            value and the cost model's reason (exit 3).
+        PluginError: ``b.cost_model`` is not registered (:meth:`~codesign.pluginmanager.PluginManager.cost_model`).
+    """
+    from .errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, format_value
+
+    knobs = dict(b.efficiency) if knobs is None else dict(knobs)
+    if not knobs:
+        return
+    key = (b.name, b.plugin, b.cost_model, tuple(sorted(knobs.items())))
+    checked = getattr(pm, "checked_baselines", None)
+    if checked is not None and key in checked:
+        return
+    model = pm.cost_model(b.cost_model)
+    check = getattr(model, "check", None)
+    if check is not None:
+        try:
+            check(attrs.evolve(spec, efficiency=knobs, efficiency_from=None))
+        except SpecError as exc:
+            bad = [(k, m) for _, k, m in exc.problems
+                   if k.startswith("efficiency.") and k.removeprefix("efficiency.") in knobs]
+            if bad:
+                said = "; ".join(f"{k} = {format_value(knobs[k.removeprefix('efficiency.')])}: {m}" for k, m in bad)
+                raise PluginBugError(f"baseline {b.name!r} (plugin {pm.plugin_label(b.plugin)}) registers "
+                                     f"efficiency knobs that its cost model {b.cost_model!r} refuses"
+                                     + (f" ({used})" if used else "") + f": {said}") from None
+            # anything else is the spec's own, said when it is priced
+        except CodesignError:
+            pass  # the spec's own problem (not the knobs'), said when it is priced
+        except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - the cost model's bug, as _ask_check names it
+            raise PluginBugError(f"{pm.cost_model_label(b.cost_model)} raised in check(): "
+                                 f"{type(exc).__name__}: {exc}") from exc
+    if checked is not None:
+        checked.add(key)
+
+
 def resolve_efficiency(spec: Spec, *, pm=None) -> Spec:
     """Apply ``efficiency_from``: the named baseline's calibrated knobs, overridden by the spec's
     own ``[efficiency]`` keys. Returns the spec unchanged when it names none (idempotent).
 
     Raises:
         SpecError: the name is not a registered baseline, or its knobs belong to another cost model.
+        PluginBugError: the baseline's knobs in effect (those the spec does not override) are ones
+            its cost model refuses (:func:`check_baseline_knobs`): the baseline plugin's bug.
     """
     if not spec.efficiency_from:
         return spec
@@ -258,4 +345,6 @@ def resolve_efficiency(spec: Spec, *, pm=None) -> Spec:
     if b.cost_model != spec.deployment.cost_model:
         raise SpecError([(where, "efficiency_from", f"baseline {b.name!r} calibrates cost model {b.cost_model!r}, "
                                                     f"not {spec.deployment.cost_model!r}")])
+    check_baseline_knobs(b, spec, pm=pm, knobs={k: v for k, v in b.efficiency.items() if k not in spec.efficiency},
+                         used=f"efficiency_from = {b.name!r} in {spec.origin('efficiency_from')}")
     return attrs.evolve(spec, efficiency={**b.efficiency, **spec.efficiency}, efficiency_from=None)

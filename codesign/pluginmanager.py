@@ -121,6 +121,9 @@ class PluginManager:
         self.status: list[PluginStatus] = []
         #: Every warning issued so far, one line each (``plugins list --json`` shows them).
         self.problems: list[str] = []
+        #: Baselines whose efficiency knobs their cost model took, by (name, plugin, cost model,
+        #: knobs): :func:`codesign.baselines.check_baseline_knobs` asks once per process.
+        self.checked_baselines: set[tuple] = set()
         if load_entrypoints:
             self._load_entrypoints()
 
@@ -189,6 +192,7 @@ class PluginManager:
     def _clear_cache(self) -> None:
         for key in ("cost_models", "number_formats", "baselines", "samplers"):
             self.__dict__.pop(key, None)
+        self.checked_baselines = set()
 
     # ------------------------------------------------------------------ failures
     def _failed(self, st: PluginStatus, error: str, exc: BaseException | None) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from conftest import SPECS
 
@@ -175,3 +176,99 @@ def test_a_reference_file_naming_another_cost_model_is_warned(tmp_path):
     # the same cost model named in the reference file is no news
     ref.write_text(ref.read_text().replace('"nosuch"', '"analytical"'))
     assert reference_warnings(load_spec(spec)) == []
+
+
+# ---------------------------------------------------------------------- a baseline's knobs are its plugin's
+#: The shipped GB200 hardware file (a baseline plugin's own is a copy of one like it).
+GB200_HW = SPECS.parent / "plugins" / "codesign_baseline" / "gb200.toml"
+#: Knobs the analytical model refuses: a compute fraction above 1 and a knob it does not have
+#: (KNOB_RANGES in plugins/codesign_analytical/model.py: compute_decode is in (0, 1]).
+BAD_KNOBS = {"compute_decode": 1.7, "compute_decodd": 0.4}
+
+
+def _bad_knob_lines(err: str) -> tuple[str, str]:
+    lines = err.strip().splitlines()
+    assert len(lines) == 2 and "Traceback" not in err, err
+    return lines[0], lines[1]
+
+
+def test_a_baselines_bad_knobs_under_efficiency_from_are_its_plugins_bug(cli, tmp_path, monkeypatch):
+    """A plugin's baseline with knobs out of range, or unknown, was refused at the user's spec
+    ('a.toml: efficiency.compute_decode: must be ...', exit 2), which said only efficiency_from =
+    "tpu9" (fresh-user trial, session 40). It is the baseline plugin's bug: exit 3, one line naming
+    the baseline, its plugin and each knob with its value."""
+    import pytest
+
+    from codesign.baselines import resolve_efficiency
+    from codesign.errors import PluginBugError
+    from codesign.spec import load_spec
+
+    pm = _pm_with_baseline(hardware=GB200_HW, efficiency=BAD_KNOBS)
+    a = tmp_path / "a.toml"
+    a.write_text(f'efficiency_from = "tpu9"\ninclude = ["{GB200.as_posix()}"]\n')
+    with pytest.raises(PluginBugError) as e:
+        resolve_efficiency(load_spec(a), pm=pm)
+    msg = str(e.value)
+    assert msg.startswith("baseline 'tpu9' (plugin tpu-plugin")
+    assert f"(efficiency_from = 'tpu9' in {a})" in msg
+    assert "efficiency.compute_decode = 1.7: must be a finite number in (0, 1]" in msg
+    assert "efficiency.compute_decodd = 0.4: unknown knob" in msg
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", a)
+    first, second = _bad_knob_lines(err)
+    assert rc == 3 and out == ""
+    assert first == f"internal error: {msg}" and "bug in that plugin, not in your input" in second
+    # only the knobs in effect are asked: a spec that sets the bad knob itself prices, as the same
+    # knobs written out by hand do
+    pm = _pm_with_baseline(hardware=GB200_HW, efficiency={"compute_decode": 1.7, "compute_prefill": 0.6})
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    a.write_text(a.read_text() + "[efficiency]\ncompute_decode = 0.5\n")
+    b = tmp_path / "b.toml"
+    b.write_text(f'include = ["{GB200.as_posix()}"]\n[efficiency]\ncompute_decode = 0.5\ncompute_prefill = 0.6\n')
+    docs = []
+    for f in (a, b):
+        rc, out, err = cli("evaluate", f, "--json")
+        assert rc == 0, err
+        docs.append(json.loads(out)["points"])
+    assert docs[0] == docs[1]
+
+
+def test_a_baselines_bad_knobs_as_search_reference_are_its_plugins_bug(cli, tmp_path, monkeypatch):
+    """The same as a search's reference: the knob errors were printed at the baseline's hardware
+    file ('…/gb200.toml: efficiency.compute_decode: …  (the search.reference of ref.toml)', exit 2).
+    Now exit 3 before the search starts, naming the baseline and its plugin; nothing is written."""
+    pm = _pm_with_baseline(hardware=GB200_HW, efficiency=BAD_KNOBS)
+    spec = tmp_path / "ref.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[search]\nreference = "tpu9"\n')
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    for cmd in ("optimize", "sweep"):
+        out_dir = tmp_path / f"o-{cmd}"
+        rc, out, err = cli(cmd, spec, "--out", out_dir, *(("--trials", "1") if cmd == "optimize" else ("--points", "8")))
+        first, _ = _bad_knob_lines(err)
+        assert rc == 3, (cmd, err)
+        assert first.startswith("internal error: baseline 'tpu9' (plugin tpu-plugin"), first
+        assert f"(search.reference = 'tpu9' in {spec})" in first and "efficiency.compute_decode = 1.7" in first
+        assert str(GB200_HW) not in first  # not blamed on the hardware file
+        assert not out_dir.exists()
+
+
+def test_a_baseline_with_knobs_that_are_not_numbers_is_skipped_when_registered():
+    """Knobs that are no numbers are refused when the plugin's records are collected, as a cost
+    model's bad accuracy is: the plugin is named (failed in codesign_baselines), its baselines are
+    skipped, and the built-in ones stay."""
+    import pytest
+
+    from codesign.pluginmanager import PluginWarning
+
+    for knobs, shown in (({"compute_decode": "0.5"}, "efficiency['compute_decode'] = '0.5'"),
+                         ({"compute_decode": True}, "efficiency['compute_decode'] = true"),
+                         ([("compute_decode", 0.5)], "efficiency = [('compute_decode', 0.5)]")):
+        pm = _pm_with_baseline(hardware=GB200_HW, efficiency=knobs)
+        with pytest.warns(PluginWarning, match=r"plugin tpu-plugin .*failed in codesign_baselines: ValueError: "
+                                               r"baseline 'tpu9': " + re.escape(shown) + "; expected a"):
+            names = set(pm.baselines)
+        assert "tpu9" not in names and "gb200" in names
+    pm = _pm_with_baseline(hardware=GB200_HW, cost_model="")
+    with pytest.warns(PluginWarning, match=r"failed in codesign_baselines: ValueError: baseline 'tpu9': cost_model = ''"):
+        assert "tpu9" not in pm.baselines
