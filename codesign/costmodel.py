@@ -114,7 +114,9 @@ class Evaluation:
     Attributes:
         concurrency: shape ``(c,)``, the workload's sweep.
         points: metric name -> array of shape ``(n, c)`` (``n`` designs); every key of
-            :data:`POINT_METRICS` that the model computes. Infeasible points hold NaN.
+            :data:`POINT_METRICS` that the model computes. Infeasible points hold NaN in every
+            point metric (the core refuses a number there as the model's bug:
+            :func:`codesign.evaluation.check_contract`).
         feasible: bool array ``(n, c)``: the point can be served (weights and KV fit, ...).
         design: metric name -> array ``(n,)`` (see :data:`DESIGN_METRICS`).
         reasons: per design, why it is infeasible (``""`` when it is not); one string each.

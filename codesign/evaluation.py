@@ -460,7 +460,8 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
     :data:`~codesign.costmodel.POINT_METRICS` key with shape ``(n, c)``; every
     :data:`~codesign.costmodel.DESIGN_METRICS` key with shape ``(n,)``, each an array (not a
     list); no NaN, infinite or
-    negative point metric on a point the model calls feasible; every
+    negative point metric on a point the model calls feasible; NaN in every point metric (its own
+    too) on a point it calls infeasible (an infeasible design is never priced); every
     :data:`~codesign.costmodel.DESIGN_METRICS` value a finite number ``>= 0`` on every design,
     feasible or not (:data:`~codesign.costmodel.NAN_DESIGN_METRICS`, ``area_mm2``, may also be NaN:
     not modelled); no negative value in a design metric of the model's own.
@@ -513,6 +514,15 @@ def check_contract(ev: Evaluation, name: str, plugin: str, *, n_designs: int | N
             i, j = np.argwhere(bad)[0]
             raise PluginBugError(f"{who} returned {metric} = {v[i, j]} "
                               f"at concurrency {int(c[j])} on a feasible point")
+        # an infeasible point is never priced: a number there was printed by evaluate and could
+        # reach a summary that did not mask it (fresh-user trial, session 40)
+        priced = ~f & ~np.isnan(v)
+        if priced.any():
+            i, j = np.argwhere(priced)[0]
+            at = f" of design {i}" if f.shape[0] > 1 else ""
+            raise PluginBugError(f"{who} returned {metric} = {format_value(float(v[i, j]))} at concurrency "
+                                 f"{int(c[j])}{at}, a point it calls infeasible (feasible = False); an "
+                                 "infeasible point is NaN in every point metric, never priced")
     for metric, values in ev.design.items():
         v = np.asarray(values)
         if v.shape != (f.shape[0],):

@@ -22,11 +22,19 @@ checkout) and small batches derived from it:
   ``E2E = TTFT + (OSL̄ − 1)·TPOT``, tok/s per kW = tok/s per chip / TDP in kW,
   ``energy per token = power / tok/s``, mixed/output = (ISL + OSL)/OSL);
 * **batches**: a batch of ``n`` designs equals the designs priced one at a time;
-* **NaN handling**: infeasible points are NaN in every point metric with ``feasible=False`` and a
-  reason; feasible points finite and non-negative; a design whose weights cannot fit is infeasible;
+* **NaN handling**: infeasible points are NaN in every point metric (the optional ones and the
+  model's own too) with ``feasible=False`` and a reason; feasible points finite and non-negative; a
+  design whose weights cannot fit is infeasible;
   design metrics finite and non-negative on every design, feasible or not (``area_mm2`` may be NaN,
   not modelled);
 * **determinism**: the same call twice gives identical arrays;
+
+Every check prices through :func:`codesign.evaluation.evaluate`, so the rules the core enforces on
+every call (:func:`codesign.evaluation.check_contract`: shapes, finite feasible points, NaN on
+infeasible ones, design metrics) fail any check whose pricing breaks them, with the core's message
+naming the model, the metric and the point; the NaN checks above need ``memory.hbm.capacity``
+among the model's parameters to build infeasible designs, the core's rule does not.
+
 * **monotonicity**: more HBM bandwidth never slows decode (TPOT), more compute never slows prefill
   (TTFT), more HBM capacity never lowers the maximum concurrency;
 * **roofline bounds**: ``TPOT ≥ active weight bytes / (decode chips · fastest bandwidth)`` and
@@ -320,7 +328,7 @@ class CostModelContract:
         self.need(parameters, _HBM_CAP)
         ev = self.run(spec, {_HBM_CAP: np.array([1e6] + [spec.memory.hbm.capacity] * (N - 1))}, pm)
         assert not ev.feasible[0].any(), "1 MB of HBM cannot hold the weights"
-        for k in POINT_METRICS:
+        for k in ev.points:  # POINT_METRICS, the optional ones and the model's own
             assert np.all(np.isnan(ev.points[k][0])), f"{k} is not NaN on infeasible points"
         assert ev.reasons[0], "an infeasible design needs a reason"
         assert ev.feasible[1, 0]
@@ -338,7 +346,7 @@ class CostModelContract:
                     assert ev.design["max_concurrency"][i] >= 1, \
                         "a feasible point on a design whose KV cache holds no request"
                     continue
-                for k in POINT_METRICS:
+                for k in ev.points:
                     assert np.isnan(ev.points[k][i, j]), f"{k} is not NaN on an infeasible point"
                 if ev.point_reasons is not None:
                     assert ev.point_reasons[i, j], "an infeasible point needs a reason"

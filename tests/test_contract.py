@@ -149,3 +149,70 @@ def test_kit_capacity_check_allows_a_point_lost_to_the_tdp():
     pm = get_plugin_manager()
     kit = TestAnalytical()
     kit.test_more_hbm_capacity_never_lowers_max_concurrency(spec, pm, list(pm.cost_model("analytical").parameters()))
+
+
+_LEAKY_PLUGIN_TESTS = '''
+import attrs
+import numpy as np
+import pytest
+
+import codesign
+from codesign.pluginmanager import PluginManager
+from codesign.testing import CostModelContract
+
+
+class Model:
+    """The roofline example with a rule of its own (at most 64 users), said in feasible and in a
+    reason, its numbers left in: the contract wants NaN there. It can vary nothing, so the kit's
+    checks that build infeasible designs from HBM capacity skip."""
+
+    def parameters(self):
+        return []
+
+    def evaluate(self, spec, formats, overrides=None):
+        from codesign_roofline.model import RooflineModel
+
+        ev = RooflineModel().evaluate(spec, formats, overrides)
+        feasible = ev.feasible & (np.asarray(ev.concurrency) <= 64)
+        reasons = np.where(feasible, "", "more than 64 users").astype(object)
+        return attrs.evolve(ev, feasible=feasible, point_reasons=reasons)
+
+
+class Plugin:
+    @codesign.hookimpl
+    def codesign_cost_models(self):
+        return [codesign.CostModelInfo(name="leaky", version="0.1.0", description="test double", factory=Model)]
+
+
+class TestLeaky(CostModelContract):
+    cost_model = "leaky"
+    rtol = 1e-9
+
+    @pytest.fixture(scope="class")
+    def pm(self):
+        pm = PluginManager()
+        pm.register(Plugin(), "leaky-plugin")
+        return pm
+'''
+
+
+@needs_roofline
+def test_the_kit_fails_a_model_that_leaves_numbers_on_infeasible_points(tmp_path):
+    """A plugin author runs the kit (docs/plugins.md, step 6): a model that calls a point infeasible
+    and leaves its numbers in passed it when it could not vary memory.hbm.capacity (the kit's NaN
+    checks build their infeasible designs from it and skipped), and evaluate printed those numbers
+    (fresh-user trial, session 40). The core now refuses them on every call, so every kit test that
+    prices the spec fails, naming the rule."""
+    import os
+    import subprocess
+    import sys
+
+    test = tmp_path / "test_leaky_contract.py"
+    test.write_text(_LEAKY_PLUGIN_TESTS)
+    run = subprocess.run([sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider",
+                          "-W", "ignore::pytest.PytestAssertRewriteWarning"],
+                         capture_output=True, text=True, cwd=tmp_path, env=os.environ.copy(), timeout=600)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out  # 1: tests failed (not 2-4: the run itself broke)
+    assert ("cost model 'leaky' (plugin leaky-plugin (<in-process>)) returned" in out
+            and "at concurrency 128, a point it calls infeasible (feasible = False)" in out), out

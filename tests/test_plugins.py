@@ -462,6 +462,47 @@ def test_lists_instead_of_arrays_are_a_named_plugin_bug(tmp_path, monkeypatch, c
                            "as list, expected an array (numpy.ndarray)"), err
 
 
+def _unmasked(metric=None):
+    """A cost model: the analytical model's answer with the point at concurrency 8 (index 3) of
+    every design called infeasible and its numbers left as priced, in every point metric, or
+    (``metric``) only in that one (the others NaN, as the contract has them)."""
+    import attrs
+
+    def ev_with(spec, formats, overrides):
+        ev = _analytical(spec, formats, overrides)
+        feasible = ev.feasible.copy()
+        feasible[:, 3] = False
+        points = {k: v if metric in (None, k) else np.where(feasible, v, np.nan) for k, v in ev.points.items()}
+        return attrs.evolve(ev, feasible=feasible, points=points)
+
+    return ev_with
+
+
+def test_a_number_on_an_infeasible_point_is_a_named_plugin_bug(tmp_path, monkeypatch, cli):
+    """The contract has infeasible points NaN in every point metric; nothing checked it when a
+    model ran, so a plugin that returned feasible = False with its numbers left in had them printed
+    by evaluate (fresh-user trial, session 40). An infeasible point is never priced: the model is
+    named, exit 3, whichever point metric (a required one, or an optional one such as
+    decode_batch) carries the number."""
+    from codesign.errors import PluginBugError
+    from codesign.evaluation import evaluate
+
+    pm = _with("leaky", _unmasked())
+    with pytest.raises(PluginBugError, match=r"cost model 'leaky' \(plugin leaky-plugin.*\) returned \w+ = "
+                                             r"[0-9.e+-]+ at concurrency 8, a point it calls infeasible \(feasible = "
+                                             r"False\); an infeasible point is NaN in every point metric, never priced"):
+        evaluate(_spec(tmp_path, "leaky"), pm=pm)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("evaluate", _spec(tmp_path, "leaky").path)
+    assert rc == 3 and out == "" and "Traceback" not in err, err
+    assert err.splitlines()[0].startswith("internal error: cost model 'leaky' (plugin leaky-plugin")
+    # in a batch the design is named; an optional metric counts as the required ones do
+    pm = _with("leaky2", _unmasked("decode_batch"))
+    with pytest.raises(PluginBugError, match=r"returned decode_batch = [0-9.e+-]+ at concurrency 8 of design 0, "
+                                             r"a point it calls infeasible"):
+        evaluate(_spec(tmp_path, "leaky2"), {"memory.hbm.bandwidth": np.array([7e12, 8e12])}, pm=pm)
+
+
 def test_area_not_modelled_may_be_nan(tmp_path):
     from codesign.evaluation import evaluate
 
