@@ -53,6 +53,15 @@ class SpecError(CodesignError):
         return "\n".join(lines)
 
 
+class OverrideError(CodesignError, ValueError):
+    """Overrides given to :func:`codesign.evaluation.evaluate` that it does not take: not a dict of
+    spec key path -> values, a value that is no number for a numeric key (``"8 TB/s"`` where SI
+    ``8e12`` belongs), values of more than one dimension, or arrays of different lengths. The
+    caller's input, not the cost model's bug: a ``ValueError`` for a script, and a
+    :class:`CodesignError` (exit :attr:`ExitCode.USAGE_ERROR`) for the CLI. ``str(err)`` names the
+    override key and what was expected."""
+
+
 class PluginError(CodesignError):
     """A plugin failed to load, raised, or returned values that break the contract."""
 

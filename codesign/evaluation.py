@@ -22,27 +22,58 @@ SCHEMA_VERSION = 1
 
 def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_model: str | None = None,
              pm=None, apply_tdp: bool = True) -> Evaluation:
-    """Price ``spec`` (and the ``n`` designs ``overrides`` describe) with its cost model.
+    """Price ``spec`` (and the ``n`` designs ``overrides`` describe) with its cost model: the one
+    call every command makes (a search, a sweep, ``validate``, a study), and the one to script with::
+
+        from codesign import load_spec
+        from codesign.evaluation import evaluate
+        ev = evaluate(load_spec("specs/examples/gb200-gpt-oss-120b.toml"),
+                      {"memory.hbm.bandwidth": np.array([6e12, 7e12, 8e12])})   # 3 designs, B/s
+        ev.points["tpot_s"]        # (3, c) seconds; NaN where ev.feasible is False
 
     Args:
-        spec: a loaded spec.
-        overrides: spec key path -> array ``(n,)`` in SI units (format names for format keys).
+        spec: a loaded spec (:func:`codesign.load_spec`).
+        overrides: ``None`` (price the spec alone, ``n = 1``), or spec key path -> values, one per
+            design: an array of shape ``(n,)`` (a list, or a scalar / length-1 array for the same
+            value on every design). Numeric keys in SI units as plain numbers (B, B/s, FLOP/s, W,
+            s: ``8e12``, not ``"8 TB/s"``; ``codesign.units.parse_quantity`` converts), name keys as
+            strings (number formats such as ``deployment.kv_cache_format``,
+            ``network.scaleup_topology``). Which keys a model can vary: its ``parameters()``
+            (:meth:`~codesign.pluginmanager.PluginManager.cost_model_parameters`).
         cost_model: use this registered cost model instead of ``deployment.cost_model``;
             ``"auto"`` picks the most accurate loaded model that supports the spec
             (:meth:`~codesign.pluginmanager.PluginManager.select_cost_model`).
+        pm: the plugin manager (default: the process's, :func:`~codesign.pluginmanager.get_plugin_manager`).
         apply_tdp: mark points whose modelled power is above the TDP infeasible
             (:func:`mark_over_tdp`, the default in every command); ``False`` gives the cost model's
             own feasibility (the plugin kit's monotonicity checks, :mod:`codesign.testing`).
 
+    Returns:
+        An :class:`~codesign.costmodel.Evaluation` of the ``n`` designs over the workload's ``c``
+        concurrencies: ``points`` metric -> ``(n, c)`` (units in the names: ``ttft_s`` [s],
+        ``mixed_tok_s_per_kw`` [tok/s/kW]; NaN on infeasible points), ``feasible`` ``(n, c)``,
+        ``design`` metric -> ``(n,)``, ``reasons`` (``n`` strings), ``point_reasons`` ``(n, c)``.
+        Designs whose deployment no framework serves (:func:`deployment_problems`), and with
+        ``apply_tdp`` points above the TDP, are infeasible with their reason.
+
     Raises:
+        OverrideError: (a ``ValueError``) ``overrides`` is not what this takes (:func:`check_overrides`):
+            a value that is no number for a numeric key, more than one dimension, arrays of
+            different lengths; the message names the override key and what was expected.
+        SpecError: an unknown number-format or cost-model name (:func:`check_names`); the cost
+            model's ``check(spec)`` refuses the spec (the analytical model's ``[efficiency]`` knobs);
+            ``efficiency_from`` names no baseline (:func:`~codesign.baselines.resolve_efficiency`).
+        CodesignError: the cost model cannot vary an override key.
         PluginError: the cost model is missing or cannot price this spec; PluginBugError (a
-            PluginError) when it raises or breaks the contract (:func:`check_contract`). The
-            message names the model and its plugin.
+            PluginError) when it raises or breaks the contract (:func:`check_contract`), or an
+            ``efficiency_from`` baseline's knobs are ones its model refuses. The message names the
+            model (or baseline) and its plugin.
     """
     from .pluginmanager import get_plugin_manager
 
     from .baselines import resolve_efficiency
 
+    overrides, n = check_overrides(overrides)
     pm = pm or get_plugin_manager()
     spec = resolve_efficiency(spec, pm=pm)
     check_names(spec, pm=pm, cost_model=cost_model, overrides=overrides)
@@ -73,13 +104,98 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
         raise
     except PLUGIN_EXCEPTIONS as exc:  # noqa: BLE001 - a plugin bug (sys.exit too) must not become a traceback
         raise PluginBugError(f"{who} raised {type(exc).__name__}: {exc}") from exc
-    n = 1
-    for v in (overrides or {}).values():
-        n = max(n, int(np.size(v)))
     check_contract(ev, name, pm.plugin_label(info.plugin), n_designs=n,
                    concurrency=spec.workload.concurrency)
     ev = mark_unservable(ev, deployment_problems(spec, overrides))
     return mark_over_tdp(ev) if apply_tdp else ev
+
+
+def check_overrides(overrides: Mapping[str, Any] | None) -> tuple[dict[str, np.ndarray] | None, int]:
+    """The overrides :func:`evaluate` takes, checked and shaped as the cost-model contract gives them
+    to a model: ``(arrays, n)``, every value an array of shape ``(n,)`` (a scalar or a length-1 array
+    repeated to ``n``), a numeric key's values as numbers (an object array of numbers as float64).
+    ``None`` (or an empty dict) gives ``(overrides, 1)``.
+
+    A bad override was the caller's input blamed on the cost model ("cost model 'analytical' ...
+    raised ValueError: could not convert string to float", a plugin's bug, exit 3; fresh-user trial,
+    session 40). Values are not judged beyond their type and shape: NaN and inf pass (``codesign
+    validate`` sends ``deployment.max_batch_size = inf`` for "no limit"), as does a key no spec has
+    (the cost model refuses the keys it cannot vary).
+
+    Raises:
+        OverrideError: (a ``ValueError``) naming the override key and what was expected: ``overrides``
+            not a mapping; a key that is no string; a value that is no number for a numeric spec key
+            (:func:`codesign.spec.key_takes_names`; SI units: ``8e12`` for 8 TB/s), no name for a
+            name key (a number format, ``network.scaleup_topology``); more than one dimension; an
+            empty array; arrays of different lengths (other than 1).
+    """
+    from .errors import OverrideError
+    from .spec import key_takes_names
+
+    if not overrides:
+        return overrides, 1
+    if not isinstance(overrides, Mapping):
+        raise OverrideError(f"overrides: expected a dict of spec key path -> array of shape (n,), "
+                            f"got {type(overrides).__name__}")
+    arrays: dict[str, np.ndarray] = {}
+    for key, value in overrides.items():
+        if not isinstance(key, str):
+            raise OverrideError(f"overrides key {key!r}: expected a spec key path (str), e.g. 'memory.hbm.bandwidth'")
+        where = f"overrides[{key!r}]"
+        a = np.asarray(value)
+        if a.ndim > 1:
+            raise OverrideError(f"{where}: expected one value per design, shape (n,); got shape {a.shape}")
+        if a.size == 0:
+            raise OverrideError(f"{where}: expected one value per design, shape (n,) with n >= 1; got an empty array")
+        try:
+            names = key_takes_names(key)
+        except KeyError:
+            names = None  # no spec key: the cost model says whether it can vary it
+        if names is False and a.dtype.kind not in "biuf":
+            try:
+                if a.dtype.kind not in "O" or any(isinstance(x, (str, bytes)) for x in a.ravel().tolist()):
+                    raise TypeError
+                a = a.astype(np.float64)
+            except (TypeError, ValueError):
+                bad = next((x for x in a.ravel().tolist() if not _is_number(x)), a.ravel()[0])
+                raise OverrideError(f"{where}: expected numbers{_si_hint(key, bad)}") from None
+        elif names and a.dtype.kind not in "UO":
+            raise OverrideError(f"{where}: expected names (str), one per design; got {a.dtype} values such as "
+                                f"{format_value(a.ravel()[0].item())}")
+        elif names and a.dtype.kind == "O":
+            bad = [x for x in a.ravel().tolist() if x is not None and not isinstance(x, str)]
+            if bad:
+                raise OverrideError(f"{where}: expected names (str), one per design; got {format_value(bad[0])}")
+        arrays[key] = a
+    lengths = {k: a.size for k, a in arrays.items() if a.ndim == 1 and a.size != 1}
+    if len(set(lengths.values())) > 1:
+        said = ", ".join(f"{k!r} {n}" for k, n in lengths.items())
+        raise OverrideError(f"overrides: arrays of different lengths ({said}); expected one value per design, "
+                            "the same n for every key (or a scalar / length 1, the same for every design)")
+    n = next(iter(lengths.values()), 1)
+    return {k: (a if a.shape == (n,) else np.repeat(a.reshape(1), n)) for k, a in arrays.items()}, n
+
+
+def _si_hint(key: str, bad) -> str:
+    """``" in B/s (SI units); got '8 TB/s', which codesign.units.parse_quantity('8 TB/s', 'B/s')
+    reads as 8e+12"``: the unit a numeric override is in and what the caller gave."""
+    from .spec import quantity_kind
+    from .units import parse_quantity
+
+    unit = quantity_kind(key)
+    out = (f" in {unit} (SI units)" if unit else "") + f"; got {format_value(bad)}"
+    if unit and isinstance(bad, str):
+        try:
+            out += f", which codesign.units.parse_quantity({bad!r}, {unit!r}) reads as {parse_quantity(bad, unit, allow_zero=True):g}"
+        except Exception:  # noqa: BLE001 - a hint only: no quantity of that kind
+            pass
+    return out
+
+
+def _is_number(x) -> bool:
+    import numbers
+
+    return isinstance(x, numbers.Real)
 
 
 def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) -> list[str]:

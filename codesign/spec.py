@@ -1714,8 +1714,27 @@ def quantity_allows_zero(path: str, cls=Spec) -> bool:
     return bool(a.metadata.get("allow_zero", False)) if a is not None else True
 
 
-def _leaf_field(path: str, cls=Spec):
-    """The attrs field of a dotted spec key path that holds a value (not a table)."""
+def key_takes_names(path: str, cls=Spec) -> bool:
+    """Whether the dotted spec key ``path`` holds a name (a string: ``deployment.weights_format``,
+    ``network.scaleup_topology``) rather than a number (a quantity, a count, a switch, an
+    ``efficiency.<knob>``).
+
+    Raises:
+        KeyError: the path names no field of the spec.
+    """
+    import typing
+
+    if path.startswith("efficiency.") and path.count(".") == 1:
+        return False  # [efficiency] knobs: name -> number
+    tp = _leaf_field(path, cls, want_type=True)
+    if typing.get_origin(tp) is typing.Literal:
+        return all(isinstance(a, str) for a in typing.get_args(tp))
+    return tp is str
+
+
+def _leaf_field(path: str, cls=Spec, *, want_type: bool = False):
+    """The attrs field of a dotted spec key path that holds a value (not a table); with
+    ``want_type``, its type (``Optional`` unwrapped) instead."""
     import typing
 
     tp = cls
@@ -1732,7 +1751,7 @@ def _leaf_field(path: str, cls=Spec):
         tp = args[0] if typing.get_origin(hint) in (typing.Union, __import__("types").UnionType) and len(args) == 1 else hint
     if attrs.has(tp):
         raise KeyError(path)
-    return a
+    return tp if want_type else a
 
 
 def _check_kinds():  # pragma: no cover - import-time sanity of this module's declarations

@@ -503,6 +503,65 @@ def test_a_number_on_an_infeasible_point_is_a_named_plugin_bug(tmp_path, monkeyp
         evaluate(_spec(tmp_path, "leaky2"), {"memory.hbm.bandwidth": np.array([7e12, 8e12])}, pm=pm)
 
 
+def _recording(seen):
+    """A cost model: the analytical model, recording the overrides it is given in ``seen``."""
+
+    def ev_with(spec, formats, overrides):
+        seen.append(overrides)
+        return _analytical(spec, formats, overrides)
+
+    return ev_with
+
+
+def test_overrides_the_caller_gets_wrong_are_the_callers_error_not_the_plugins(tmp_path):
+    """codesign.evaluation.evaluate(spec, overrides) is the call to script with; quantity strings,
+    arrays of different lengths or of two dimensions came back as the cost model's bug ("cost model
+    'analytical' ... raised ValueError: could not convert string to float", exit 3; fresh-user
+    trial, session 40). They are the caller's: an OverrideError (a ValueError and a CodesignError,
+    not a PluginError) naming the key and what was expected, raised before any model runs."""
+    from codesign.errors import CodesignError, OverrideError
+    from codesign.evaluation import evaluate
+
+    seen = []
+    pm = _with("rec", _recording(seen))
+    spec = _spec(tmp_path, "rec")
+    bw, cap = "memory.hbm.bandwidth", "memory.hbm.capacity"
+    cases = [
+        ({bw: np.array(["8 TB/s", "9 TB/s"])},
+         "overrides['memory.hbm.bandwidth']: expected numbers in B/s (SI units); got '8 TB/s', which "
+         "codesign.units.parse_quantity('8 TB/s', 'B/s') reads as 8e+12"),
+        ({bw: "8 TB/s"}, "overrides['memory.hbm.bandwidth']: expected numbers in B/s (SI units); got '8 TB/s'"),
+        ({"deployment.tp": ["4", "8"]}, "overrides['deployment.tp']: expected numbers; got '4'"),
+        ({bw: np.array([8e12, 9e12]), cap: np.array([1e11, 2e11, 3e11])},
+         "overrides: arrays of different lengths ('memory.hbm.bandwidth' 2, 'memory.hbm.capacity' 3); expected "
+         "one value per design, the same n for every key"),
+        ({bw: np.array([[8e12, 9e12]])}, "overrides['memory.hbm.bandwidth']: expected one value per design, shape "
+                                         "(n,); got shape (1, 2)"),
+        ({bw: np.array([])}, "overrides['memory.hbm.bandwidth']: expected one value per design, shape (n,) with "
+                             "n >= 1; got an empty array"),
+        ({"deployment.kv_cache_format": np.array([1.0, 2.0])},
+         "overrides['deployment.kv_cache_format']: expected names (str), one per design; got float64 values such as 1.0"),
+        ({3: [1.0]}, "overrides key 3: expected a spec key path (str)"),
+        ([(bw, 8e12)], "overrides: expected a dict of spec key path -> array of shape (n,), got list"),
+    ]
+    for overrides, message in cases:
+        with pytest.raises(OverrideError) as e:
+            evaluate(spec, overrides, pm=pm)
+        assert str(e.value).startswith(message), (overrides, str(e.value))
+        assert isinstance(e.value, ValueError) and isinstance(e.value, CodesignError)
+        assert not isinstance(e.value, PluginError)
+    assert seen == [], "the cost model was called with overrides the core refuses"
+    # what the contract gives a model: one array (n,) per key; a scalar, a list and a length-1
+    # array are the same value on every design, and an object array of numbers is float64
+    ev = evaluate(spec, {bw: [7e12, 8e12, 9e12], cap: 180e9, "deployment.tp": np.array([8.0]),
+                         "chip.tdp": np.array([1200, 1200, 1100], dtype=object)}, pm=pm)
+    (got,) = seen
+    assert ev.n_designs == 3
+    assert {k: (type(v), np.shape(v)) for k, v in got.items()} == {k: (np.ndarray, (3,)) for k in got}
+    assert got[cap].tolist() == [180e9] * 3 and got["deployment.tp"].tolist() == [8.0] * 3
+    assert got["chip.tdp"].dtype == np.float64
+
+
 def test_area_not_modelled_may_be_nan(tmp_path):
     from codesign.evaluation import evaluate
 
