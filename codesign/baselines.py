@@ -323,28 +323,96 @@ def check_baseline_knobs(b: Baseline, spec: Spec, *, pm, knobs: dict | None = No
         checked.add(key)
 
 
-def resolve_efficiency(spec: Spec, *, pm=None) -> Spec:
+def resolve_efficiency(spec: Spec, *, pm=None, cost_model: str | None = None) -> Spec:
     """Apply ``efficiency_from``: the named baseline's calibrated knobs, overridden by the spec's
     own ``[efficiency]`` keys. Returns the spec unchanged when it names none (idempotent).
 
+    Args:
+        cost_model: the cost model a command line chose instead of ``deployment.cost_model``
+            (``evaluate --cost-model``); ``None``: the spec's own. The knobs are checked against the
+            model that prices, since they belong to one cost model: ``evaluate --cost-model
+            roofline`` on a spec with ``efficiency_from = "gb200"`` priced without GB200's knobs and
+            said nothing (fresh-user trial, session 40).
+
     Raises:
-        SpecError: the name is not a registered baseline, or its knobs belong to another cost model.
+        SpecError: the name is not a registered baseline, or its knobs belong to another cost
+            model than the one that prices; or the spec sets ``[efficiency]`` knobs and the model
+            that prices declares it reads none (:attr:`~codesign.costmodel.CostModelInfo.reads_efficiency`).
+            Each names the file that set the key, the model chosen and where (``--cost-model`` or
+            ``deployment.cost_model``), and what to change.
         PluginBugError: the baseline's knobs in effect (those the spec does not override) are ones
             its cost model refuses (:func:`check_baseline_knobs`): the baseline plugin's bug.
     """
-    if not spec.efficiency_from:
+    if not spec.efficiency_from and not spec.efficiency:
         return spec
     from .pluginmanager import get_plugin_manager
 
     pm = pm or get_plugin_manager()
+    own = spec.deployment.cost_model
+    chosen = cost_model if cost_model is not None else own
+    # who chose the model, as the user wrote it
+    said = f"--cost-model {chosen!r}" if cost_model is not None else f"deployment.cost_model {chosen!r}"
+    if spec.efficiency and not spec.efficiency_from:
+        _check_knobs_read(spec, pm, cost_model, said)
+    if not spec.efficiency_from:
+        return spec
     b = pm.baselines.get(spec.efficiency_from)
-    where = spec.path or "<spec>"
+    where = spec.origin("efficiency_from")
     if b is None:
         have = ", ".join(sorted(pm.baselines)) or "none registered"
         raise SpecError([(where, "efficiency_from", f"{spec.efficiency_from!r} is not a registered baseline ({have})")])
-    if b.cost_model != spec.deployment.cost_model:
+    # --cost-model auto prices with the model it picks for this spec (evaluate names it); the spec's
+    # own "auto" is judged as written, since a search's reference takes the knobs by that name
+    # (_reference_of) and designs and reference must share them
+    target = _resolved(pm, chosen, spec) if cost_model == "auto" else chosen
+    if b.cost_model != target:
+        todo = ["remove efficiency_from"]
+        if cost_model is not None and own == b.cost_model:
+            todo.append(f"drop --cost-model (the spec's deployment.cost_model, {own!r}, reads them)")
+        elif cost_model is not None:
+            todo.append(f"price with --cost-model {b.cost_model}")
+        else:
+            todo.append(f"set deployment.cost_model = {b.cost_model!r}")
+        shown = (f"{said} picks {target!r}, which does not read its knobs" if target != chosen
+                 else f"{said} names no one model to give them to" if target == "auto"
+                 else f"{said} does not read its knobs")
         raise SpecError([(where, "efficiency_from", f"baseline {b.name!r} calibrates cost model {b.cost_model!r}, "
-                                                    f"not {spec.deployment.cost_model!r}")])
+                                                    f"and {shown}; {' or '.join(todo)}")])
+    if spec.efficiency:  # the baseline's model reads knobs; the spec's own keys are its too
+        _check_knobs_read(spec, pm, cost_model, said)
     check_baseline_knobs(b, spec, pm=pm, knobs={k: v for k, v in b.efficiency.items() if k not in spec.efficiency},
                          used=f"efficiency_from = {b.name!r} in {spec.origin('efficiency_from')}")
     return attrs.evolve(spec, efficiency={**b.efficiency, **spec.efficiency}, efficiency_from=None)
+
+
+def _resolved(pm, name: str, spec: Spec) -> str | None:
+    """``name``, or the model ``"auto"`` picks for ``spec``; None when none can (said elsewhere)."""
+    from .errors import CodesignError
+
+    try:
+        return pm.resolve_cost_model(name, spec)
+    except CodesignError:
+        return None
+
+
+def _check_knobs_read(spec: Spec, pm, cost_model: str | None, said: str) -> None:
+    """Refuse ``[efficiency]`` knobs when the model that prices reads none
+    (:attr:`~codesign.costmodel.CostModelInfo.reads_efficiency`): they were dropped silently. An
+    unregistered name is left to :func:`codesign.evaluation.check_names`."""
+    own = spec.deployment.cost_model
+    name = _resolved(pm, cost_model if cost_model is not None else own, spec)
+    info = pm.cost_models.get(name) if name is not None else None
+    if info is None or info.reads_efficiency:
+        return
+    keys = sorted(spec.efficiency)
+    todo = ["remove [efficiency]"]
+    if cost_model is not None:
+        mine = _resolved(pm, own, spec)
+        if mine is not None and mine != name and (o := pm.cost_models.get(mine)) is not None and o.reads_efficiency:
+            todo.append(f"drop --cost-model (the spec's deployment.cost_model, {own!r}, reads them)")
+    else:
+        todo.append("choose a deployment.cost_model that reads them")
+    shown = f"{said} picks {name!r}, which" if (cost_model if cost_model is not None else own) == "auto" else said
+    raise SpecError([(spec.origin(f"efficiency.{keys[0]}"), "efficiency",
+                      f"[efficiency] sets {', '.join(keys)}, and {shown} reads no efficiency knobs (it would "
+                      f"price without them); {' or '.join(todo)}")])

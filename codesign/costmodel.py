@@ -275,6 +275,11 @@ class CostModelInfo:
         accuracy_source: where ``accuracy`` was measured (data file, rows, date), one line.
         supports: optional ``f(spec) -> bool``: can this model price ``spec`` at all (e.g. only
             aggregated serving)? Must be cheap and import nothing heavy. ``None`` means "any spec".
+        reads_efficiency: ``False`` for a model with no achievable-efficiency knobs (a bare
+            roofline): a spec priced by it that sets ``[efficiency]`` or ``efficiency_from`` is
+            refused (exit 2, :func:`codesign.baselines.resolve_efficiency`) rather than priced
+            without them. ``True`` (the default): the model reads ``spec.efficiency`` and validates
+            its keys in its ``check(spec)``.
         plugin: the registering plugin's name (set by the plugin manager).
     """
 
@@ -286,4 +291,5 @@ class CostModelInfo:
     accuracy: float | None = attrs.field(default=None, converter=_as_accuracy, validator=_check_accuracy)
     accuracy_source: str = ""
     supports: Callable[[Any], bool] | None = attrs.field(default=None, eq=False, repr=False)
+    reads_efficiency: bool = True
     plugin: str = ""

@@ -75,7 +75,7 @@ def evaluate(spec: Spec, overrides: Mapping[str, Any] | None = None, *, cost_mod
 
     overrides, n = check_overrides(overrides)
     pm = pm or get_plugin_manager()
-    spec = resolve_efficiency(spec, pm=pm)
+    spec = resolve_efficiency(spec, pm=pm, cost_model=cost_model)  # the knobs of the model that prices
     check_names(spec, pm=pm, cost_model=cost_model, overrides=overrides)
     name = cost_model_name(spec, cost_model=cost_model, pm=pm)
     info = pm.cost_models.get(name)

@@ -943,3 +943,38 @@ def test_every_command_s_help_gives_the_exit_code_of_a_bug(command):
 
     text = " ".join(build_parser()._subparsers._group_actions[0].choices[command].format_help().split())
     assert f"{int(ExitCode.INTERNAL_ERROR)} a bug in codesign or a plugin" in text, text
+
+
+def test_efficiency_knobs_under_a_cost_model_that_reads_none_are_refused_by_every_search(cli, tmp_path):
+    """``deployment.cost_model = "roofline"`` beside ``[efficiency]``: optimize, sweep and worker
+    searched with the roofline model, which reads no knobs, and said nothing of them (fresh-user
+    trial, session 40; evaluate's ``--cost-model`` case is in test_evaluate.py). Refused before any
+    output; a baseline reference (``reference = "gb200"``) still gives the roofline its hardware without
+    the analytical model's calibrated knobs, so the same search without [efficiency] is accepted."""
+    pytest.importorskip("codesign_roofline")
+    from codesign.baselines import reference_spec
+    from codesign.evaluation import check_priceable
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign.spec import load_spec
+
+    body = (f'include = ["{_EXAMPLE.as_posix()}"]\n[deployment]\ncost_model = "roofline"\n'
+            + _SEARCH.replace("[search]\n", '[search]\nreference = "gb200"\n')
+            + '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n')
+    spec = tmp_path / "roof.toml"
+    spec.write_text(body + "[efficiency]\ncompute_decode = 0.5\n")
+    why = (f"{spec}: efficiency: [efficiency] sets compute_decode, and deployment.cost_model 'roofline' reads no "
+           "efficiency knobs (it would price without them); remove [efficiency]")
+    for cmd in ("optimize", "sweep"):
+        _refused(cli(cmd, spec, "--out", tmp_path / cmd), why)
+        assert not (tmp_path / cmd).exists()
+    (tmp_path / "s").mkdir()
+    _refused(cli("worker", spec, "--storage", tmp_path / "s" / "x.journal"), why)
+    assert list((tmp_path / "s").iterdir()) == []
+    ok = tmp_path / "ok.toml"
+    ok.write_text(body)
+    pm = get_plugin_manager()
+    s = load_spec(ok)
+    ref = reference_spec(s, "gb200")
+    assert ref.efficiency == {} and ref.deployment.cost_model == "roofline"
+    check_priceable(s, pm=pm)
+    check_priceable(ref, pm=pm)

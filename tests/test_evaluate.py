@@ -513,3 +513,56 @@ def test_the_roofline_power_stays_within_the_chip_peak_power(tmp_path, cli):
     doc = json.loads(out)
     assert all(p["feasible"] for p in doc["points"]), doc["infeasible_reason"]
     assert max(p["power_w"] for p in doc["points"]) <= doc["design"]["peak_power_w"]
+
+
+def test_knobs_of_the_analytical_model_are_refused_under_a_cost_model_that_reads_none(cli, tmp_path):
+    """``evaluate --cost-model roofline`` on a spec with ``efficiency_from = "gb200"`` or an
+    ``[efficiency]`` table priced without the knobs and said nothing (fresh-user trial, session 40),
+    as ``validate --calibration`` with another model did; so did ``deployment.cost_model =
+    "roofline"`` beside ``[efficiency]``, in optimize and sweep too. Each is refused (exit 2) naming
+    the file, the key, the model chosen and what to do; the analytical model, chosen by the spec or
+    by --cost-model (auto included), still takes them."""
+    pytest.importorskip("codesign_roofline")
+    inc = f'include = ["{GB200.as_posix()}"]\n'
+    base = tmp_path / "from.toml"
+    base.write_text(inc + 'efficiency_from = "gb200"\n')
+    own = tmp_path / "own.toml"
+    own.write_text(inc + "[efficiency]\ncompute_decode = 0.5\n")
+    roof = tmp_path / "roof.toml"
+    roof.write_text(inc + '[deployment]\ncost_model = "roofline"\n[efficiency]\ncompute_decode = 0.5\n')
+    refused = [
+        ((base, "--cost-model", "roofline"),
+         f"{base}: efficiency_from: baseline 'gb200' calibrates cost model 'analytical', and --cost-model "
+         "'roofline' does not read its knobs; remove efficiency_from or drop --cost-model (the spec's "
+         "deployment.cost_model, 'analytical', reads them)"),
+        ((own, "--cost-model", "roofline"),
+         f"{own}: efficiency: [efficiency] sets compute_decode, and --cost-model 'roofline' reads no efficiency "
+         "knobs (it would price without them); remove [efficiency] or drop --cost-model (the spec's "
+         "deployment.cost_model, 'analytical', reads them)"),
+        ((roof,),
+         f"{roof}: efficiency: [efficiency] sets compute_decode, and deployment.cost_model 'roofline' reads no "
+         "efficiency knobs (it would price without them); remove [efficiency] or choose a deployment.cost_model "
+         "that reads them"),
+    ]
+    for args, message in refused:
+        for extra in ((), ("--json",)):
+            rc, out, err = cli("evaluate", *args, *extra)
+            assert rc == 2 and message in err and "Traceback" not in err, (args, err)
+    # the knobs change the analytical model's figures (else the refusals guard nothing) ...
+    plain = _doc(cli, GB200)["summary"]["min_tpot_s"]
+    calibrated = _doc(cli, base)["summary"]["min_tpot_s"]
+    assert calibrated != pytest.approx(plain, rel=1e-3)
+    # ... and it takes them whoever chooses it: the spec, --cost-model analytical or auto, or
+    # --cost-model analytical over a spec whose own model is the roofline (refused before: its
+    # efficiency_from was judged against deployment.cost_model, not the model that prices)
+    for args in ((base, "--cost-model", "analytical"), (base, "--cost-model", "auto")):
+        rc, out, err = cli("evaluate", *args, "--json")
+        assert rc == 0 and json.loads(out)["summary"]["min_tpot_s"] == calibrated, err
+    roof_from = tmp_path / "roof-from.toml"
+    roof_from.write_text(inc + 'efficiency_from = "gb200"\n[deployment]\ncost_model = "roofline"\n')
+    rc, out, err = cli("evaluate", roof_from, "--cost-model", "analytical", "--json")
+    assert rc == 0 and json.loads(out)["summary"]["min_tpot_s"] == calibrated, err
+    rc, out, err = cli("evaluate", roof_from)
+    assert rc == 2 and (f"{roof_from}: efficiency_from: baseline 'gb200' calibrates cost model 'analytical', and "
+                        "deployment.cost_model 'roofline' does not read its knobs; remove efficiency_from or set "
+                        "deployment.cost_model = 'analytical'") in err, err
