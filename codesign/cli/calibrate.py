@@ -19,7 +19,7 @@ def register(sub) -> None:
                                    "--loss ape / log), holding out configurations for an honest error.",
                        epilog="Exit codes: 0 the calibration TOML was written; 2 bad input (a missing or "
                               "unreadable file, a bad option, no usable row to fit; one line on stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); "
-                              "130 interrupted (Ctrl-C): nothing is written.")
+                              "130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): nothing is written.")
     p.add_argument("measured", nargs="+", help="measured CSVs (aiconfigurator or InferenceMAX schema)")
     p.add_argument("--out", type=path_type, default="calibration.toml", help="output TOML (default: calibration.toml)")
     p.add_argument("--systems", default=None,

@@ -14,14 +14,15 @@ import sys
 from pathlib import Path
 
 from ..errors import CodesignError, SpecError
-from ._common import whole_type
+from ._common import EXIT_BUG, EXIT_SIGNALS, whole_type
 
 SCHEMA_VERSION = 1
 DEFAULT_ISL = 8192
 
 
 def register(sub) -> None:
-    p = sub.add_parser("model", help="import a Hugging Face config; show a model's accounting")
+    p = sub.add_parser("model", help="import a Hugging Face config; show a model's accounting",
+                       epilog="Exit codes: those of the ACTION (`codesign model ACTION --help`); 2 without one.")
     psub = p.add_subparsers(dest="model_command", metavar="ACTION")
 
     ip = psub.add_parser("import", help="HF config.json -> [model] spec fragment (TOML)",
@@ -37,12 +38,18 @@ def register(sub) -> None:
                                      "without text_config from its top-level text keys; the language "
                                      "models of Qwen2-VL, Qwen2.5-VL and Qwen3-VL (qwen2_vl_text, "
                                      "qwen2_5_vl_text, qwen3_vl_text, qwen3_vl_moe_text) are read as "
-                                     "qwen2, qwen3 and qwen3_moe.")
+                                     "qwen2, qwen3 and qwen3_moe.",
+                         epilog="Exit codes: 0 the TOML was written (stdout or -o); 2 bad input (a missing or "
+                                "unreadable config, a model that is not imported, an -o that cannot be written "
+                                f"or is the config; one line on stderr); {EXIT_BUG}; {EXIT_SIGNALS}.")
     ip.add_argument("config", help="a Hugging Face config.json")
     ip.add_argument("-o", "--output", help="write the TOML here (default: stdout)")
     ip.set_defaults(func=run_import)
 
-    sp = psub.add_parser("show", help="parameters, KV cache and FLOPs per token of a model")
+    sp = psub.add_parser("show", help="parameters, KV cache and FLOPs per token of a model",
+                         epilog="Exit codes: 0 the accounting was printed; 2 bad input (a missing or unreadable "
+                                "file, no [model] table, a bad model key or --isl; one line on stderr); "
+                                f"{EXIT_BUG}; {EXIT_SIGNALS}.")
     sp.add_argument("source", help="a HF config.json, or a TOML spec/fragment with a [model] table")
     sp.add_argument("--isl", type=whole_type, default=DEFAULT_ISL,
                     help=f"input sequence length for the FLOPs figures (default {DEFAULT_ISL})")

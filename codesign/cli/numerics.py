@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 from ..errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError
-from ._common import _check_parents, check_out_file, path_type, seed_type, whole_type
+from ._common import EXIT_BUG, EXIT_SIGNALS, _check_parents, check_out_file, path_type, seed_type, whole_type
 
 SCHEMA_VERSION = 1
 
@@ -42,17 +42,27 @@ SYNTHETIC_BLOCK = 32
 
 
 def register(sub) -> None:
-    p = sub.add_parser("numerics", help="quantise arrays in number formats (MX, NVFP4, FP8, ...)")
+    p = sub.add_parser("numerics", help="quantise arrays in number formats (MX, NVFP4, FP8, ...)",
+                       epilog="Exit codes: those of the ACTION (`codesign numerics ACTION --help`); without one, "
+                              "it lists the formats as `codesign numerics formats` does.")
     psub = p.add_subparsers(dest="numerics_command", metavar="ACTION")
 
-    q = psub.add_parser("quantize", help="quantise-dequantise a float32 .npy file")
+    q = psub.add_parser("quantize", help="quantise-dequantise a float32 .npy file",
+                        epilog="Exit codes: 0 OUT was written; 2 bad input (an unknown format or one without "
+                               "quantize, an IN that is no float32 .npy array, an OUT that cannot be written or "
+                               "is IN, an option the format does not take; one line on stderr); "
+                               f"{EXIT_BUG}; {EXIT_SIGNALS}.")
     q.add_argument("--format", required=True, help="format name (see `numerics formats`)")
     _options(q)
     q.add_argument("input", metavar="IN", help="input .npy (float32, blocks along the last axis)")
     q.add_argument("output", metavar="OUT", type=path_type, help="output .npy (float32, dequantised values)")
     q.set_defaults(func=run_quantize)
 
-    e = psub.add_parser("error", help="quantisation error statistics (MSE, SQNR, scales)")
+    e = psub.add_parser("error", help="quantisation error statistics (MSE, SQNR, scales)",
+                        epilog="Exit codes: 0 the statistics were printed; 2 bad input (an unknown format or one "
+                               "without quantize, an IN that is no float32 .npy array or has no finite element, "
+                               "--blocks out of range, an option the format or the input does not take; one line "
+                               f"on stderr); {EXIT_BUG}; {EXIT_SIGNALS}.")
     e.add_argument("--format", required=True, help="format name (see `numerics formats`)")
     _options(e)
     src = e.add_mutually_exclusive_group(required=True)
@@ -69,7 +79,9 @@ def register(sub) -> None:
                         "of an exact quantisation) is written as null")
     e.set_defaults(func=run_error)
 
-    f = psub.add_parser("formats", help="list registered number formats")
+    f = psub.add_parser("formats", help="list registered number formats",
+                        epilog="Exit codes: 0 the formats were listed; 2 a bad option (or a plugin that failed to "
+                               f"load, under CODESIGN_STRICT_PLUGINS=1); {EXIT_BUG}; {EXIT_SIGNALS}.")
     f.add_argument("--json", action="store_true", help="one JSON document on stdout")
     f.set_defaults(func=run_formats)
 

@@ -15,9 +15,16 @@ SCHEMA_VERSION = 1
 
 def register(sub) -> None:
     p = sub.add_parser("plugins", help="list installed plugins",
-                       description="List installed codesign plugins (entry-point group `codesign`).")
+                       description="List installed codesign plugins (entry-point group `codesign`).",
+                       epilog="Exit codes: those of the ACTION (`codesign plugins ACTION --help`); without one, "
+                              "it lists the plugins as `codesign plugins list` does.")
     psub = p.add_subparsers(dest="plugins_command", metavar="ACTION")
-    lp = psub.add_parser("list", help="list plugins, their versions, hooks, status and cost models")
+    from ._common import EXIT_BUG, EXIT_SIGNALS
+
+    lp = psub.add_parser("list", help="list plugins, their versions, hooks, status and cost models",
+                         epilog="Exit codes: 0 the plugins were listed (one that failed to load is listed as "
+                                "failed, with its error); 2 a bad option, or a plugin that failed to load under "
+                                f"CODESIGN_STRICT_PLUGINS=1; {EXIT_BUG}; {EXIT_SIGNALS}.")
     lp.add_argument("--json", action="store_true", help="one JSON document on stdout")
     lp.add_argument("--hook", metavar="NAME", help="only plugins implementing this hook (e.g. codesign_cost_models)")
     lp.set_defaults(func=run_list)

@@ -5,15 +5,20 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ._common import path_type
+from ._common import EXIT_BUG, path_type
 
 
 def register(sub) -> None:
-    p = sub.add_parser("study", help="run declarative design-space studies")
+    p = sub.add_parser("study", help="run declarative design-space studies",
+                       epilog="Exit codes: those of the ACTION (`codesign study ACTION --help`); 2 without one.")
     psub = p.add_subparsers(dest="study_command", metavar="ACTION")
     r = psub.add_parser("run", help="run a study and write report.md, figures and data.json",
                         description="Run every step of STUDY (optimisations resume from their journals) "
-                                    "and write a Markdown report with PNG figures and data.json into the --out directory.")
+                                    "and write a Markdown report with PNG figures and data.json into the --out directory.",
+                        epilog="Exit codes: 0 the report was written; 2 bad input (the study, a step's spec, "
+                               "an option or the output directory; one line on stderr); "
+                               f"{EXIT_BUG}; 130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): the "
+                               "optimisation steps' completed trials are kept, rerun to resume.")
     r.add_argument("study", help="study TOML (e.g. studies/jalapeno.toml)")
     r.add_argument("--out", type=path_type, help="output directory (default: studies/<name>/ beside the study file)")
     r.add_argument("--quick", action="store_true", help="small budgets (tests, CI)")

@@ -26,7 +26,7 @@ def register(sub) -> None:
                               "predictions.csv with an invalid: or unsupported: status, and counted on stderr); "
                               "2 bad input (a missing, empty or unreadable file, a missing column, a bad option "
                               "or cost model, or no row that could be priced; one line on stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); "
-                              "130 interrupted (Ctrl-C).")
+                              "130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("measured", help="measured CSV (aiconfigurator_silicon_public.csv or inferencemax_public.csv schema)")
     p.add_argument("--out", type=path_type, help="directory for predictions.csv")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")

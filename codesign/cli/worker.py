@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._common import STORAGE_HELP, seed_type, whole_type
+from ._common import EXIT_BUG, STORAGE_HELP, seed_type, whole_type
 
 import json
 import sys
@@ -14,7 +14,11 @@ def register(sub) -> None:
         description="Open the study of SPEC in --storage (created if new, and then seeded) and ask, "
                     "evaluate and tell batches until it holds --trials trials. Start one per machine "
                     "(or several per machine) against the same PostgreSQL URL; `codesign optimize SPEC "
-                    "--storage URL --trials N` then writes the report. The password in a URL is never printed.")
+                    "--storage URL --trials N` then writes the report. The password in a URL is never printed.",
+        epilog="Exit codes: 0 the study holds its trials (feasible or not: `codesign optimize SPEC --storage "
+               "URL` reports them); 2 bad input (spec, option or storage; one line on stderr); "
+               f"{EXIT_BUG}; 130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are "
+               "kept in the storage, rerun to continue.")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--storage", required=True,
                    help=f"where the study is stored: {STORAGE_HELP}")
