@@ -9,6 +9,8 @@ pint's default registry treats bits and bytes as dimensionless (so ``8 TB/s`` co
 parses ``Gb`` as gilbert; it has no FLOP. We therefore build a small registry of our own in which
 information (bit, byte) and compute (FLOP) are dimensions of their own, with SI and binary (IEC)
 prefixes. A bandwidth given where a power is expected is then a dimensionality error.
+An operation (``OP``; ``TOPS`` = 10^12 OP/s, as integer and low-precision datasheets give INT8 or
+FP4 peaks) is one FLOP, so ``"5000 TOPS"`` is ``"5000 TFLOP/s"``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,9 @@ bit = [information] = b
 byte = 8 * bit = B
 FLOP = [compute] = flop
 FLOPS = FLOP / second = flops
+# an operation (integer and low-precision datasheets: INT8 or FP4 "TOPS") counts as one FLOP
 OP = FLOP = op
+OPS = OP / second = ops
 dollar = [currency] = USD
 """
 

@@ -22,6 +22,12 @@ GOOD = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
     ("700 W", "W", 700.0),
     ("2.5 PFLOP/s", "FLOP/s", 2.5e15),
     ("10 PFLOPS", "FLOP/s", 10e15),         # the datasheet spelling of PFLOP/s
+    # integer and low-precision datasheets give operations per second (INT8 or FP4 "TOPS"), an
+    # operation counted as one FLOP; "5000 TOPS" was refused where "10 PFLOPS" was read (session 40)
+    ("5000 TOPS", "FLOP/s", 5000e12),
+    ("20 POPS", "FLOP/s", 20e15),
+    ("400 GOPS", "FLOP/s", 400e9),
+    ("40 mm**2/POPS", "m^2/(FLOP/s)", 40e-6 / 1e15),
     ("800 Gb/s", "B/s", 100e9),              # 800 gigabit = 100 gigabyte (not gilbert)
     ("3.9 pJ/bit", "J/B", 3.9e-12 * 8),      # per byte = 8 bits
     ("2 us", "s", 2e-6),
@@ -34,6 +40,7 @@ def test_units_convert_once_to_si(text, kind, si):
 @pytest.mark.parametrize("text, kind, needle", [
     ("8 TB/s", "W", "expected a power"),     # a bandwidth where a power is expected
     ("700 W", "B/s", "expected a bandwidth"),
+    ("5000 TOPS", "W", "expected a power.*which is a compute rate"),
     ("8", "B/s", "with a unit"),
     (8, "B/s", "bare number"),
     ("-8 TB/s", "B/s", "must be > 0"),
@@ -49,6 +56,14 @@ def test_units_convert_once_to_si(text, kind, si):
 def test_units_refuse_bad_values(text, kind, needle):
     with pytest.raises(QuantityError, match=needle):
         parse_quantity(text, kind)
+
+
+def test_a_compute_peak_in_tops_is_read_as_flops(tmp_path):
+    """A chip's INT8 peak as its datasheet gives it ("5000 TOPS", GB200's dense INT8) is the
+    5000 TFLOP/s specs/hardware/gb200.toml writes: 5000 x 10^12 operations per second."""
+    spec = _write(tmp_path, "tops", '[deployment]\ntp = 8\n[chip.peak_flops]\nint8 = "5000 TOPS"\nfp4 = "10 POPS"\n')
+    assert load_spec(spec).chip.peak_flops == load_spec(GOOD).chip.peak_flops
+    assert load_spec(spec).chip.peak_flops.int8 == 5e15 and load_spec(spec).chip.peak_flops.fp4 == 1e16
 
 
 def test_good_spec_loads_with_includes():
