@@ -540,6 +540,25 @@ def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=No
             "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
 
 
+def efficiency_record(spec: Spec, *, pm=None) -> dict[str, str] | None:
+    """Whose calibrated efficiency knobs priced ``spec``, for a report beside
+    :func:`cost_model_record`: ``{"baseline": the registered baseline ``efficiency_from`` names,
+    "plugin": "NAME (DIST VERSION)" of the plugin that registers it, "calibration_version": its
+    provenance's ``calibration_version`` (the shipped baselines: the calibration TOML's
+    ``version``; "" where the baseline gives none)}``; None when the spec names no
+    ``efficiency_from`` (its own ``[efficiency]`` knobs over the cost model's defaults). Give it the
+    spec before :func:`~codesign.baselines.resolve_efficiency`, which clears ``efficiency_from``.
+    A study's report named neither the cost model nor the knobs behind its numbers (session 40)."""
+    if not spec.efficiency_from:
+        return None
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    b = pm.baselines.get(spec.efficiency_from)
+    return {"baseline": spec.efficiency_from, "plugin": pm.plugin_label(b.plugin) if b is not None else "",
+            "calibration_version": str((b.provenance or {}).get("calibration_version", "")) if b is not None else ""}
+
+
 def deployment_record(spec: Spec, *, priced_by: str, chips: int) -> dict[str, Any]:
     """The deployment that priced ``spec``, for a report: its ``[deployment]`` keys by their TOML
     names (the spec converter's unstructured ``Deployment``, pools as tables), with ``cost_model``

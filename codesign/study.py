@@ -12,6 +12,12 @@ A study is a TOML file of steps, each one of:
 ``run_study`` writes ``DIR/report.md`` (figures as PNG beside it) and ``DIR/data.json`` holding every
 number the report shows. ``quick=True`` runs the same study on small budgets (tests, CI).
 
+What priced each number is recorded where it can differ: each step names its own spec (specs, for
+a curves step), and each spec its own ``deployment.cost_model`` and ``efficiency_from``, so an
+optimize or grid step's ``data.json`` entry carries ``cost_model`` (:func:`~codesign.evaluation.cost_model_record`)
+and ``efficiency_from`` (:func:`~codesign.evaluation.efficiency_record`), a curves step's each series,
+and the report says the same in words (:func:`priced_by`).
+
 Example::
 
     name = "kv-locality"
@@ -43,7 +49,7 @@ from attrs import field, frozen
 
 from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
 from .errors import CodesignError, SpecError, format_value
-from .evaluation import at_slo, evaluate, jsonable
+from .evaluation import at_slo, cost_model_record, efficiency_record, evaluate, jsonable
 # FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
 from .search import FORMAT_KEY, repeated_value, unmodelled_key_problem, unmodelled_metric_problem
 from .spec import (SPEC_TABLES, WHOLE_MINIMUM, PosInt, context_message, context_tokens, deployment_value_problem,
@@ -443,6 +449,39 @@ def run_study(path: str | os.PathLike, out: str | os.PathLike, *, quick: bool = 
     return data
 
 
+def priced_by(spec: Spec) -> dict[str, Any]:
+    """What prices ``spec`` (before :func:`~codesign.baselines.resolve_efficiency`), as a study's
+    ``data.json`` records it beside the numbers: ``{"cost_model": {"name", "version", "plugin"}
+    (:func:`~codesign.evaluation.cost_model_record`, as pareto.json, sweep_front.json and
+    ``evaluate --json`` give it), "efficiency_from": {"baseline", "plugin", "calibration_version"}
+    or None (:func:`~codesign.evaluation.efficiency_record`)}``. Per step (per series of a curves
+    step), since each spec names its own ``deployment.cost_model`` and ``efficiency_from``."""
+    return {"cost_model": cost_model_record(spec), "efficiency_from": efficiency_record(spec)}
+
+
+def _priced_by_md(priced: dict) -> str:
+    """The cost model of :func:`priced_by` in words: ``cost model `analytical` version V (plugin P)``."""
+    cm = priced["cost_model"]
+    return (f"cost model `{cm['name']}`" + (f" version {cm['version']}" if cm["version"] else "")
+            + (f" (plugin {cm['plugin']})" if cm["plugin"] else ""))
+
+
+def _knobs_md(spec: Spec, priced: dict) -> str:
+    """The efficiency knobs of :func:`priced_by` in words: a baseline's calibrated knobs (its
+    calibration version and plugin), the spec's own ``[efficiency]`` knobs, or the cost model's
+    defaults; own knobs over a baseline's are counted."""
+    eff = priced["efficiency_from"]
+    own = len(spec.efficiency)
+    if eff is None:
+        return (f"its own [efficiency] knobs ({own}, the rest the cost model's defaults)" if own
+                else "the cost model's default efficiency knobs")
+    cal = ", ".join(x for x in (f"calibration {eff['calibration_version']}" if eff["calibration_version"] else "",
+                                f"plugin {eff['plugin']}" if eff["plugin"] else "") if x)
+    return (f"{eff['baseline']}'s calibrated efficiency knobs (`efficiency_from = \"{eff['baseline']}\"`"
+            + (f"; {cal}" if cal else "") + ")"
+            + (f", {own} of them overridden by its own [efficiency]" if own else ""))
+
+
 def _spec_link(spec: Path, report_dir: Path) -> str:
     """A Markdown link to ``spec`` from the report in ``report_dir`` (wherever ``--out`` puts it)."""
     rel = Path(os.path.relpath(spec, report_dir)).as_posix()
@@ -498,6 +537,7 @@ def _optimize(step: Step, base: Path, out: Path, quick: bool, note=None):
     trials = step.quick_trials if quick else step.trials
     result = run_search(spec, trials=trials, seed=None, out_dir=sdir, storage=None, note=note)
     doc = write_outputs(spec, result, sdir)
+    priced = priced_by(spec)  # pareto.json's cost_model, and the designs' knobs
     ref = (doc.get("reference") or {}).get("metrics", {})
     # the design the report explains: the Pareto design with the best first objective
     best = doc["pareto"][0] if doc["pareto"] else None
@@ -506,8 +546,9 @@ def _optimize(step: Step, base: Path, out: Path, quick: bool, note=None):
              f"{doc['feasible_trials']} feasible, "
              f"{len(doc['pareto'])} on the Pareto front; reference: {doc['reference']['name'] if doc.get('reference') else 'none'} "
              f"(each metric at its best deployment).", "",
+             f"Designs and reference priced by {_priced_by_md(priced)}; the designs with {_knobs_md(spec, priced)}.", "",
              f"![Pareto front]({step.name}/pareto.png)", ""]
-    d: dict[str, Any] = {"pareto": doc["pareto"], "reference": doc.get("reference"), "trials": doc["trials"]}
+    d: dict[str, Any] = {"pareto": doc["pareto"], "reference": doc.get("reference"), "trials": doc["trials"], **priced}
     if best:
         m = best["metrics"]
         pub = _published(step.published, base) if step.published else {}
@@ -649,9 +690,10 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
     png = out / f"{step.name}.png"
     fig.savefig(png, bbox_inches="tight")
     plt.close(fig)
+    priced = priced_by(spec)
     d = {"x": {"key": step.x.key, "values": xs}, "y": {"key": step.y.key, "values": ys},
          "facet": {"key": step.facet.key, "values": fs} if step.facet else None,
-         "metric": step.metric, "values": grid.tolist(), "over_budget": over.tolist()}
+         "metric": step.metric, "values": grid.tolist(), "over_budget": over.tolist(), **priced}
     # why each × is one (the cost model's reason, or the core's for a deployment no framework runs):
     # a grid over TP 3, 8 and 128 drew × with no word of why (fresh-user trial, session 33)
     why = np.asarray([r if r else "" for r in (ev.reasons or [""] * len(combos))], dtype=object)
@@ -661,6 +703,7 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
              f"{step.x.key} × {step.y.key}" + (f", one panel per {step.facet.key}" if step.facet else "")
              + f" ({len(combos)} designs in one vectorised call; × marks an infeasible design, † one "
              f"over the chip's area or power budget: {int(over.sum())} of {over.size}).", "",
+             f"Priced by {_priced_by_md(priced)}, with {_knobs_md(spec, priced)}.", "",
              f"![{step.name}]({step.name}.png)", ""]
     reasons = collections.Counter(r for r in why.reshape(-1) if r)
     for r, n in reasons.most_common(5):
@@ -695,6 +738,7 @@ def _curves(step: Step, base: Path, out: Path, quick: bool, note=None):
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     missing = []
     unserved: list[tuple[str, str]] = []  # (label, why) of the specs with no point to draw
+    knobs: dict[str, list[str]] = {}  # cost model in words -> each spec's label and knobs
     for i_spec, f in enumerate(step.specs):
         if not (base / f).is_file():
             missing.append(f)
@@ -711,12 +755,14 @@ def _curves(step: Step, base: Path, out: Path, quick: bool, note=None):
         ev = evaluate(spec, overrides or None)
         ok = at_slo(spec, ev).feasible  # the points that meet the spec's [workload.slo], where it sets one
         label = step.labels[i_spec] if i_spec < len(step.labels) else (spec.name or Path(f).stem)
+        priced = priced_by(spec)
+        knobs.setdefault(_priced_by_md(priced), []).append(f"{label} with {_knobs_md(spec, priced)}")
         if not ok.any():  # nothing to draw: said, not plotted on a log axis (exit 3; session 34)
             why = (next((r for r in ev.reasons if r), "") or "no point is feasible") if not ev.feasible.any() \
                 else "no point meets the spec's [workload.slo]"
             unserved.append((label, why))
             d["series"][label] = {"concurrency": [], "interactivity_tok_s_user": [], "mixed_tok_s_per_chip": [],
-                                  "deployment": [], "infeasible_reason": why}
+                                  "deployment": [], "infeasible_reason": why, **priced}
             continue
         x = ev.points["interactivity_tok_s_user"][ok]
         y = ev.points["mixed_tok_s_per_chip"][ok]
@@ -738,7 +784,7 @@ def _curves(step: Step, base: Path, out: Path, quick: bool, note=None):
         x, y = x[keep], y[keep]
         configs = [{k: _plain_num(combos[cfg[i]][j]) for j, k in enumerate(keys)} for i in keep]
         d["series"][label] = {"concurrency": cc[keep].tolist(), "interactivity_tok_s_user": x.tolist(),
-                              "mixed_tok_s_per_chip": y.tolist(), "deployment": configs}
+                              "mixed_tok_s_per_chip": y.tolist(), "deployment": configs, **priced}
     no_measured = None
     if step.measured:
         mpath = _data_path(step.measured, base)
@@ -781,6 +827,7 @@ def _curves(step: Step, base: Path, out: Path, quick: bool, note=None):
              + (", ".join(f"{k} ∈ {list(v)}" for k, v in step.envelope.items()) or "its deployment")
              + " and the concurrency sweep; faint dots are the dominated configurations), " + measured,
              "", f"![{step.name}]({step.name}.png)", ""]
+    lines += [f"Priced by {cm}: " + "; ".join(who) + "." for cm, who in knobs.items()] + ([""] if knobs else [])
     lines += [f"- {label}: no curve, {why}." for label, why in unserved] + ([""] if unserved else [])
     # a spec file that is not there was skipped: said, not dropped (it was, silently: the list of
     # missing specs was overwritten by the measured file's; fresh-user trial, session 35)

@@ -407,6 +407,26 @@ def test_worker_says_when_it_starts_the_study(cli, tmp_path):
     assert f"resuming: 10 completed trials in {journal}" in err and "resuming" not in out, err
 
 
+def test_worker_json_names_the_cost_model_that_priced_its_trials(cli, tmp_path):
+    """`codesign worker --json` said how many trials it told but not what priced them, where
+    pareto.json, sweep_front.json and evaluate --json give the record {name, version, plugin}
+    (session 40). It gives it: the registered model's version, its distribution's label, and the
+    same record as the report `codesign optimize` writes of that study."""
+    from importlib.metadata import version
+
+    from codesign.pluginmanager import get_plugin_manager
+
+    journal = tmp_path / "w.journal"
+    rc, out, err = cli("worker", FLAGSHIP, "--storage", journal, "--trials", "2", "--json")
+    assert rc == 0, err
+    record = json.loads(out)["cost_model"]
+    assert record == {"name": "analytical", "version": get_plugin_manager().cost_models["analytical"].version,
+                      "plugin": f"analytical (codesign {version('codesign')})"}
+    rc, out, err = cli("optimize", FLAGSHIP, "--storage", journal, "--trials", "2", "--out", tmp_path / "rep", "--json")
+    assert rc in (0, 1) and json.loads(out)["new_trials"] == 0, err
+    assert json.loads((tmp_path / "rep" / "pareto.json").read_text())["cost_model"] == record
+
+
 def test_a_resumed_optimize_says_so_on_stderr(cli, tmp_path):
     """A rerun that continues a stored study says so before the search starts (one line on stderr:
     stdout stays one JSON document with --json); a new study says nothing of the kind."""

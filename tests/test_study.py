@@ -313,3 +313,96 @@ def test_a_curve_with_no_feasible_point_is_said_not_drawn(cli, tmp_path):
     data = json.loads((tmp_path / "o" / "data.json").read_text())
     series = json.dumps(data)
     assert "tp 3 does not divide" in series and "acceptance_rate" in series
+
+
+def _registered(name):
+    """The ``{name, version, plugin}`` record of cost model ``name``: its version from the plugin
+    registry, its plugin label from the distribution that installs it (``NAME (DIST VERSION)``)."""
+    from importlib.metadata import version
+
+    from codesign.pluginmanager import get_plugin_manager
+
+    info = get_plugin_manager().cost_models[name]
+    dist = {"analytical": "codesign", "roofline": "codesign-roofline"}[name]
+    return {"name": name, "version": info.version, "plugin": f"{name} (codesign {version(dist)})"
+            if dist == "codesign" else f"{name} ({dist} {version(dist)})"}
+
+
+def _said(record):
+    """How the report names a cost-model record."""
+    return f"cost model `{record['name']}` version {record['version']} (plugin {record['plugin']})"
+
+
+def test_data_and_report_name_the_cost_model_and_knobs_of_each_step(cli, tmp_path):
+    """Every priced number of a study says what priced it, as pareto.json, sweep_front.json and
+    evaluate --json do: data.json named no cost model and the report neither the model, its version
+    nor the calibrated knobs a curve took (session 40). Each step names its own spec (a curves step
+    several), so each optimize and grid step, and each curve, carries the record: {name, version,
+    plugin} of the registered model and, for efficiency_from, the baseline, its plugin and the
+    calibration's version (that of plugins/codesign_baseline/calibration.toml)."""
+    import tomllib
+    from importlib.metadata import version
+
+    analytical = _registered("analytical")
+    assert analytical["version"]
+    cal = tomllib.loads((REPO / "plugins" / "codesign_baseline" / "calibration.toml").read_text())["version"]
+    gb200_knobs = {"baseline": "gb200", "plugin": f"baseline (codesign {version('codesign')})",
+                   "calibration_version": cal}
+    (tmp_path / "grid.toml").write_text(f'include = ["{(REPO / "specs" / "kv-locality.toml").as_posix()}"]\n')
+    (tmp_path / "search.toml").write_text(
+        f'include = ["{(REPO / "specs" / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n')
+    study = tmp_path / "st.toml"
+    study.write_text('name = "st"\n'
+                     '[[steps]]\nkind = "grid"\nname = "g"\nspec = "grid.toml"\n'
+                     'x = { key = "memory.sram.capacity", values = ["0 MiB", "256 MiB"] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n'
+                     '[[steps]]\nkind = "optimize"\nname = "o"\nspec = "search.toml"\nquick_trials = 2\n'
+                     f'[[steps]]\nkind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}", "{EXAMPLE.as_posix()}"]\n'
+                     'labels = ["GB200 calibrated", "GB200 default"]\nefficiency_from = ["gb200", ""]\n')
+    out = tmp_path / "o"
+    rc, stdout, err = cli("study", "run", study, "--out", out, "--quick", "--json")
+    assert rc == 0, err
+    data = json.loads((out / "data.json").read_text())
+    assert json.loads(stdout)["study"] == data
+    steps = data["steps"]
+    for name in ("g", "o"):
+        assert steps[name]["cost_model"] == analytical, name
+        assert steps[name]["efficiency_from"] is None, name
+    # the optimize step's record is its pareto.json's
+    assert json.loads((out / "o" / "pareto.json").read_text())["cost_model"] == analytical
+    series = steps["c"]["series"]
+    assert series["GB200 calibrated"]["cost_model"] == analytical == series["GB200 default"]["cost_model"]
+    assert series["GB200 calibrated"]["efficiency_from"] == gb200_knobs
+    assert series["GB200 default"]["efficiency_from"] is None
+    report = (out / "report.md").read_text()
+    default = "the cost model's default efficiency knobs"
+    assert f"Priced by {_said(analytical)}, with {default}." in report  # the grid
+    assert f"Designs and reference priced by {_said(analytical)}; the designs with {default}." in report
+    assert (f"Priced by {_said(analytical)}: GB200 calibrated with gb200's calibrated efficiency knobs "
+            f'(`efficiency_from = "gb200"`; calibration {cal}, plugin {gb200_knobs["plugin"]}); '
+            f"GB200 default with {default}.") in report, report
+
+
+def _roofline_installed() -> bool:
+    from codesign.pluginmanager import get_plugin_manager
+
+    return "roofline" in get_plugin_manager().cost_models
+
+
+@pytest.mark.skipif("not _roofline_installed()", reason="the example roofline plugin is not installed (pip install -e plugins/codesign_example_roofline)")
+def test_each_curve_names_its_own_cost_model(cli, tmp_path):
+    """A curves step's specs may name different cost models (deployment.cost_model): each curve's
+    data.json series carries its own record, and the report names each model with its curves."""
+    roofline_spec = REPO / "specs" / "examples" / "gb200-gpt-oss-120b-roofline.toml"
+    study = tmp_path / "st.toml"
+    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\n'
+                     f'specs = ["{EXAMPLE.as_posix()}", "{roofline_spec.as_posix()}"]\n'
+                     'labels = ["analytical", "roofline"]\n')
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 0, err
+    series = json.loads((tmp_path / "o" / "data.json").read_text())["steps"]["c"]["series"]
+    for name in ("analytical", "roofline"):
+        assert series[name]["cost_model"] == _registered(name), name
+    report = (tmp_path / "o" / "report.md").read_text()
+    for name in ("analytical", "roofline"):
+        assert f"Priced by {_said(_registered(name))}: {name} with the cost model's default efficiency knobs." in report
