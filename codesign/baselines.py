@@ -356,6 +356,11 @@ def resolve_efficiency(spec: Spec, *, pm=None, cost_model: str | None = None) ->
         _check_knobs_read(spec, pm, cost_model, said)
     if not spec.efficiency_from:
         return spec
+    if chosen != "auto" and chosen not in pm.cost_models:
+        # an unregistered name (a typo, a plugin not installed) is named by
+        # codesign.evaluation.check_names, as for [efficiency]: told "does not read its knobs", a
+        # user removed efficiency_from only to learn the model does not exist (fresh-user trial)
+        return spec
     b = pm.baselines.get(spec.efficiency_from)
     where = spec.origin("efficiency_from")
     if b is None:

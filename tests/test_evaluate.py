@@ -515,6 +515,23 @@ def test_the_roofline_power_stays_within_the_chip_peak_power(tmp_path, cli):
     assert max(p["power_w"] for p in doc["points"]) <= doc["design"]["peak_power_w"]
 
 
+def test_an_unknown_cost_model_beside_efficiency_from_is_named_as_unknown(cli, tmp_path):
+    """A misspelt model (``--cost-model foo``, ``deployment.cost_model = "analytic"``) beside
+    ``efficiency_from`` was refused as one that "does not read its knobs", with the advice to remove
+    efficiency_from (fresh-user trial, session 40); it is named as unregistered, as it is beside an
+    [efficiency] table or with no knobs at all."""
+    inc = f'include = ["{GB200.as_posix()}"]\n'
+    base = tmp_path / "from.toml"
+    base.write_text(inc + 'efficiency_from = "gb200"\n')
+    typo = tmp_path / "typo.toml"
+    typo.write_text(inc + 'efficiency_from = "gb200"\n[deployment]\ncost_model = "analytic"\n')
+    for args, key, name in (((base, "--cost-model", "foo"), "--cost-model", "foo"),
+                            ((typo,), "deployment.cost_model", "analytic")):
+        rc, out, err = cli("evaluate", *args)
+        assert rc == 2 and f"{key}: no cost model named {name!r} is registered" in err, err
+        assert "does not read its knobs" not in err, err
+
+
 def test_knobs_of_the_analytical_model_are_refused_under_a_cost_model_that_reads_none(cli, tmp_path):
     """``evaluate --cost-model roofline`` on a spec with ``efficiency_from = "gb200"`` or an
     ``[efficiency]`` table priced without the knobs and said nothing (fresh-user trial, session 40),
