@@ -1392,9 +1392,18 @@ def _aic_recipe_settings(pt: Point, precision: str) -> None:
             said += f" and {d['spec']} MTP draft token{'s' if d['spec'] != 1 else ''} per step"
         names = sorted({rc["recipe"] or rc["config"] for rc, _ in exact})
         versions = sorted({v for rc, _ in exact for v in rc["source"].split()})
-        pt.warnings.append(f"{said} from the InferenceX configuration {' = '.join(names)} (nvidia-master.yaml@"
-                           f"{', '.join(versions)}), which ran these pools at concurrency {pt.concurrency} "
-                           "(decode_batch_size is the concurrency per decode rank, not the engine's limit)")
+        which = (f"configuration {names[0]}" if len(names) == 1 else
+                 f"configurations {' and '.join(names)}")
+        also = ""
+        if len(names) > 1:
+            also = "; they agree on the limit"
+            if {m for _, m in exact} == {"none", "mtp"}:
+                also += (", not on speculative decoding, which the row does not record: "
+                         "priced without MTP")
+        pt.warnings.append(f"{said} from the InferenceX {which} (nvidia-master.yaml@{', '.join(versions)}), "
+                           f"which ran these pools at concurrency {pt.concurrency}{also} (the row's "
+                           f"decode_batch_size, {pt.concurrency / (_decode_instances(d) * max(int(d['d_dp']), 1)):g}, "
+                           "is its users per decode rank, not the engine's limit)")
         return
     _dynamo_trt_batch_limit(pt)
 
@@ -1434,8 +1443,12 @@ def _dynamo_trt_batch_limit(pt: Point) -> None:
     slots = per_rank * inst * ranks
     if slots < pt.concurrency:
         unit = "attention-DP rank" if ranks > 1 else "decode worker"
-        pt.warnings.append(f"decode batch limit {per_rank} per {unit} assumed (largest power of two ≤ "
-                           f"C per {unit}; DECODE_MAX_BATCH_SIZE is not recorded): {per_rank} × "
+        # the engine setting as the row's file would name it (the aiconfigurator file's
+        # decode_batch_size is the users per rank, not it)
+        setting = "DECODE_MAX_BATCH_SIZE" if pt.schema == "inferencemax" else "the decode max_batch_size"
+        pt.warnings.append(f"decode batch limit {per_rank} per {unit} assumed (the largest power of two at or "
+                           f"below the {pt.concurrency / (inst * ranks):g} users per {unit}; {setting} is not "
+                           f"recorded): {per_rank} × "
                            f"{inst * ranks} = {slots} decode slots, {pt.concurrency - slots} of "
                            f"{pt.concurrency} users wait for one")
 
