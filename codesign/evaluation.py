@@ -9,6 +9,7 @@ on points it calls feasible, is named in a :class:`~codesign.errors.PluginError`
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, Mapping
 
 import numpy as np
@@ -152,13 +153,11 @@ def check_overrides(overrides: Mapping[str, Any] | None) -> tuple[dict[str, np.n
         except KeyError:
             names = None  # no spec key: the cost model says whether it can vary it
         if names is False and a.dtype.kind not in "biuf":
-            try:
-                if a.dtype.kind not in "O" or any(isinstance(x, (str, bytes)) for x in a.ravel().tolist()):
-                    raise TypeError
-                a = a.astype(np.float64)
-            except (TypeError, ValueError):
-                bad = next((x for x in a.ravel().tolist() if not _is_number(x)), a.ravel()[0])
-                raise OverrideError(f"{where}: expected numbers{_si_hint(key, bad)}") from None
+            floats = _as_floats(a)
+            if floats is None:
+                bad = next((x for x in a.ravel().tolist() if not isinstance(x, numbers.Real)), a.ravel()[0])
+                raise OverrideError(f"{where}: expected numbers{_si_hint(key, bad)}")
+            a = floats
         elif names and a.dtype.kind not in "UO":
             raise OverrideError(f"{where}: expected names (str), one per design; got {a.dtype} values such as "
                                 f"{format_value(a.ravel()[0].item())}")
@@ -192,10 +191,15 @@ def _si_hint(key: str, bad) -> str:
     return out
 
 
-def _is_number(x) -> bool:
-    import numbers
-
-    return isinstance(x, numbers.Real)
+def _as_floats(a: np.ndarray) -> np.ndarray | None:
+    """``a`` (an override of a numeric key that is no numeric array) as float64 when it is an object
+    array of numbers, else None: strings ("8 TB/s") and values float() refuses."""
+    if a.dtype.kind != "O" or any(isinstance(x, (str, bytes)) for x in a.ravel().tolist()):
+        return None
+    try:
+        return a.astype(np.float64)
+    except (TypeError, ValueError):
+        return None
 
 
 def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) -> list[str]:

@@ -1336,11 +1336,8 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     if mb:
         pt.deploy["mb"] = mb
         inst = _decode_instances(pt.deploy)
-        unit = "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
-        slots = mb * inst
-        said.append(f"decode batch limit {rc['decode_max_batch']} per {unit} ({mb} per decode instance, "
-                    f"{slots} slots" + (f": {pt.concurrency - slots} of {pt.concurrency} users wait)"
-                                       if slots < pt.concurrency else ")"))
+        said.append(f"decode batch limit {rc['decode_max_batch']} per {_batch_unit(rc)} ({mb} per decode "
+                    f"instance, {_slots_said(pt, mb * inst)}")
     if drafts and spec_method == "mtp":
         said.append(f"{drafts} MTP draft token{'s' if drafts > 1 else ''} per step")
     versions = ", ".join(rc["source"].split())
@@ -1382,10 +1379,8 @@ def _aic_recipe_settings(pt: Point, precision: str) -> None:
     if len(limits) == 1 and None not in limits:
         rc = exact[0][0]
         mb = d["mb"] = rc["decode_batch_per_instance"]
-        slots = mb * _decode_instances(d)
-        unit = "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
-        said = (f"decode batch limit {rc['decode_max_batch']} per {unit} ({slots} slots"
-                + (f": {pt.concurrency - slots} of {pt.concurrency} users wait)" if slots < pt.concurrency else ")"))
+        said = (f"decode batch limit {rc['decode_max_batch']} per {_batch_unit(rc)} "
+                f"({_slots_said(pt, mb * _decode_instances(d))}")
         drafts = {rc["mtp_draft_tokens"] for rc, _ in exact}
         if {m for _, m in exact} == {"mtp"} and len(drafts) == 1 and None not in drafts:
             d["spec"] = drafts.pop()
@@ -1406,6 +1401,19 @@ def _aic_recipe_settings(pt: Point, precision: str) -> None:
                            "is its users per decode rank, not the engine's limit)")
         return
     _dynamo_trt_batch_limit(pt)
+
+
+def _slots_said(pt: Point, slots: int) -> str:
+    """``"224 slots: 21 of 245 users wait)"`` (``"48 slots)"`` when every user has one): the tail of
+    a batch-limit warning (:func:`_recipe_settings`, :func:`_aic_recipe_settings`)."""
+    return f"{slots} slots" + (f": {pt.concurrency - slots} of {pt.concurrency} users wait)"
+                               if slots < pt.concurrency else ")")
+
+
+def _batch_unit(rc: dict) -> str:
+    """What an InferenceX item's decode batch limit is per: ``decode_batch_scope`` ``rank`` (attention
+    DP) or a whole decode worker."""
+    return "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
 
 
 def _decode_instances(d: dict) -> int:
