@@ -34,15 +34,26 @@ class CodesignError(Exception):
 
 
 class SpecError(CodesignError):
-    """One or more problems in a spec file.
+    """One or more problems in a spec file: every independent problem the loader found, so a user
+    fixes them in one pass (a spec with a misspelt ``[chip]`` key and a negative concurrency named
+    both; one whose problems were found by different checks named the first only).
 
     Args:
         problems: ``(file, key_path, message)`` triples; ``key_path`` is dotted
             (``memory.hbm.bandwidth``) or ``""`` for the whole file.
+        file: the file that was being read (the spec given on the command line, whose includes may
+            have set the keys the problems name); it heads the count (:meth:`heading`). None: the
+            problems' own file when they share one.
+
+    ``str(err)`` is one line per problem (``file: key: message``); the CLI prints
+    :meth:`heading` above them when there are several, and ``--json`` carries
+    :meth:`as_json`'s list.
     """
 
-    def __init__(self, problems: list[tuple[str, str, str]]):
+    def __init__(self, problems: list[tuple[str, str, str]], file: str | None = None):
         self.problems = list(problems)
+        files = list(dict.fromkeys(f for f, _, _ in self.problems))
+        self.file = file if file is not None else (files[0] if len(files) == 1 else None)
         super().__init__(self.format())
 
     def format(self) -> str:
@@ -51,6 +62,18 @@ class SpecError(CodesignError):
             where = f"{file}: {path}: " if path else f"{file}: "
             lines.append(where + msg)
         return "\n".join(lines)
+
+    def heading(self) -> str | None:
+        """``spec.toml: 3 problems`` when there are two or more (``3 problems`` when they come from
+        several files and no :attr:`file` was given); None for one problem, whose line says it all."""
+        n = len(self.problems)
+        if n < 2:
+            return None
+        return f"{self.file}: {n} problems" if self.file else f"{n} problems"
+
+    def as_json(self) -> list[dict[str, str]]:
+        """The problems as ``[{"file": …, "key": dotted key path or "", "message": …}]``."""
+        return [{"file": f, "key": k, "message": m} for f, k, m in self.problems]
 
 
 class OverrideError(CodesignError, ValueError):

@@ -267,6 +267,25 @@ class FieldsError(ValueError):
         self.fields = tuple(fields)
 
 
+class FieldsErrors(ValueError):
+    """Several independent :class:`FieldsError` of one table at once (``num_layers`` disagreeing
+    with ``layer_types`` and ``num_kv_heads`` not dividing the query heads), each named at its own
+    key by the loader: the first one alone hid the others until it was fixed. ``str()`` joins
+    their messages."""
+
+    def __init__(self, errors: list[FieldsError]):
+        super().__init__("; ".join(str(e) for e in errors))
+        self.errors = list(errors)
+
+
+def _raise_fields(errors: list[FieldsError]) -> None:
+    """Raise ``errors``: none, nothing; one, itself; more, :class:`FieldsErrors`."""
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FieldsErrors(errors)
+
+
 class FieldProblems(ValueError):
     """Several fields of one table out of range at once, each a ``"key: message"`` line; the loader
     names each at its key (a table's validators stopped at the first: ``speculative_tokens = 40``
@@ -372,27 +391,32 @@ class Model:
     native_moe_weights_format: str = "bf16"
 
     def __attrs_post_init__(self):
+        # every independent disagreement at once, each at its key (the first alone hid the rest); a
+        # check that reads a value an earlier one refused is skipped, not said as a second problem
+        errs: list[FieldsError] = []
         L = self.num_layers
-        if self.layer_types and len(self.layer_types) != L:
-            raise FieldsError(("layer_types", "num_layers"),
-                              f"layer_types has {len(self.layer_types)} entries for num_layers = {L}; expected one per layer")
-        if self.moe_layers and len(self.moe_layers) != L:
-            raise FieldsError(("moe_layers", "num_layers"),
-                              f"moe_layers has {len(self.moe_layers)} entries for num_layers = {L}; expected one per layer")
+        n_types, n_moe = len(self.layer_types), len(self.moe_layers)
+        if self.layer_types and n_types != L:
+            errs.append(FieldsError(("layer_types", "num_layers"),
+                                    f"layer_types has {n_types} entries for num_layers = {L}; expected one per layer"))
+        if self.moe_layers and n_moe != L and not (self.layer_types and n_moe == n_types):
+            # (moe_layers as long as layer_types: num_layers is what disagrees with both, said once)
+            errs.append(FieldsError(("moe_layers", "num_layers"),
+                                    f"moe_layers has {n_moe} entries for num_layers = {L}; expected one per layer"))
         if "sliding" in self.layer_types and self.sliding_window is None:
-            raise FieldsError(("sliding_window", "layer_types"),
-                              "sliding_window is missing (the sliding layers of layer_types need it)")
+            errs.append(FieldsError(("sliding_window", "layer_types"),
+                                    "sliding_window is missing (the sliding layers of layer_types need it)"))
         linear = (self.linear_num_key_heads, self.linear_num_value_heads, self.linear_key_head_dim,
                   self.linear_value_head_dim, self.linear_conv_kernel_dim)
         if "linear" in self.layer_types and None in linear:
-            raise FieldsError(("linear_num_key_heads", "layer_types"),
-                              "the linear-attention layers of layer_types need "
-                              "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
-                              "linear_value_head_dim and linear_conv_kernel_dim")
-        if "linear" in self.layer_types and self.linear_num_value_heads % self.linear_num_key_heads:
-            raise FieldsError(("linear_num_value_heads", "linear_num_key_heads"),
-                              "linear_num_value_heads must be a multiple of linear_num_key_heads (got "
-                              f"{self.linear_num_value_heads} and {self.linear_num_key_heads})")
+            errs.append(FieldsError(("linear_num_key_heads", "layer_types"),
+                                    "the linear-attention layers of layer_types need "
+                                    "linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, "
+                                    "linear_value_head_dim and linear_conv_kernel_dim"))
+        elif "linear" in self.layer_types and self.linear_num_value_heads % self.linear_num_key_heads:
+            errs.append(FieldsError(("linear_num_value_heads", "linear_num_key_heads"),
+                                    "linear_num_value_heads must be a multiple of linear_num_key_heads (got "
+                                    f"{self.linear_num_value_heads} and {self.linear_num_key_heads})"))
         # keys of a token mixer no layer uses were silently ignored, as the experts' keys were
         # (sliding_window = 128 on a model of full layers priced full attention everywhere)
         unused = [k for k, kind, v in (("sliding_window", "sliding", self.sliding_window),
@@ -401,20 +425,20 @@ class Model:
         if unused:
             kinds = sorted({"sliding" if k == "sliding_window" else "linear" for k in unused})
             said, pick = _set_keys(unused)
-            raise FieldsError((*unused, "layer_types"),
-                              f"{said}, but layer_types has no "
-                              f"{' or '.join(repr(k) for k in kinds)} layer, so "
-                              f"{pick('it would be', 'they would be')} ignored; list each "
-                              "layer's token mixer in layer_types (\"full\", \"sliding\" or \"linear\") "
-                              f"or drop {pick('it', 'them')}")
+            errs.append(FieldsError((*unused, "layer_types"),
+                                    f"{said}, but layer_types has no "
+                                    f"{' or '.join(repr(k) for k in kinds)} layer, so "
+                                    f"{pick('it would be', 'they would be')} ignored; list each "
+                                    "layer's token mixer in layer_types (\"full\", \"sliding\" or \"linear\") "
+                                    f"or drop {pick('it', 'them')}"))
         dsa = (self.index_topk, self.index_n_heads, self.index_head_dim)
         if any(v is not None for v in dsa) and None in dsa:
-            raise FieldsError(("index_topk", "index_n_heads", "index_head_dim"),
-                              "sparse attention needs index_topk, index_n_heads and index_head_dim")
+            errs.append(FieldsError(("index_topk", "index_n_heads", "index_head_dim"),
+                                    "sparse attention needs index_topk, index_n_heads and index_head_dim"))
         if self.index_topk is not None and not (self.attention == "mla" and self.q_lora_rank):
-            raise FieldsError(("index_topk", "attention", "q_lora_rank"),
-                              "DeepSeek sparse attention (index_topk) is modelled on MLA with a q_lora_rank "
-                              "(its indexer projects the compressed query)")
+            errs.append(FieldsError(("index_topk", "attention", "q_lora_rank"),
+                                    "DeepSeek sparse attention (index_topk) is modelled on MLA with a q_lora_rank "
+                                    "(its indexer projects the compressed query)"))
         # a dense model (no layer of moe_layers is MoE) reads none of the experts' keys: set, they
         # were silently ignored (num_experts = 8 on Llama priced a dense Llama)
         moe_keys = [k for k, v in (("num_experts", self.num_experts), ("experts_per_token", self.experts_per_token),
@@ -424,41 +448,44 @@ class Model:
                     if v is not None]
         if moe_keys and not any(self.moe_layers):
             said, pick = _set_keys(moe_keys)
-            raise FieldsError((*moe_keys, "moe_layers"),
-                              f"{said}, but no layer is MoE "
-                              "(moe_layers has no true entry), so a "
-                              "dense model would be priced; list each layer's FFN in moe_layers (true for MoE) "
-                              f"or drop {pick('it', 'them')}")
-        if any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
-            raise FieldsError(("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size"),
-                              "MoE layers need num_experts, experts_per_token and moe_intermediate_size")
-        if self.num_experts and self.experts_per_token and self.experts_per_token > self.num_experts:
-            raise FieldsError(("experts_per_token", "num_experts"),
-                              f"experts_per_token must be at most num_experts (got {self.experts_per_token} "
-                              f"of {self.num_experts} experts)")
-        if self.attention == "gqa" and self.num_attention_heads % self.num_kv_heads:
+            errs.append(FieldsError((*moe_keys, "moe_layers"),
+                                    f"{said}, but no layer is MoE "
+                                    "(moe_layers has no true entry), so a "
+                                    "dense model would be priced; list each layer's FFN in moe_layers (true for MoE) "
+                                    f"or drop {pick('it', 'them')}"))
+        elif any(self.moe_layers) and not (self.num_experts and self.experts_per_token and self.moe_intermediate_size):
+            errs.append(FieldsError(("moe_layers", "num_experts", "experts_per_token", "moe_intermediate_size"),
+                                    "MoE layers need num_experts, experts_per_token and moe_intermediate_size"))
+        elif self.num_experts and self.experts_per_token and self.experts_per_token > self.num_experts:
+            # (the experts' keys of a dense model are to be dropped, not compared)
+            errs.append(FieldsError(("experts_per_token", "num_experts"),
+                                    f"experts_per_token must be at most num_experts (got {self.experts_per_token} "
+                                    f"of {self.num_experts} experts)"))
+        mla_keys = [k for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+                    if getattr(self, k) is not None]
+        if self.attention == "gqa" and not mla_keys and self.num_attention_heads % self.num_kv_heads:
             # each key/value head serves an equal group of query heads (HF repeat_kv); MLA caches one
             # latent per token and has no key/value heads in this sense (num_kv_heads is not read)
-            raise FieldsError(("num_kv_heads", "num_attention_heads"),
-                              f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
-                              f"num_kv_heads ({self.num_kv_heads}): grouped-query attention shares each "
-                              "key/value head among an equal group of query heads")
+            # (with MLA's keys set, attention = "gqa" is itself in question: said below, alone)
+            errs.append(FieldsError(("num_kv_heads", "num_attention_heads"),
+                                    f"num_attention_heads ({self.num_attention_heads}) must be a multiple of "
+                                    f"num_kv_heads ({self.num_kv_heads}): grouped-query attention shares each "
+                                    "key/value head among an equal group of query heads"))
         # MLA's keys under GQA were silently ignored: a model file with attention = "gqa" over an
         # included DeepSeek-R1 was priced as GQA with 128 KV heads, 14x fewer tok/s per kW, and
         # kv_lora_rank on gpt-oss passed (fresh-user trial, session 39)
-        mla_keys = [k for k in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-                    if getattr(self, k) is not None]
         if self.attention == "gqa" and mla_keys:
             said, pick = _set_keys(mla_keys)
-            raise FieldsError((*mla_keys, "attention"),
-                              f"{said}, but attention is \"gqa\", "
-                              f"which reads none of multi-head latent attention's keys, so "
-                              f"{pick('it would be', 'they would be')} ignored; set "
-                              f"attention = \"mla\" or drop {pick('it', 'them')} (a GQA "
-                              "variant of an MLA model is its own model file)")
+            errs.append(FieldsError((*mla_keys, "attention"),
+                                    f"{said}, but attention is \"gqa\", "
+                                    f"which reads none of multi-head latent attention's keys, so "
+                                    f"{pick('it would be', 'they would be')} ignored; set "
+                                    f"attention = \"mla\" or drop {pick('it', 'them')} (a GQA "
+                                    "variant of an MLA model is its own model file)"))
         if self.attention == "mla" and None in (self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim):
-            raise FieldsError(("attention", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),
-                              "MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim")
+            errs.append(FieldsError(("attention", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"),
+                                    "MLA needs kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim"))
+        _raise_fields(errs)
 
 
 # ----------------------------------------------------------------------------------- workload
@@ -506,18 +533,16 @@ class Workload:
     length_jitter: float = field(default=0.0)
     slo: Slo | None = field(default=None)
 
-    @slo.validator
-    def _slo_set(self, att, value):
+    def __attrs_post_init__(self):  # both at once, each at its key (a validator stopped at the first)
+        lines = []
+        if not 0.0 <= self.length_jitter < 1.0:
+            lines.append(f"length_jitter: must be in [0, 1) (got {self.length_jitter})")
         # an empty [workload.slo] (or one whose keys were all misspelt away) was taken silently as
         # "no SLO" (fresh-user trial, session 31)
-        if value is not None and value.ttft is None and value.tpot is None:
-            raise ValueError("slo: sets neither ttft nor tpot; give a target (ttft = \"2 s\", tpot = \"20 ms\") "
-                             "or drop the [workload.slo] table")
-
-    @length_jitter.validator
-    def _jit(self, att, value):
-        if not 0.0 <= value < 1.0:
-            raise ValueError(f"length_jitter: must be in [0, 1) (got {value})")
+        if self.slo is not None and self.slo.ttft is None and self.slo.tpot is None:
+            lines.append("slo: sets neither ttft nor tpot; give a target (ttft = \"2 s\", tpot = \"20 ms\") "
+                         "or drop the [workload.slo] table")
+        _raise_problems(lines)
 
 
 # --------------------------------------------------------------------------------- deployment
@@ -1072,6 +1097,8 @@ def _format_exception(exc: BaseException, type_) -> str:
 
     if isinstance(exc, FieldsError):
         return "\x00FIELDS\x00" + "\x01".join(exc.fields) + "\x00" + str(exc)
+    if isinstance(exc, FieldsErrors):
+        return "\x03".join(_format_exception(e, type_) for e in exc.errors)
     if isinstance(exc, FieldProblems):
         return "\x00MANY\x00" + "\x02".join(exc.lines)
     if isinstance(exc, cattrs.ForbiddenExtraKeysError):
@@ -1211,8 +1238,9 @@ def _cattrs_problems(exc, origins: dict, file: str) -> list[tuple[str, str, str]
                     meant.add(toml_key_path(*path, m.group(1)))
             continue
         if msg.startswith("\x00FIELDS\x00"):
-            _, _, names, text = msg.split("\x00", 3)
-            problems.append(_fields_problem(names.split("\x01"), text, path, origins, file))
+            for one in msg.split("\x03"):
+                _, _, names, text = one.split("\x00", 3)
+                problems.append(_fields_problem(names.split("\x01"), text, path, origins, file))
             continue
         for msg in msg.removeprefix("\x00MANY\x00").split("\x02") if msg.startswith("\x00MANY\x00") else [msg]:
             at = path
@@ -1263,48 +1291,97 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
     import cattrs
 
     problems = []
+    origins = origins if origins is not None else {}
     if cls is Spec:
-        data = _without_overridden_search_duplicates(data, origins or {}, file)
+        data = _without_overridden_search_duplicates(data, origins, file)
+    spec = None
     try:
         spec = converter().structure(data, cls)
     except cattrs.BaseValidationError as exc:
-        problems = _cattrs_problems(exc, origins or {}, file)
-    except FieldsError as exc:  # a top-level __attrs_post_init__ check of several keys
-        raise SpecError([_fields_problem(exc.fields, str(exc), (), origins or {}, file)]) from None
+        problems = _cattrs_problems(exc, origins, file)
+    except (FieldsError, FieldsErrors) as exc:  # a top-level __attrs_post_init__ check of several keys
+        errors = exc.errors if isinstance(exc, FieldsErrors) else [exc]
+        raise SpecError([_fields_problem(e.fields, str(e), (), origins, file) for e in errors], file=file) from None
     except (ValueError, TypeError) as exc:  # a top-level __attrs_post_init__ check
-        raise SpecError([(file, "", str(exc))]) from None
-    if cls is Spec:  # [search] values the [deployment] refuses: named with the rest, in one run
-        problems += _searched_value_problems(data, origins or {}, file)
-    if problems:
-        raise SpecError(problems)
-    if cls is Spec and spec.deployment.host_kv_cache and spec.memory.host is None:
-        key = "deployment.host_kv_cache"
-        raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
-                          "true, but [memory] has no host tier to hold the KV cache (add [memory.host] "
-                          "with capacity and bandwidth, or drop the key)")])
-    if cls is Spec and spec.deployment.host_kv_cache and spec.memory.host.capacity == 0:
-        # a 0 B host tier holds nothing: priced exactly as host_kv_cache = false, silently (session 27)
-        key = "deployment.host_kv_cache"
-        where = _origin(origins or {}, ("memory", "host", "capacity"), file)
-        raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
-                          f"true, but memory.host.capacity is 0 B (in {where}): the host tier can hold no "
-                          "KV cache (give it a capacity, or drop the key)")])
-    if cls is Spec and (why := _context_problem(spec.workload.isl, spec.workload.osl, data, origins or {}, file)):
-        key = "workload.isl"
-        raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key, why)])
-    if cls is Spec and spec.deployment.mode == "disaggregated":
-        missing = [k for k in ("prefill", "decode") if getattr(spec.deployment, k) is None]
-        if missing:
-            key = "deployment.mode"
-            raise SpecError([(_origin(origins or {}, tuple(key.split(".")), file), key,
-                              f"\"disaggregated\" needs [deployment.{missing[0]}]"
-                              + (" and [deployment.decode]" if len(missing) == 2 else "")
-                              + " with the pool's chips (and tp, ep, dp_attention)")])
-    if cls is Spec and (unread := _unread_key_problems(spec, data, origins or {}, file)):
-        raise SpecError(unread)
+        raise SpecError([(file, "", str(exc))], file=file) from None
     if cls is Spec:
-        spec = _without_overridden_search_keys(spec, data, origins or {}, file)
+        # [search] values the [deployment] refuses, and the checks across tables: named with the
+        # structure's problems, in one run (each was said only once every other problem was fixed)
+        problems += _searched_value_problems(data, origins, file)
+        problems += _across_table_problems(spec, data, origins, file)
+    if problems:
+        raise SpecError(problems, file=file)
+    if cls is Spec:
+        spec = _without_overridden_search_keys(spec, data, origins, file)
     return spec
+
+
+_FAILED = object()  # a table, or key, of the spec whose own structure failed (its problem is named)
+
+
+def _across_table_problems(spec: Spec | None, data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
+    """The checks of a spec that read keys of more than one table (or a table's keys together): a
+    host KV cache without a host tier to hold it, a request longer than the model's context, a
+    disaggregated deployment without both pools, and ``[deployment]`` keys its serving mode leaves
+    unread (:func:`_unread_key_problems`).
+
+    ``spec`` is the structured spec, or None when the spec has structure problems: each check then
+    reads the tables it needs, structured alone, and is skipped when one of them has a problem of
+    its own (a check of a value that failed would only restate that problem): a misspelt
+    ``[chip]`` key no longer hides a request longer than the model's context, but a ``[memory.host]``
+    with a bad capacity is not also said to be missing."""
+    conv = converter()
+
+    def alone(value, tp):
+        try:
+            return conv.structure(value, tp)
+        except Exception:  # noqa: BLE001 - the spec's structure names it
+            return _FAILED
+
+    if spec is not None:
+        deployment, host = spec.deployment, spec.memory.host
+        isl, osl = spec.workload.isl, spec.workload.osl
+        varied = [*spec.search.params, *spec.search.envelope] if spec.search is not None else []
+    else:
+        dep = data.get("deployment", {})
+        deployment = alone(dep, Deployment) if isinstance(dep, dict) else _FAILED
+        mem = data.get("memory")
+        host = (_FAILED if not isinstance(mem, dict) else None if "host" not in mem
+                else alone(mem["host"], MemoryTier))
+        work = data.get("workload") if isinstance(data.get("workload"), dict) else {}
+        isl = alone(work["isl"], PosInt) if "isl" in work else _FAILED
+        osl = alone(work["osl"], OutputTokens) if "osl" in work else _FAILED
+        search = data.get("search") if isinstance(data.get("search"), dict) else {}
+        varied = [k for t in ("params", "envelope") if isinstance(search.get(t), dict) for k in search[t]]
+    out = []
+    at = lambda key: _origin(origins, tuple(key.split(".")), file)  # noqa: E731
+    if deployment is not _FAILED and deployment.host_kv_cache and host is not _FAILED:
+        key = "deployment.host_kv_cache"
+        if host is None:
+            out.append((at(key), key, "true, but [memory] has no host tier to hold the KV cache (add [memory.host] "
+                                      "with capacity and bandwidth, or drop the key)"))
+        elif host.capacity == 0:
+            # a 0 B host tier holds nothing: priced exactly as host_kv_cache = false, silently (session 27)
+            where = _origin(origins, ("memory", "host", "capacity"), file)
+            out.append((at(key), key, f"true, but memory.host.capacity is 0 B (in {where}): the host tier can hold "
+                                      "no KV cache (give it a capacity, or drop the key)"))
+    if isl is not _FAILED and osl is not _FAILED and (why := _context_problem(isl, osl, data, origins, file)):
+        out.append((at("workload.isl"), "workload.isl", why))
+    if deployment is _FAILED:
+        return out
+    pools_missing = False
+    if deployment.mode == "disaggregated":
+        missing = [k for k in ("prefill", "decode") if getattr(deployment, k) is None]
+        if missing:
+            pools_missing = True
+            out.append((at("deployment.mode"), "deployment.mode",
+                        f"\"disaggregated\" needs [deployment.{missing[0]}]"
+                        + (" and [deployment.decode]" if len(missing) == 2 else "")
+                        + " with the pool's chips (and tp, ep, dp_attention)"))
+    # a key that the mode leaves unread follows from the mode, already named when it lacks its pools
+    out += [p for p in _unread_key_problems(deployment, varied, data, origins, file)
+            if not (pools_missing and "mode" in _SWITCHES[p[1].split(".")[1]])]
+    return out
 
 
 def deployment_value_problem(spec: Spec | Deployment | Workload, key: str, value) -> str | None:
@@ -1542,7 +1619,8 @@ def _same_file(file: str):
     return lambda f: f == file or norm(f) == target
 
 
-def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> list[tuple[str, str, str]]:
+def _unread_key_problems(deployment: Deployment, varied: list[str], data: dict, origins: dict,
+                         file: str) -> list[tuple[str, str, str]]:
     """The spec's own ``deployment`` keys :func:`unread_key_problem` finds unread, refused unless
     the key that makes them unread was set by a file that overrides the one that set them (later
     in the merge: an including file over its include, at any depth): ``mode = "aggregated"`` over
@@ -1552,12 +1630,12 @@ def _unread_key_problems(spec: Spec, data: dict, origins: dict, file: str) -> li
     that the spec's ``[search]`` reads at some of its choices (it varies ``dp_attention`` or
     ``speculative_tokens``) is not refused: it was, as if nothing varied the switch (session 39)."""
     dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
-    # a search that varies a switch reads the key at some of its choices (the spec's word for them)
-    varied = [*spec.search.params, *spec.search.envelope] if spec.search is not None else []
+    # a search that varies a switch reads the key at some of its choices (``varied``: the keys of
+    # [search.params] and [search.envelope])
     out = []
     for name, switches in _SWITCHES.items():
         key = f"deployment.{name}"
-        if name not in dep or not (why := unread_key_problem(spec.deployment, key, varied)):
+        if name not in dep or not (why := unread_key_problem(deployment, key, varied)):
             continue
         where = _origin(origins, ("deployment", name), file)
         if _overridden(dep, switches, where, origins, file):
@@ -1689,7 +1767,7 @@ def load_spec(path: str | os.PathLike) -> Spec:
         more = [p for p in reference_problems(str(path), reference) if (p[1], p[2]) not in seen]
         if not more:
             raise
-        raise SpecError(exc.problems + more) from None
+        raise SpecError(exc.problems + more, file=display) from None
     return attrs.evolve(spec, path=str(path), origins=origins)
 
 

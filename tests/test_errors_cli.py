@@ -474,7 +474,10 @@ def test_json_failure_is_one_json_document_on_stdout(cli, tmp_path):
     assert rc == 2 and len(err.strip().splitlines()) == 1
     doc = json.loads(out)
     assert doc == {"error": {"message": f"{spec}: workload.concurrency.1: expected a whole number (got 2.5)",
-                             "exit_code": 2}}
+                             "exit_code": 2,
+                             # a spec's problems also one by one, as the message's line names them
+                             "problems": [{"file": str(spec), "key": "workload.concurrency.1",
+                                           "message": "expected a whole number (got 2.5)"}]}}
     rc, out, err = cli("validate", tmp_path / "absent.csv", "--json")
     assert rc == 2 and json.loads(out)["error"]["message"] == f"{tmp_path / 'absent.csv'}: no such file"
     rc, out, err = cli("evaluate", spec)  # without --json, stdout stays empty

@@ -737,7 +737,8 @@ def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
         rc, out, err = cli(*argv)
         assert rc == 2, err
         assert 'search.params."memory.hbm.bandwidth".low: must be below high' in err, err
-        assert "search.reference: 'no-such-file.toml'" in err and len(err.strip().splitlines()) == 2, err
+        assert "search.reference: 'no-such-file.toml'" in err and len(err.strip().splitlines()) == 3, err
+        assert err.startswith(f"error: {spec}: 2 problems\n"), err  # the count, then the two problems
 
 
 def test_a_log_range_maps_its_ends_inside_the_bounds():

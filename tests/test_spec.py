@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -423,7 +424,9 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
     for key, msg in want:
         assert got[key].startswith(msg), (key, got[key])
     rc, out, err = cli("optimize", spec, "--out", tmp_path / "out")
-    assert rc == 2 and len(err.strip().splitlines()) == len(want) and "Traceback" not in err, err
+    heading, *lines = err.strip().splitlines()  # the count, then one line per problem
+    assert rc == 2 and heading == f"error: {spec}: {len(want)} problems" and len(lines) == len(want) \
+        and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()
 
 
@@ -461,8 +464,9 @@ def test_search_param_shapes_are_named_at_load(cli, tmp_path):
         assert file == str(spec) and msg.startswith(dict(want)[key]), (file, key, msg)
     for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "out")):
         rc, _, err = cli(*argv)
-        lines = err.strip().splitlines()
+        heading, *lines = err.strip().splitlines()  # the count, then one line per problem
         assert rc == 2 and "Traceback" not in err and len(lines) == len(set(lines)) == len(want), (argv, err)
+        assert heading == f"error: {spec}: {len(want)} problems", (argv, err)
     assert not (tmp_path / "out").exists()
     # a key that is no spec key is the search's to name, with the keys the cost model can vary
     typo = tmp_path / "typo.toml"
@@ -514,8 +518,9 @@ def test_searched_values_the_deployment_refuses_are_named_at_load(cli, tmp_path)
     _refused_at_load(spec, want)
     for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "out")):
         rc, _, err = cli(*argv)
-        lines = err.strip().splitlines()
+        heading, *lines = err.strip().splitlines()  # the count, then one line per problem
         assert rc == 2 and "Traceback" not in err and len(lines) == len(set(lines)) == len(want), (argv, err)
+        assert heading == f"error: {spec}: {len(want)} problems", (argv, err)
     assert not (tmp_path / "out").exists()
 
 
@@ -534,7 +539,9 @@ def test_a_choice_listed_twice_is_named_at_load(cli, tmp_path):
             e + '"deployment.max_batch_size"': "64 is the same choice as 64; list each choice once"}
     _refused_at_load(spec, want, exact=True)
     rc, _, err = cli("optimize", spec, "--out", tmp_path / "out")
-    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == len(want), err
+    heading, *lines = err.strip().splitlines()  # the count, then one line per problem
+    assert rc == 2 and "Traceback" not in err and len(lines) == len(want), err
+    assert heading == f"error: {spec}: {len(want)} problems", err
     assert not (tmp_path / "out").exists()
 
 
@@ -871,5 +878,105 @@ def test_an_empty_concurrency_list_is_named_with_the_other_problems(cli, tmp_pat
     rc, _, err = cli("evaluate", spec)
     assert rc == 2 and "Traceback" not in err
     assert sorted(err.strip().splitlines()) == [
+        f"error: {spec}: 2 problems",
         f"error: {spec}: workload.concurrency: must list at least one concurrency",
         f"error: {spec}: workload.isl: must be a whole number >= 1 (got 0)"], err
+
+
+# --------------------------------------------------------- every problem of a spec in one run
+# A spec with several independent mistakes named only the first its checks met (a misspelt [chip]
+# key hid a request longer than the model's context, one model check hid another): the user fixed
+# one, reran and met the next. Each problem is named at its key, in one run, under a count; a check
+# that reads a value already refused is skipped (its root cause is the one line). The flagship
+# example (GOOD) is GB200 with gpt-oss-120b: 64 query heads, 8 KV heads, 36 layers, a context of
+# 131,072 tokens (specs/models/gpt-oss-120b.toml), osl 1,024 (specs/workloads/inferencemax-8k1k.toml).
+def _over_flagship(tmp_path, body: str):
+    p = tmp_path / "many.toml"
+    p.write_text(f'include = ["{GOOD.as_posix()}"]\n{body}\n')
+    return p
+
+
+# 200,000 + 1,024 = 201,024 tokens, beyond gpt-oss-120b's 131,072
+CONTEXT = "isl + osl = 200,000 + 1,024 = 201,024 tokens, longer than the model's context length, 131,072 tokens"
+
+
+def _named(err: str, spec, want: dict[str, str]) -> None:
+    """``err`` (a command's stderr) is the count of ``want``'s problems, then one line per problem,
+    each at its key in ``spec``, starting with (or, with a leading ``*``, holding) its message."""
+    heading, *lines = err.strip().splitlines()
+    assert heading == f"error: {spec}: {len(want)} problems", err
+    got = {}
+    for line in lines:
+        m = re.match(rf"error: {re.escape(str(spec))}: (\S+): (.*)$", line)
+        assert m, line
+        got[m.group(1)] = m.group(2)
+    assert set(got) == set(want), err
+    for key, msg in want.items():
+        assert (msg[1:] in got[key]) if msg.startswith("*") else got[key].startswith(msg), (key, got[key])
+
+
+def test_a_misspelt_key_and_a_request_beyond_the_context_are_both_named(cli, tmp_path):
+    spec = _over_flagship(tmp_path, '[chip]\ntdpp = "1200 W"\n[workload]\nisl = 200000')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and out == "" and "Traceback" not in err
+    _named(err, spec, {"chip.tdpp": "unknown key; did you mean 'tdp'?", "workload.isl": CONTEXT})
+
+
+def test_three_problems_of_three_kinds_are_all_named(cli, tmp_path):
+    """A structure problem (a misspelt key), a model check across its keys (7 KV heads do not divide
+    64 query heads: 64 = 9·7 + 1) and a check across tables (the request against the model's
+    context); --json carries the same three, each with its file and key."""
+    spec = _over_flagship(tmp_path, '[chip]\ntdpp = "1200 W"\n[model]\nnum_kv_heads = 7\n[workload]\nisl = 200000')
+    want = {"chip.tdpp": "unknown key; did you mean 'tdp'?",
+            "model.num_kv_heads": "num_attention_heads (64) must be a multiple of num_kv_heads (7)",
+            "workload.isl": CONTEXT}
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    _named(err, spec, want)
+    rc, out, err = cli("evaluate", spec, "--json")
+    problems = json.loads(out)["error"]["problems"]
+    assert rc == 2 and {p["key"] for p in problems} == set(want) and {p["file"] for p in problems} == {str(spec)}
+    for p in problems:
+        assert p["message"].startswith(want[p["key"]]), p
+    with pytest.raises(SpecError) as e:  # the same from the API, under the exception callers catch
+        load_spec(spec)
+    assert {k for _, k, _ in e.value.problems} == set(want) and e.value.heading() == f"{spec}: 3 problems"
+
+
+@pytest.mark.parametrize("body, want", [
+    # two checks of one model: 10 layers against 36 layer_types, 7 KV heads against 64 query heads
+    ("[model]\nnum_layers = 10\nnum_kv_heads = 7",
+     {"model.num_layers": "layer_types has 36 entries for num_layers = 10",
+      "model.num_kv_heads": "num_attention_heads (64) must be a multiple of num_kv_heads (7)"}),
+    # a host KV cache in a 0 B host tier, and the request beyond the context
+    ('[workload]\nisl = 200000\n[deployment]\nhost_kv_cache = true\n[memory.host]\ncapacity = "0 GB"',
+     {"deployment.host_kv_cache": "true, but memory.host.capacity is 0 B", "workload.isl": CONTEXT}),
+    # two checks of one workload: a jitter of 2 (not below 1) and an SLO without a target
+    ("[workload]\nlength_jitter = 2.0\n[workload.slo]",
+     {"workload.length_jitter": "must be in [0, 1) (got 2.0)", "workload.slo": "sets neither ttft nor tpot"}),
+])
+def test_two_problems_found_by_one_check_stage_are_both_named(cli, tmp_path, body, want):
+    spec = _over_flagship(tmp_path, body)
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    _named(err, spec, want)
+
+
+@pytest.mark.parametrize("body, want", [
+    # host_kv_cache reads [memory.host]'s capacity, refused itself: not also "0 B" or "no host tier"
+    ('[workload]\nisl = 200000\n[deployment]\nhost_kv_cache = true\n[memory.host]\ncapacity = "-3 GB"',
+     {"memory.host.capacity": "must be >= 0", "workload.isl": CONTEXT}),
+    # a disaggregated mode without its pools: the tp it leaves unread follows from it, not said again
+    ('[chip]\ntdpp = "1200 W"\n[deployment]\nmode = "disaggregated"\ntp = 4',
+     {"chip.tdpp": "unknown key; did you mean 'tdp'?",
+      "deployment.mode": '"disaggregated" needs [deployment.prefill] and [deployment.decode]'}),
+    # num_layers = 10 against both 36-entry lists (layer_types, moe_layers) is one problem, not two
+    ("[model]\nnum_layers = 10\n[chip]\ntdpp = 3",
+     {"chip.tdpp": "unknown key; did you mean 'tdp'?",
+      "model.num_layers": "layer_types has 36 entries for num_layers = 10"}),
+])
+def test_a_problem_that_follows_from_another_is_not_named(cli, tmp_path, body, want):
+    spec = _over_flagship(tmp_path, body)
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err
+    _named(err, spec, want)

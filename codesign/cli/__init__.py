@@ -15,7 +15,7 @@ import signal
 import sys
 
 from .. import interrupts
-from ..errors import BugError, CodesignError, ExitCode
+from ..errors import BugError, CodesignError, ExitCode, SpecError
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMANDS = ["evaluate", "optimize", "model", "plugins", "numerics", "validate", "calibrate", "study", "sweep", "worker"]
@@ -93,8 +93,11 @@ def main(argv: list[str] | None = None) -> int:
     except CodesignError as exc:
         if args.debug:  # the traceback, then the same line and exit code as without --debug
             _print_traceback()
-        print("\n".join(f"error: {line}" for line in str(exc).splitlines()) + _kept(exc), file=sys.stderr)
-        _json_error(getattr(args, "json", False), str(exc), ExitCode.USAGE_ERROR)
+        heading = exc.heading() if isinstance(exc, SpecError) else None  # "spec.toml: 3 problems"
+        lines = ([heading] if heading else []) + str(exc).splitlines()
+        print("\n".join(f"error: {line}" for line in lines) + _kept(exc), file=sys.stderr)
+        _json_error(getattr(args, "json", False), str(exc), ExitCode.USAGE_ERROR,
+                    problems=exc.as_json() if isinstance(exc, SpecError) else None)
         return ExitCode.USAGE_ERROR
     except KeyboardInterrupt:
         searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
@@ -159,14 +162,19 @@ def _kept(exc: BaseException) -> str:
     return f"\n{note}" if note else ""
 
 
-def _json_error(wanted: bool, message: str, code: ExitCode) -> None:
+def _json_error(wanted: bool, message: str, code: ExitCode, problems: list[dict] | None = None) -> None:
     """With ``--json`` (``wanted``), a failed command still prints one JSON document on stdout (a
-    script reads ``error`` instead of parsing stderr): ``{"error": {"message": ..., "exit_code": ...}}``."""
+    script reads ``error`` instead of parsing stderr): ``{"error": {"message": ..., "exit_code": ...}}``;
+    a spec's problems (:class:`~codesign.errors.SpecError`) also as ``"problems": [{"file", "key",
+    "message"}, …]``, one per problem, so a script need not split the message."""
     if wanted:
         import json
 
+        doc = {"message": message, "exit_code": int(code)}
+        if problems is not None:
+            doc["problems"] = problems
         try:
-            print(json.dumps({"error": {"message": message, "exit_code": int(code)}}), flush=True)
+            print(json.dumps({"error": doc}), flush=True)
         except BrokenPipeError:  # `... --json | head -c 100`: the reader stopped (a traceback here)
             try:
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
