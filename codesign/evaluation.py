@@ -487,10 +487,8 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
             names = list(dict.fromkeys(np.asarray(overrides[key], dtype=object).ravel().tolist()))
             at, key = _override_source(override_keys, key, where)
         for v in names:
-            if v is not None and v not in formats:
-                problems.append((at, key, f"unknown number format {v!r}; registered: {', '.join(sorted(formats))}"))
-            elif f in WEIGHT_ONLY_REFUSED and v is not None and formats[v].weight_only:
-                problems.append((at, key, f"{v!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[f]}"))
+            if why := _format_problem(f, v, formats):
+                problems.append((at, key, why))
     for key, v in (overrides or {}).items():
         # a capacity given to a tier the spec lacks, with no bandwidth to read it at (search and
         # study refuse the key first, at their own table); a capacity of 0 stands for the absent
@@ -501,14 +499,88 @@ def check_names(spec: Spec, *, pm, cost_model: str | None = None, overrides=None
             if np.any((np.asarray(v, dtype=np.float64) > 0) & ~(bw > 0)):
                 problems.append((*_override_source(override_keys, key, where), why))
     name = cost_model or spec.deployment.cost_model
-    if name != "auto" and name not in pm.cost_models:
+    if why := _cost_model_problem(name, pm):
         # an included file's bad name was blamed on the top-level spec (fresh-user trial, session 31)
         problems.append((spec.origin("deployment.cost_model") if not cost_model else where,
-                         "deployment.cost_model" if not cost_model else "--cost-model",
-                         f"no cost model named {name!r} is registered; available: "
-                         f"{', '.join(sorted(pm.cost_models)) or 'none'} (or 'auto')"))
+                         "deployment.cost_model" if not cost_model else "--cost-model", why))
     if problems:
         raise SpecError(problems)
+
+
+def _format_problem(field: str, name, formats) -> str | None:
+    """Why the number format ``name`` cannot be ``deployment.<field>`` (not registered in
+    ``formats``, or weight-only where activations are stored), or None (also for None: unset)."""
+    if name is None:
+        return None
+    if name not in formats:
+        return f"unknown number format {name!r}; registered: {', '.join(sorted(formats))}"
+    if field in WEIGHT_ONLY_REFUSED and formats[name].weight_only:
+        return f"{name!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[field]}"
+    return None
+
+
+def _cost_model_problem(name: str, pm) -> str | None:
+    """Why ``name`` names no registered cost model (``"auto"`` does), or None."""
+    if name == "auto" or name in pm.cost_models:
+        return None
+    return (f"no cost model named {name!r} is registered; available: "
+            f"{', '.join(sorted(pm.cost_models)) or 'none'} (or 'auto')")
+
+
+def load_spec_checked(path, *, cost_model: str | None = None, pm=None) -> Spec:
+    """:func:`codesign.spec.load_spec`, whose refusal of a spec also names the number-format and
+    cost-model names of its ``[deployment]`` that :func:`check_names` refuses: those are checked
+    against the plugins once the spec has loaded, so a misspelt ``[chip]`` key hid
+    ``weights_format = "fp5"`` until it was fixed. A name whose own value the loader refused (not
+    a string) is left to that line. ``cost_model``: a command line's ``--cost-model``, priced
+    instead of ``deployment.cost_model`` (which is then not judged).
+
+    Raises:
+        SpecError: every problem, the loader's first (:attr:`~codesign.errors.SpecError.file` the
+            spec's), then the names'.
+    """
+    from .errors import SpecError
+    from .spec import load_spec
+
+    try:
+        return load_spec(path)
+    except SpecError as exc:
+        more = _raw_name_problems(path, exc, cost_model=cost_model, pm=pm)
+        if not more:
+            raise
+        raise SpecError(exc.problems + more, file=exc.file) from None
+
+
+def _raw_name_problems(path, exc, *, cost_model: str | None, pm) -> list[tuple[str, str, str]]:
+    """The :func:`check_names` problems of the spec file ``path`` that ``load_spec`` refused with
+    ``exc``, read from its merged TOML; [] when it cannot be read (``exc`` says why) or the plugins
+    do not load (said once the spec is fixed)."""
+    import os
+    from pathlib import Path
+
+    from .spec import _origin, load_raw
+
+    try:
+        data, origins = load_raw(path)
+        if pm is None:
+            from .pluginmanager import get_plugin_manager
+
+            pm = get_plugin_manager()
+        formats, _ = pm.number_formats, pm.cost_models
+    except CodesignError:
+        return []
+    file = os.path.relpath(path) if not Path(path).is_absolute() else str(path)
+    dep = data.get("deployment") if isinstance(data.get("deployment"), dict) else {}
+    said = {k for _, k, _ in exc.problems}
+    out = []
+    for f in (*FORMAT_FIELDS, *(() if cost_model else ("cost_model",))):
+        key, v = f"deployment.{f}", dep.get(f)
+        if not isinstance(v, str) or key in said:
+            continue
+        why = _cost_model_problem(v, pm) if f == "cost_model" else _format_problem(f, v, formats)
+        if why:
+            out.append((_origin(origins, ("deployment", f), file), key, why))
+    return out
 
 
 def _override_source(override_keys: dict | None, key: str, where: str) -> tuple[str, str]:

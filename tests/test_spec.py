@@ -980,3 +980,24 @@ def test_a_problem_that_follows_from_another_is_not_named(cli, tmp_path, body, w
     rc, out, err = cli("evaluate", spec)
     assert rc == 2 and "Traceback" not in err
     _named(err, spec, want)
+
+
+def test_names_the_plugins_check_are_named_with_the_loaders_problems(cli, tmp_path):
+    """A number format or cost model is checked against the plugins once the spec has loaded, so a
+    misspelt [chip] key hid weights_format = "fp5" (no such format: `codesign numerics formats`
+    lists them) and cost_model = "foo" until it was fixed. evaluate, optimize and sweep name all
+    three; with --cost-model, deployment.cost_model is not what is priced, and is not judged."""
+    spec = _over_flagship(tmp_path, '[chip]\ntdpp = "1200 W"\n[deployment]\nweights_format = "fp5"\n'
+                                    'cost_model = "foo"')
+    want = {"chip.tdpp": "unknown key; did you mean 'tdp'?",
+            "deployment.weights_format": "unknown number format 'fp5'; registered: ",
+            "deployment.cost_model": "no cost model named 'foo' is registered"}
+    for argv in (("evaluate", spec), ("optimize", spec, "--out", tmp_path / "o"),
+                 ("sweep", spec, "--points", "10", "--out", tmp_path / "o")):
+        rc, out, err = cli(*argv)
+        assert rc == 2 and "Traceback" not in err, (argv, err)
+        _named(err, spec, want)
+    assert not (tmp_path / "o").exists()
+    rc, out, err = cli("evaluate", spec, "--cost-model", "roofline")
+    assert rc == 2
+    _named(err, spec, {k: v for k, v in want.items() if k != "deployment.cost_model"})

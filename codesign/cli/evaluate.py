@@ -24,10 +24,11 @@ def run(args) -> int:
     from ..errors import ExitCode
     from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, evaluate, over_budget,
                               points_json, slo_bounds)
-    from ..spec import load_spec, power_gaps
+    from ..evaluation import load_spec_checked
+    from ..spec import power_gaps
     from ._common import print_json
 
-    spec = load_spec(args.spec)
+    spec = load_spec_checked(args.spec, cost_model=args.cost_model)
     if spec.search is not None:
         _check_search_keys(spec, args.cost_model)
     ev = evaluate(spec, cost_model=args.cost_model)

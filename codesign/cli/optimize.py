@@ -43,10 +43,10 @@ def run(args) -> int:
     from ..errors import CodesignError, ExitCode
     from ..report import print_table, write_outputs
     from ..search import run_search
-    from ..spec import load_spec
+    from ..evaluation import load_spec_checked
     from ._common import default_out_dir, ensure_out_dir, progress_bar
 
-    spec = load_spec(args.spec)
+    spec = load_spec_checked(args.spec)
     if args.trials is not None and args.trials < 1:
         raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
     if args.workers < 1:

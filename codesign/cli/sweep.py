@@ -39,14 +39,13 @@ def run(args) -> int:
 
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
-    from ..evaluation import cost_model_record, jsonable
+    from ..evaluation import cost_model_record, jsonable, load_spec_checked
     from ..search import INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, run_sweep
     from ..report import SHOWN, CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
-    from ..spec import load_spec
     from ._common import default_out_dir, ensure_out_dir, progress_bar
 
-    spec = load_spec(args.spec)
+    spec = load_spec_checked(args.spec)
     if args.points < 1 or args.points > 10_000_000:
         raise CodesignError(f"--points must be between 1 and 10^7 (got {args.points})")
     if args.chunk < 1:
