@@ -11,6 +11,19 @@ information (bit, byte) and compute (FLOP) are dimensions of their own, with SI 
 prefixes. A bandwidth given where a power is expected is then a dimensionality error.
 An operation (``OP``; ``TOPS`` = 10^12 OP/s, as integer and low-precision datasheets give INT8 or
 FP4 peaks) is one FLOP, so ``"5000 TOPS"`` is ``"5000 TFLOP/s"``.
+
+Three readings of pint's are not what an architect wrote, and are refused or corrected here:
+
+- A prefix below one on an operation (``"5 pflops"``, ``"10 pops"``, ``"2 mflops"``) is SI's pico,
+  milli, ...: a fraction of an operation, which no one means (the writer meant peta or mega). It
+  is refused, saying how it was read and what to write (``"5 PFLOPS"`` or ``"5 PFLOP/s"``); pint
+  read it silently and ``evaluate`` priced a TTFT of 10^27 ms (fresh-user trial, session 41).
+- ``"10 TFLOPs"`` and ``"5 TOPs"``, datasheets' spelling of a rate, read to pint as a plural: a
+  count of operations. Where a compute rate is expected (kind ``"FLOP/s"``) a count can never be
+  meant, so they are read as the rate (per second); elsewhere a count where a rate is expected is
+  refused as a count.
+- A peak compute rate below 1 GFLOP/s or a bandwidth below 1 GB/s (:data:`SANITY_FLOOR`) is
+  refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``).
 """
 
 from __future__ import annotations
@@ -21,7 +34,7 @@ import re
 
 from .errors import format_value
 
-__all__ = ["UNITS", "QuantityError", "parse_quantity", "format_quantity"]
+__all__ = ["UNITS", "QuantityError", "parse_quantity", "format_quantity", "SANITY_FLOOR"]
 
 _DEFINITIONS = """
 # SI prefixes
@@ -92,6 +105,13 @@ KINDS: dict[str, tuple[str, str, str]] = {
 #: far enough below float32's 3.4e38 that derived quantities stay finite in the cost models.
 MAX_SI = 1e30
 
+#: Least non-zero value accepted, in SI units, per kind: a sanity floor against unit slips
+#: (``"8 kB/s"`` for ``"8 TB/s"``, ``"5 MFLOP/s"`` for ``"5 PFLOP/s"``), not a physical constant. Every
+#: compute rate in a spec is a chip's peak, and every bandwidth a chip's memory tier or link, each at
+#: least a thousand times above these floors on any accelerator (hardware_specs.csv: GB/s of host
+#: links, TB/s of HBM, TFLOP/s of peak compute); a value below one is surely a slip.
+SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e9}
+
 
 class QuantityError(ValueError):
     """A value that is not a quantity of the expected kind; the message says what was expected."""
@@ -124,10 +144,14 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         allow_zero: accept zero (e.g. no SRAM); negative values are always refused.
 
     Returns:
-        The magnitude in SI base units of ``kind`` (bytes, seconds, watts, FLOP/s, ...).
+        The magnitude in SI base units of ``kind`` (bytes, seconds, watts, FLOP/s, ...). Where
+        ``kind`` is ``"FLOP/s"``, a datasheet's ``"10 TFLOPs"`` or ``"5 TOPs"`` (read by pint as a
+        plural count) is the rate, 10^13 or 5 x 10^12 FLOP/s.
 
     Raises:
-        QuantityError: not a string with a unit, wrong dimension, not finite, or not positive.
+        QuantityError: not a string with a unit, wrong dimension, not finite, not positive, an
+            operation with a prefix below one (``"5 pflops"``: pico, not peta), or non-zero below
+            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 1 GB/s).
     """
     import pint
 
@@ -140,7 +164,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got the bare number {value!r})")
     ureg = _registry()
     text = value.strip()
-    if why := _shape_problem(text):
+    if why := _shape_problem(text) or _operation_problem(text):
         raise QuantityError(f"cannot read {value!r} as {human}, e.g. {example!r} ({why})")
     try:
         q = ureg.Quantity(text)
@@ -149,6 +173,8 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(f"cannot read {value!r} as {human}, e.g. {example!r} ({detail})") from None
     if not isinstance(q, pint.Quantity) or q.dimensionless:
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {value!r}, no unit)")
+    if kind == "FLOP/s" and q.dimensionality == ureg.FLOP.dimensionality and _PLURAL_OPS.match(_unit_part(text)):
+        q = q / ureg.second  # "10 TFLOPs": a datasheet's rate, not a count (module docstring)
     try:
         mag = float(q.to(si).magnitude)
     except pint.errors.DimensionalityError:
@@ -161,12 +187,65 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(f"out of range (got {value!r}; at most {format_quantity(MAX_SI, kind)})")
     if mag < 0 or (mag == 0 and not allow_zero):
         raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
+    if 0 < mag < SANITY_FLOOR.get(kind, 0.0):
+        floor = format_quantity(SANITY_FLOOR[kind], kind)
+        raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, below {floor}, the sanity floor "
+                            f"of {human} (no accelerator is that slow): a unit slip? e.g. {example!r}")
     return mag
 
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _LEADING = re.compile(rf"^{_NUMBER}(?=\s|[A-Za-z(]|$)")
 _EXPONENT = re.compile(r"(\*\*|\^)\s*\(?[+-]?\d+(?:\.\d+)?\)?")
+#: A datasheet's plural of an operation, the unit alone: "TFLOPs", "TOPs" (a rate, module docstring).
+_PLURAL_OPS = re.compile(r"^[A-Za-zµμ]*(?:FLOP|OP)s$")
+_OPERATIONS = ("FLOP", "FLOPS", "OP", "OPS")
+#: SI prefixes below one and their powers of ten: on an operation, a fraction of one.
+_SUB_UNIT = {"centi": -2, "milli": -3, "micro": -6, "nano": -9, "pico": -12, "femto": -15, "atto": -18,
+             "zepto": -21, "yocto": -24, "ronto": -27, "quecto": -30}
+
+
+def _unit_part(text: str) -> str:
+    """The unit expression after the leading number of ``text`` (stripped)."""
+    m = _LEADING.match(text)
+    return text[m.end():].strip() if m else text
+
+
+def _operation_problem(text: str) -> str | None:
+    """Why a unit of ``text`` is an operation no one means, with what to write; or None.
+
+    ``"5 pflops"``: pint reads p as SI's pico (10^-12), a fraction of an operation, where the writer
+    meant peta; it was priced (fresh-user trial, session 41). ``"10 tflops"``: no unit (prefixes and
+    FLOP are case-sensitive). Either way the upper-case spelling is suggested where it reads as an
+    operation with a prefix of one or more ("5 PFLOPS", "10 TFLOPS")."""
+    ureg = _registry()
+    for token in dict.fromkeys(re.findall(r"[A-Za-zµμ_]+", _unit_part(text))):
+        try:
+            read = ureg.parse_unit_name(token)
+        except Exception:  # pragma: no cover - parse_unit_name answers () for an unknown name
+            read = ()
+        ops = [(prefix, name) for prefix, name, _ in read if name in _OPERATIONS]
+        fraction = next(((p, n) for p, n in ops if p in _SUB_UNIT), None)
+        if read and fraction is None:
+            continue  # a unit, and not a fraction of an operation
+        upper = [(p, n) for p, n, _ in ureg.parse_unit_name(token.upper()) if n in _OPERATIONS and p not in _SUB_UNIT]
+        if fraction is None and not upper:
+            continue  # an unknown unit, not an operation's: pint names it
+        fix = text.replace(token, token.upper())
+        if upper and upper[0][1].endswith("S"):  # a rate: also the FLOP/s spelling
+            fix_rate = text.replace(token, token.upper()[:-1] + "/s")
+            write = f"write {fix!r} or {fix_rate!r}"
+        else:
+            write = f"write {fix!r}"
+        if fraction is None:
+            return f"{token!r} is no unit: unit prefixes and FLOP are case-sensitive; {write}"
+        prefix, name = fraction
+        read_as = f"{token!r} reads as {prefix}-{name}: {token[0]} is SI's {prefix} (10^{_SUB_UNIT[prefix]}), " \
+                  "a fraction of an operation"
+        if not upper:
+            return f"{read_as}; unit prefixes are case-sensitive (e.g. 'TFLOP/s', 'PFLOPS')"
+        return f"{read_as}; for {upper[0][0]} {write}"
+    return None
 
 
 def _shape_problem(text: str) -> str | None:
@@ -187,6 +266,8 @@ def _shape_problem(text: str) -> str | None:
 
 def _describe(q) -> str:
     dims = q.dimensionality
+    if dims == _registry().FLOP.dimensionality:
+        return "a count of operations, not a rate (per second: 'TFLOP/s', 'TFLOPS')"
     for kind, (si, human, _) in KINDS.items():
         try:
             if _registry().Quantity(1, si).dimensionality == dims:
@@ -199,7 +280,7 @@ def _describe(q) -> str:
 _PRETTY = {
     "B/s": [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1.0, "B/s")],
     "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")],
-    "FLOP/s": [(1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1.0, "FLOP/s")],
+    "FLOP/s": [(1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1e6, "MFLOP/s"), (1.0, "FLOP/s")],
     "W": [(1.0, "W")],
     "s": [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")],
     "J": [(1.0, "J"), (1e-3, "mJ"), (1e-6, "uJ"), (1e-9, "nJ"), (1e-12, "pJ")],

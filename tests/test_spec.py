@@ -29,6 +29,13 @@ GOOD = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
     ("20 POPS", "FLOP/s", 20e15),
     ("400 GOPS", "FLOP/s", 400e9),
     ("40 mm**2/POPS", "m^2/(FLOP/s)", 40e-6 / 1e15),
+    # datasheets' "TFLOPs" and "TOPs" (a plural to pint: a count) where a compute rate is expected,
+    # where a count is never meant: the rate per second (refused as "in Tflop", session 41)
+    ("10 TFLOPs", "FLOP/s", 10e12),
+    ("5 TOPs", "FLOP/s", 5e12),
+    ("1 GB/s", "B/s", 1e9),                  # the sanity floors themselves are taken
+    ("1 GFLOP/s", "FLOP/s", 1e9),
+    ("0.3 pJ/FLOP", "J/FLOP", 0.3e-12),      # pico on the energy, not on the operation: read
     ("800 Gb/s", "B/s", 100e9),              # 800 gigabit = 100 gigabyte (not gilbert)
     ("3.9 pJ/bit", "J/B", 3.9e-12 * 8),      # per byte = 8 bits
     ("2 us", "s", 2e-6),
@@ -53,6 +60,24 @@ def test_units_convert_once_to_si(text, kind, si):
     ("700 W 3", "W", "the unit part holds another number"),
     ("3 * 2 W", "W", "the unit part holds another number"),
     ("TB/s", "B/s", "expected a number, then its unit"),
+    # lower-case p on an operation is SI's pico: "5 pflops" was 5e-12 FLOP/s, and evaluate priced a
+    # TTFT of 10^27 ms with exit 0 (fresh-user trial, session 41); a fraction of an operation is
+    # never meant, so it is refused, saying how it reads and what to write
+    ("5 pflops", "FLOP/s", re.escape("('pflops' reads as pico-FLOPS: p is SI's pico (10^-12), a fraction of an "
+                                     "operation; for peta write '5 PFLOPS' or '5 PFLOP/s')")),
+    ("10 pops", "FLOP/s", re.escape("'pops' reads as pico-OPS: p is SI's pico (10^-12), a fraction of an operation; "
+                                    "for peta write '10 POPS' or '10 POP/s'")),
+    ("5 pflop/s", "FLOP/s", re.escape("for peta write '5 PFLOP/s')")),
+    ("2 mflops", "FLOP/s", re.escape("m is SI's milli (10^-3), a fraction of an operation; for mega write '2 MFLOPS'")),
+    ("40 mm**2/pflops", "m^2/(FLOP/s)", re.escape("'pflops' reads as pico-FLOPS")),
+    ("10 tflops", "FLOP/s", re.escape("'tflops' is no unit: unit prefixes and FLOP are case-sensitive; write "
+                                      "'10 TFLOPS' or '10 TFLOP/s'")),
+    ("10 TFLOP", "FLOP/s", re.escape("(got '10 TFLOP', which is a count of operations, not a rate")),
+    # below the sanity floors: a unit slip, refused with the value as read
+    ("0.5 GFLOP/s", "FLOP/s", re.escape("'0.5 GFLOP/s' reads as 500 MFLOP/s, below 1 GFLOP/s, the sanity floor "
+                                        "of a compute rate")),
+    ("8 kB/s", "B/s", re.escape("'8 kB/s' reads as 8000 B/s, below 1 GB/s, the sanity floor of a bandwidth")),
+    ("8 Mb/s", "B/s", re.escape("reads as 1 MB/s, below 1 GB/s")),
 ])
 def test_units_refuse_bad_values(text, kind, needle):
     with pytest.raises(QuantityError, match=needle):
@@ -63,6 +88,14 @@ def test_a_compute_peak_in_tops_is_read_as_flops(tmp_path):
     """A chip's INT8 peak as its datasheet gives it ("5000 TOPS", GB200's dense INT8) is the
     5000 TFLOP/s specs/hardware/gb200.toml writes: 5000 x 10^12 operations per second."""
     spec = _write(tmp_path, "tops", '[deployment]\ntp = 8\n[chip.peak_flops]\nint8 = "5000 TOPS"\nfp4 = "10 POPS"\n')
+    assert load_spec(spec).chip.peak_flops == load_spec(GOOD).chip.peak_flops
+    assert load_spec(spec).chip.peak_flops.int8 == 5e15 and load_spec(spec).chip.peak_flops.fp4 == 1e16
+
+
+def test_a_compute_peak_in_datasheet_plurals_is_read_as_the_rate(tmp_path):
+    """"10 PFLOPs" and "5000 TOPs", as datasheets write the rates, were refused as counts ("which is
+    in Tflop"); they are GB200's 10000 TFLOP/s FP4 and 5000 TFLOP/s INT8 (specs/hardware/gb200.toml)."""
+    spec = _write(tmp_path, "plural", '[deployment]\ntp = 8\n[chip.peak_flops]\nint8 = "5000 TOPs"\nfp4 = "10 PFLOPs"\n')
     assert load_spec(spec).chip.peak_flops == load_spec(GOOD).chip.peak_flops
     assert load_spec(spec).chip.peak_flops.int8 == 5e15 and load_spec(spec).chip.peak_flops.fp4 == 1e16
 
@@ -84,6 +117,14 @@ include = ["{specs}/hardware/gb200.toml", "{specs}/models/gpt-oss-120b.toml",
 CASES = {
     # name: (extra TOML, key path that must be named, words in the message)
     "wrong_unit": ('[chip]\ntdp = "8 TB/s"\n', "chip.tdp", "expected a power"),
+    # pico, not peta: evaluate priced "10 pops" at a TTFT of 10^27 ms, exit 0 (fresh-user trial, session 41)
+    "pico_operations": ('[chip.peak_flops]\nfp4 = "10 pops"\n', "chip.peak_flops.fp4",
+                        "'pops' reads as pico-OPS: p is SI's pico (10^-12), a fraction of an operation; "
+                        "for peta write '10 POPS' or '10 POP/s'"),
+    "bandwidth_below_the_floor": ('[memory.hbm]\nbandwidth = "8 kB/s"\n', "memory.hbm.bandwidth",
+                                  "'8 kB/s' reads as 8000 B/s, below 1 GB/s, the sanity floor of a bandwidth"),
+    "peak_below_the_floor": ('[chip.peak_flops]\nbf16 = "100 MFLOP/s"\n', "chip.peak_flops.bf16",
+                             "'100 MFLOP/s' reads as 100 MFLOP/s, below 1 GFLOP/s, the sanity floor of a compute rate"),
     "unknown_key": ('[memory.hbm]\nbandwidht = "8 TB/s"\n', "memory.hbm.bandwidht", "did you mean 'bandwidth'"),
     "negative_bandwidth": ('[memory.hbm]\nbandwidth = "-8 TB/s"\n', "memory.hbm.bandwidth", "must be > 0"),
     "not_a_number": ('[deployment]\ntp = "eight"\n', "deployment.tp", "expected a whole number"),
