@@ -47,7 +47,7 @@ from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, Plugin
 from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, check_priceable, cost_model_name, meets_slos, slo_bounds
 from .spec import (SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind,
                    toml_key_path, unread_key_problem)
-from .units import QuantityError, format_quantity, parse_quantity
+from .units import KINDS, QuantityError, format_quantity, parse_in_unit, parse_quantity
 
 FORMAT_KEY = re.compile(r"^deployment\.\w*format$")
 INT_KEYS = ({"network.scaleup_domain", "deployment.tp", "deployment.pp", "deployment.ep",
@@ -80,8 +80,12 @@ SLO_MISS = "no concurrency point meets the SLOs"
 #: unit, by the end of the metric's name. A constraint bound on such a metric is a quantity with its
 #: unit ("2 s", "700 W"); a bare number is refused, as everywhere else in a spec (``max = 2`` on
 #: ``ttft_s`` was read as 2 s, and ``max = 50`` meant as a TPOT in ms as 50 s: fresh-user trial).
-#: Counts and rates (tok/s/kW, requests, dB, ...) are bounded by bare numbers in their unit.
+#: Counts and rates (tok/s/kW, requests, dB, ...) are bounded by bare numbers in their unit, or by
+#: strings in a unit of the same dimension ("100 tok/s/kW", "0.1 tok/J"; :func:`_metric_value`).
 _METRIC_KIND = {"_s": ("s", 1.0), "_w": ("W", 1.0), "area_mm2": ("m^2", 1e6), "_j_per_token": ("J", 1.0)}
+
+#: Units of metrics that may be negative (an SQNR in dB below 0): their bounds may be too.
+_SIGNED_UNITS = ("dB",)
 
 
 @frozen
@@ -196,7 +200,7 @@ def build_space(spec: Spec, parameters: list[str]) -> SearchSpace:
             problems.append((spec.path, f"{where}.{bad[0]}" if bad[0] else where, bad[1]))
             continue
         sense, raw = ("max", c.max) if c.max is not None else ("min", c.min)
-        constraints.append(Constraint(c.metric, _metric_value(c.metric, raw), sense))
+        constraints.append(Constraint(c.metric, _metric_value(c.metric, raw, sense), sense))
     # [workload.slo] is an SLO constraint on each point metric it bounds (it was read, its units
     # checked, and then used by no command: fresh-user trial, session 30)
     for metric, bound in slo_bounds(spec):
@@ -507,7 +511,7 @@ def constraint_problem(c) -> tuple[str, str] | None:
         return "", "give exactly one of max or min"
     sense, raw = ("max", c.max) if c.max is not None else ("min", c.min)
     try:
-        _metric_value(c.metric, raw)
+        _metric_value(c.metric, raw, sense)
     except (QuantityError, ValueError) as exc:
         return sense, str(exc)
     return None
@@ -610,25 +614,49 @@ def _without_got(msg: str) -> str:
     return re.sub(r"\s*\(got [^()]*\)$", "", msg)
 
 
-def _metric_value(metric: str, raw) -> float:
+def _metric_value(metric: str, raw, sense: str = "max") -> float:
     """A constraint bound in the metric's own unit (``"700 W"`` for ``peak_power_w`` → 700). A
     metric of a physical unit (:data:`_METRIC_KIND`) takes a quantity with its unit and refuses a
-    bare number (:func:`codesign.units.parse_quantity`); any other a bare number in its unit
-    (``100`` for 100 tok/s/kW).
+    bare number (:func:`codesign.units.parse_quantity`), and also takes its own unit
+    (``"0.5 J/tok"`` on ``energy_j_per_token``); any other a bare number in its unit (``100`` for
+    100 tok/s/kW) or a string with a unit of its dimension, converted (``"100 tok/s/kW"``,
+    ``"0.1 tok/J"``: :func:`codesign.units.parse_in_unit`). A bound of a metric that is never
+    negative (all but the SQNRs in dB) must be > 0: a ``min`` of 0 or below bounds nothing, a
+    ``max`` of 0 or below leaves no design; ``sense`` (``"max"`` or ``"min"``) says which.
 
     Raises:
-        QuantityError: a physical metric's bound without its unit, or of another kind.
-        ValueError: a count's or rate's bound that is no bare number, naming the metric's unit."""
+        QuantityError: a physical metric's bound without its unit, a bound of another dimension, a
+            quoted bare number (``"100"``), or a bound <= 0 of a metric that is never negative."""
+    unit = (SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("",))[0]
     for suffix, (kind, scale) in _METRIC_KIND.items():
         if metric.endswith(suffix):
-            # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
-            return float(f"{parse_quantity(raw, kind) * scale:.15g}")
-    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-        # "100 tok/s" on a tok/s/kW metric was refused without saying what to write (session 40)
-        unit = (SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("",))[0]
-        raise ValueError(f"expected a bare number in {unit}, the metric's unit (got {format_value(raw)})"
-                         if unit else f"expected a bare number (got {format_value(raw)})")
-    return float(raw)
+            try:
+                # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
+                return float(f"{parse_quantity(raw, kind) * scale:.15g}")
+            except QuantityError as exc:
+                # the metric's own unit where it is not of the kind's dimension ("0.5 J/tok" on a J kind)
+                if not (isinstance(raw, str) and _reads_in(raw, unit) and not _reads_in(raw, KINDS[kind][0])):
+                    raise exc from None
+                value = parse_in_unit(raw, unit)
+            break
+    else:
+        # "100 tok/s" on a tok/s/kW metric was refused without saying what to write (session 40);
+        # "100 tok/s/kW", its own unit, was refused too, and a quoted "100" as no bare number (41)
+        value = parse_in_unit(raw, unit)
+    if value <= 0 and unit not in _SIGNED_UNITS:
+        what = (f"a min of {value:g} holds for every design" if sense == "min"
+                else f"no design meets a max of {value:g}")
+        raise QuantityError(f"must be > 0: {metric} is never negative, so {what} (got {format_value(raw)})")
+    return value
+
+
+def _reads_in(raw: str, unit: str) -> bool:
+    """Whether the string ``raw`` is a quantity of ``unit``'s dimension."""
+    try:
+        parse_in_unit(raw, unit)
+    except QuantityError:
+        return False
+    return True
 
 
 class ParamError(ValueError):

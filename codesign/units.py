@@ -34,7 +34,7 @@ import re
 
 from .errors import format_value
 
-__all__ = ["UNITS", "QuantityError", "parse_quantity", "format_quantity", "SANITY_FLOOR"]
+__all__ = ["UNITS", "QuantityError", "parse_quantity", "parse_in_unit", "format_quantity", "SANITY_FLOOR"]
 
 _DEFINITIONS = """
 # SI prefixes
@@ -80,6 +80,13 @@ FLOPS = FLOP / second = flops
 OP = FLOP = op
 OPS = OP / second = ops
 dollar = [currency] = USD
+# the units of metrics that a [[search.constraints]] bound may give (codesign.search): tokens,
+# users, requests, HBM stacks, and decibels (an SQNR level, only ever compared with another dB)
+token = [token] = tok
+user = [user]
+request = [request]
+stack = [stack]
+decibel = [level] = dB
 """
 
 #: Expected unit for each kind of quantity: (SI unit string, human name, example).
@@ -191,6 +198,53 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         floor = format_quantity(SANITY_FLOOR[kind], kind)
         raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, below {floor}, the sanity floor "
                             f"of {human} (no accelerator is that slow): a unit slip? e.g. {example!r}")
+    return mag
+
+
+def parse_in_unit(value: object, unit: str) -> float:
+    """A bound written in ``unit`` (a unit expression of this registry, such as ``"tok/s/kW"``), as
+    a number in that unit: the bare TOML number as it is (``100``), or a string with a unit of the
+    same dimension converted to it (``"100 tok/s/kW"`` -> 100, ``"0.1 tok/J"`` -> 100 on
+    ``"tok/s/kW"``, ``"0.1 kW"`` -> 100 on ``"W"``).
+
+    Raises:
+        QuantityError: not a number or such a string (a quoted bare number, ``"100"``, is refused
+            as a string that gives no unit), of another dimension, not finite, or above
+            :data:`MAX_SI` in magnitude.
+    """
+    import pint
+
+    ureg = _registry()
+    said = f"a bare TOML number such as 100 or a string with a unit such as '100 {unit}'"
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise QuantityError(f"expected a number in {unit}, the metric's unit: {said} (got {format_value(value)})")
+    if not isinstance(value, str):
+        mag = float(value)
+    else:
+        text = value.strip()
+        if re.fullmatch(_NUMBER, text):
+            raise QuantityError(f"expected a number in {unit}, the metric's unit: write the bare TOML number "
+                                f"{text} (no quotes) or the string '{text} {unit}' (got the string {value!r})")
+        if why := _shape_problem(text) or _operation_problem(text):
+            raise QuantityError(f"cannot read {value!r} as a number in {unit}, the metric's unit ({why})")
+        try:
+            q = ureg.Quantity(text)
+        except Exception as exc:  # pint raises many types on malformed text
+            raise QuantityError(f"cannot read {value!r} as a number in {unit}, the metric's unit "
+                                f"({str(exc) or 'malformed expression'})") from None
+        try:
+            mag = float(q.to(unit).magnitude) if isinstance(q, pint.Quantity) else math.nan
+        except pint.errors.DimensionalityError:
+            mag = math.nan
+        if math.isnan(mag):
+            got = "no unit" if not isinstance(q, pint.Quantity) or q.dimensionless else _describe(q)
+            raise QuantityError(f"expected a number in {unit}, the metric's unit: {said} "
+                                f"(got {value!r}, which is {got})")
+        mag = float(f"{mag:.15g}")  # "0.1 tok/J" through tok/s/kW is 100.00000000000001, a digit no one wrote
+    if not math.isfinite(mag):
+        raise QuantityError(f"must be finite (got {format_value(value)})")
+    if abs(mag) > MAX_SI:
+        raise QuantityError(f"out of range (got {format_value(value)}; at most {MAX_SI:g} {unit})")
     return mag
 
 

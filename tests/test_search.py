@@ -642,22 +642,94 @@ def test_bounds_with_units_and_bare_bounds_of_counts_and_rates_are_read(cli, tmp
         {"metric": "area_mm2", "max": 1716.0, "slo": False}, {"metric": "max_concurrency", "min": 1.0, "slo": False}]
 
 
-@pytest.mark.parametrize("metric,bound,unit", [
-    ("peak_mixed_tok_s_per_kw", '"100 tok/s"', "tok/s/kW"), ("max_concurrency", '"1 requests"', "requests"),
-    ("weights_sqnr_db", '"10 dB"', "dB")])
-def test_a_rate_bound_with_a_unit_is_refused_naming_the_unit(cli, tmp_path, metric, bound, unit):
-    """A count or rate is bounded by a bare number in its unit; one written with a unit
-    ("100 tok/s" on tok/s/kW) was refused as "expected a number in the metric's unit", which named
-    no unit (fresh-user trial, session 40). The message names it: exit 2, one line."""
+@pytest.mark.parametrize("metric,bound,unit,got", [
+    ("peak_mixed_tok_s_per_kw", '"100 tok/s"', "tok/s/kW", "in tok / s"),
+    ("max_concurrency", '"1 W"', "requests", "a power"), ("weights_sqnr_db", '"10 s"', "dB", "a time")])
+def test_a_rate_bound_of_another_dimension_is_refused_naming_the_unit(cli, tmp_path, metric, bound, unit, got):
+    """A count or rate is bounded by a bare number in its unit or a string in a unit of its
+    dimension; one of another dimension ("100 tok/s" on tok/s/kW) was refused as "expected a number
+    in the metric's unit", which named no unit (fresh-user trial, session 40). The message names
+    it, and the two ways to write it: exit 2, one line."""
     spec = tmp_path / "s.toml"
     spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\nmin = {bound}\n')
     for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
                  ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
         rc, out, err = cli(*argv)
         assert rc == 2, err
-        assert err.strip() == (f"error: {spec}: search.constraints.0.min: expected a bare number in {unit}, "
-                               f"the metric's unit (got '{bound[1:-1]}')"), err
+        assert err.strip() == (f"error: {spec}: search.constraints.0.min: expected a number in {unit}, the "
+                               f"metric's unit: a bare TOML number such as 100 or a string with a unit such as "
+                               f"'100 {unit}' (got '{bound[1:-1]}', which is {got})"), err
         assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+
+
+def test_a_rate_bound_in_the_metrics_own_unit_is_read_and_converted(cli, tmp_path):
+    """A bound written in the metric's own unit ("100 tok/s/kW" on a tok/s/kW metric) was refused
+    as "expected a bare number in tok/s/kW" (fresh-user trial, session 41). It is read, as is a
+    unit of the same dimension, converted by hand: 0.1 tok/J = 0.1 tok/(W s) = 100 tok/(kW s);
+    2 tok/s/W = 2000 tok/s/kW; 0.5 J/tok (energy_j_per_token's own unit) = 500 mJ per token."""
+    _, space = _space(BASE + '[[search.constraints]]\nmetric = "peak_mixed_tok_s_per_kw"\nmin = "100 tok/s/kW"\n'
+                      '[[search.constraints]]\nmetric = "mixed_tok_s_per_kw"\nmin = "0.1 tok/J"\n'
+                      '[[search.constraints]]\nmetric = "peak_mixed_tok_s_per_kw_modelled"\nmax = "2 tok/s/W"\n'
+                      '[[search.constraints]]\nmetric = "interactivity_tok_s_user"\nmin = "50 tok/s/user"\n'
+                      '[[search.constraints]]\nmetric = "max_concurrency"\nmin = "64 requests"\n'
+                      '[[search.constraints]]\nmetric = "hbm_stacks"\nmax = "8 stacks"\n'
+                      '[[search.constraints]]\nmetric = "weights_sqnr_db"\nmin = "10.5 dB"\n'
+                      '[[search.constraints]]\nmetric = "energy_j_per_token"\nmax = "0.5 J/tok"\n', tmp_path)
+    assert [c.describe() for c in space.constraints] == [
+        "peak_mixed_tok_s_per_kw >= 100 tok/s/kW", "mixed_tok_s_per_kw >= 100 tok/s/kW",
+        "peak_mixed_tok_s_per_kw_modelled <= 2000 tok/s/kW", "interactivity_tok_s_user >= 50 tok/s/user",
+        "max_concurrency >= 64 requests", "hbm_stacks <= 8 stacks", "weights_sqnr_db >= 10.5 dB",
+        "energy_j_per_token <= 0.5 J/tok"]
+    spec = tmp_path / "run.toml"
+    spec.write_text(BASE + '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 W"\n'
+                    '[[search.constraints]]\nmetric = "mixed_tok_s_per_kw"\nmin = "100 tok/s/kW"\n')
+    rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "w", "--json")
+    assert rc == 0, err
+    assert [{k: v for k, v in c.items() if k != "name"} for c in json.loads(out)["constraints"]] == [
+        {"metric": "peak_power_w", "max": 700.0, "slo": False}, {"metric": "mixed_tok_s_per_kw", "min": 100.0, "slo": True}]
+
+
+def test_a_quoted_bare_number_bound_says_to_drop_the_quotes(cli, tmp_path):
+    """``min = "100"`` on a tok/s/kW metric said "expected a bare number in tok/s/kW (got '100')",
+    which reads as a contradiction (fresh-user trial, session 41): it says the quotes make it a
+    string, and what to write instead."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE + '[[search.constraints]]\nmetric = "mixed_tok_s_per_kw"\nmin = "100"\n')
+    rc, out, err = cli("sweep", spec, "--points", "8", "--out", tmp_path / "w")
+    assert rc == 2, err
+    assert err.strip() == (f"error: {spec}: search.constraints.0.min: expected a number in tok/s/kW, the metric's "
+                           "unit: write the bare TOML number 100 (no quotes) or the string '100 tok/s/kW' "
+                           "(got the string '100')"), err
+    assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize("metric,bound,sense,what,got", [
+    ("mixed_tok_s_per_kw", "-5", "min", "a min of -5 holds for every design", "-5"),
+    ("peak_mixed_tok_s_per_kw", '"-100 tok/s/kW"', "min", "a min of -100 holds for every design", "'-100 tok/s/kW'"),
+    ("max_concurrency", "0", "min", "a min of 0 holds for every design", "0"),
+    ("peak_mixed_tok_s_per_chip", "-1", "max", "no design meets a max of -1", "-1"),
+    ("interactivity_tok_s_user", "0.0", "max", "no design meets a max of 0", "0.0")])
+def test_a_bound_of_zero_or_below_on_a_metric_never_negative_is_refused(cli, tmp_path, metric, bound, sense, what,
+                                                                         got):
+    """A negative ``min`` on tok/s/kW was accepted and bounded nothing; a ``max`` of 0 or below
+    on a metric that is never negative leaves no design (fresh-user trial, session 41). Both are
+    refused, as a physical bound of 0 or below is ("must be > 0"): exit 2, one line, nothing written."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\n{sense} = {bound}\n')
+    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
+                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, err
+        assert err.strip() == (f"error: {spec}: search.constraints.0.{sense}: must be > 0: {metric} is never "
+                               f"negative, so {what} (got {got})"), err
+        assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+
+
+def test_a_negative_sqnr_bound_is_read():
+    """An SQNR in dB may be below 0 (a format noisier than its signal), so its bound may be."""
+    from codesign.search import _metric_value
+
+    assert _metric_value("weights_sqnr_db", -3, "min") == -3.0
 
 
 def _gb200_hbm(tmp_path, name, constraints):
