@@ -621,12 +621,13 @@ def _metric_value(metric: str, raw, sense: str = "max") -> float:
     (``"0.5 J/tok"`` on ``energy_j_per_token``); any other a bare number in its unit (``100`` for
     100 tok/s/kW) or a string with a unit of its dimension, converted (``"100 tok/s/kW"``,
     ``"0.1 tok/J"``: :func:`codesign.units.parse_in_unit`). A bound of a metric that is never
-    negative (all but the SQNRs in dB) must be > 0: a ``min`` of 0 or below bounds nothing, a
-    ``max`` of 0 or below leaves no design; ``sense`` (``"max"`` or ``"min"``) says which.
+    negative (all but the SQNRs in dB) must be >= 0 as a ``min`` (below 0 it bounds nothing, and
+    reads as a slip; 0 is accepted, vacuous) and > 0 as a ``max`` (0 or below leaves no design);
+    ``sense`` (``"max"`` or ``"min"``) says which.
 
     Raises:
         QuantityError: a physical metric's bound without its unit, a bound of another dimension, a
-            quoted bare number (``"100"``), or a bound <= 0 of a metric that is never negative."""
+            quoted bare number (``"100"``), or a min < 0 or max <= 0 of a metric that is never negative."""
     unit = (SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("",))[0]
     for suffix, (kind, scale) in _METRIC_KIND.items():
         if metric.endswith(suffix):
@@ -643,10 +644,11 @@ def _metric_value(metric: str, raw, sense: str = "max") -> float:
         # "100 tok/s" on a tok/s/kW metric was refused without saying what to write (session 40);
         # "100 tok/s/kW", its own unit, was refused too, and a quoted "100" as no bare number (41)
         value = parse_in_unit(raw, unit)
-    if value <= 0 and unit not in _SIGNED_UNITS:
-        what = (f"a min of {value:g} holds for every design" if sense == "min"
-                else f"no design meets a max of {value:g}")
-        raise QuantityError(f"must be > 0: {metric} is never negative, so {what} (got {format_value(raw)})")
+    # a min of 0 is vacuous but says what it means; below 0 it reads as a slip (a sign, a unit)
+    if unit not in _SIGNED_UNITS and (value < 0 if sense == "min" else value <= 0):
+        what = (f"must be >= 0: {metric} is never negative, so a min of {value:g} holds for every design"
+                if sense == "min" else f"must be > 0: {metric} is never negative, so no design meets a max of {value:g}")
+        raise QuantityError(f"{what} (got {format_value(raw)})")
     return value
 
 

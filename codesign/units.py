@@ -22,7 +22,7 @@ Three readings of pint's are not what an architect wrote, and are refused or cor
   count of operations. Where a compute rate is expected (kind ``"FLOP/s"``) a count can never be
   meant, so they are read as the rate (per second); elsewhere a count where a rate is expected is
   refused as a count.
-- A peak compute rate below 1 GFLOP/s or a bandwidth below 1 GB/s (:data:`SANITY_FLOOR`) is
+- A peak compute rate below 1 GFLOP/s or a bandwidth below 100 MB/s (:data:`SANITY_FLOOR`) is
   refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``).
 """
 
@@ -116,8 +116,10 @@ MAX_SI = 1e30
 #: (``"8 kB/s"`` for ``"8 TB/s"``, ``"5 MFLOP/s"`` for ``"5 PFLOP/s"``), not a physical constant. Every
 #: compute rate in a spec is a chip's peak, and every bandwidth a chip's memory tier or link, each at
 #: least a thousand times above these floors on any accelerator (hardware_specs.csv: GB/s of host
-#: links, TB/s of HBM, TFLOP/s of peak compute); a value below one is surely a slip.
-SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e9}
+#: links, TB/s of HBM, TFLOP/s of peak compute); a value below one is surely a slip. The bandwidth
+#: floor, 100 MB/s, sits below 1 Gb/s Ethernet (125 MB/s), which an architect may give a scale-out
+#: network to ask what a slow one costs: one bandwidth kind covers memory tiers and links alike.
+SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e8}
 
 
 class QuantityError(ValueError):
@@ -158,7 +160,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
     Raises:
         QuantityError: not a string with a unit, wrong dimension, not finite, not positive, an
             operation with a prefix below one (``"5 pflops"``: pico, not peta), or non-zero below
-            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 1 GB/s).
+            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 100 MB/s).
     """
     import pint
 

@@ -706,23 +706,35 @@ def test_a_quoted_bare_number_bound_says_to_drop_the_quotes(cli, tmp_path):
 @pytest.mark.parametrize("metric,bound,sense,what,got", [
     ("mixed_tok_s_per_kw", "-5", "min", "a min of -5 holds for every design", "-5"),
     ("peak_mixed_tok_s_per_kw", '"-100 tok/s/kW"', "min", "a min of -100 holds for every design", "'-100 tok/s/kW'"),
-    ("max_concurrency", "0", "min", "a min of 0 holds for every design", "0"),
+    ("max_concurrency", "-1", "min", "a min of -1 holds for every design", "-1"),
     ("peak_mixed_tok_s_per_chip", "-1", "max", "no design meets a max of -1", "-1"),
     ("interactivity_tok_s_user", "0.0", "max", "no design meets a max of 0", "0.0")])
 def test_a_bound_of_zero_or_below_on_a_metric_never_negative_is_refused(cli, tmp_path, metric, bound, sense, what,
                                                                          got):
     """A negative ``min`` on tok/s/kW was accepted and bounded nothing; a ``max`` of 0 or below
     on a metric that is never negative leaves no design (fresh-user trial, session 41). Both are
-    refused, as a physical bound of 0 or below is ("must be > 0"): exit 2, one line, nothing written."""
+    refused, as a physical bound below 0 is ("must be >= 0"; a max, "> 0"): exit 2, one line,
+    nothing written. A min of 0 is vacuous and accepted (test_a_min_of_zero_is_accepted)."""
     spec = tmp_path / "s.toml"
     spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\n{sense} = {bound}\n')
     for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
                  ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
         rc, out, err = cli(*argv)
         assert rc == 2, err
-        assert err.strip() == (f"error: {spec}: search.constraints.0.{sense}: must be > 0: {metric} is never "
+        must = ">= 0" if sense == "min" else "> 0"
+        assert err.strip() == (f"error: {spec}: search.constraints.0.{sense}: must be {must}: {metric} is never "
                                f"negative, so {what} (got {got})"), err
         assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+
+
+def test_a_min_of_zero_is_accepted():
+    """``min = 0`` on a metric that is never negative bounds nothing, as the user wrote: read as 0,
+    not refused (a max of 0 is: no design meets it)."""
+    from codesign.search import _metric_value
+
+    assert _metric_value("mixed_tok_s_per_kw", 0, "min") == 0.0
+    with pytest.raises(ValueError, match="must be > 0"):
+        _metric_value("mixed_tok_s_per_kw", 0, "max")
 
 
 def test_a_negative_sqnr_bound_is_read():

@@ -33,7 +33,8 @@ GOOD = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
     # where a count is never meant: the rate per second (refused as "in Tflop", session 41)
     ("10 TFLOPs", "FLOP/s", 10e12),
     ("5 TOPs", "FLOP/s", 5e12),
-    ("1 GB/s", "B/s", 1e9),                  # the sanity floors themselves are taken
+    ("100 MB/s", "B/s", 1e8),                # the sanity floors themselves are taken
+    ("1 Gb/s", "B/s", 1.25e8),               # 1 Gb/s Ethernet, a slow scale-out an architect may price
     ("1 GFLOP/s", "FLOP/s", 1e9),
     ("0.3 pJ/FLOP", "J/FLOP", 0.3e-12),      # pico on the energy, not on the operation: read
     ("800 Gb/s", "B/s", 100e9),              # 800 gigabit = 100 gigabyte (not gilbert)
@@ -76,8 +77,8 @@ def test_units_convert_once_to_si(text, kind, si):
     # below the sanity floors: a unit slip, refused with the value as read
     ("0.5 GFLOP/s", "FLOP/s", re.escape("'0.5 GFLOP/s' reads as 500 MFLOP/s, below 1 GFLOP/s, the sanity floor "
                                         "of a compute rate")),
-    ("8 kB/s", "B/s", re.escape("'8 kB/s' reads as 8000 B/s, below 1 GB/s, the sanity floor of a bandwidth")),
-    ("8 Mb/s", "B/s", re.escape("reads as 1 MB/s, below 1 GB/s")),
+    ("8 kB/s", "B/s", re.escape("'8 kB/s' reads as 8000 B/s, below 100 MB/s, the sanity floor of a bandwidth")),
+    ("8 Mb/s", "B/s", re.escape("reads as 1 MB/s, below 100 MB/s")),
 ])
 def test_units_refuse_bad_values(text, kind, needle):
     with pytest.raises(QuantityError, match=needle):
@@ -122,7 +123,7 @@ CASES = {
                         "'pops' reads as pico-OPS: p is SI's pico (10^-12), a fraction of an operation; "
                         "for peta write '10 POPS' or '10 POP/s'"),
     "bandwidth_below_the_floor": ('[memory.hbm]\nbandwidth = "8 kB/s"\n', "memory.hbm.bandwidth",
-                                  "'8 kB/s' reads as 8000 B/s, below 1 GB/s, the sanity floor of a bandwidth"),
+                                  "'8 kB/s' reads as 8000 B/s, below 100 MB/s, the sanity floor of a bandwidth"),
     "peak_below_the_floor": ('[chip.peak_flops]\nbf16 = "100 MFLOP/s"\n', "chip.peak_flops.bf16",
                              "'100 MFLOP/s' reads as 100 MFLOP/s, below 1 GFLOP/s, the sanity floor of a compute rate"),
     "unknown_key": ('[memory.hbm]\nbandwidht = "8 TB/s"\n', "memory.hbm.bandwidht", "did you mean 'bandwidth'"),
