@@ -15,7 +15,7 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
 from .baselines import reference_warnings
-from .evaluation import cost_model_record, jsonable, slo_bounds
+from .evaluation import cost_model_record, efficiency_record, jsonable, slo_bounds
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
@@ -164,7 +164,29 @@ def _carry_slos(raw: dict, spec: Spec, space: SearchSpace) -> str:
     return head
 
 
+def slo_point_metrics(space: SearchSpace) -> set[str]:
+    """The point metrics ``space``'s SLOs bound (``ttft_s``, ``tpot_s``, ``itl_s``, ...: its
+    constraints with ``slo``), which a report lists no value of. A trial stores each one's best
+    value over the design's points, for the constraint to test; in a report it read as one point's
+    figure and was ``min_ttft_s``/``min_tpot_s`` again (fresh-user trial, session 41, as
+    ``codesign sweep``'s front files since session 40). The bound is in the report's
+    ``constraints``."""
+    return {c.metric for c in space.constraints if c.slo}
+
+
+def _reported(metrics: dict, space: SearchSpace) -> dict:
+    """``metrics`` as a report gives them: counts whole (:func:`_counted`), without the SLOs' point
+    metrics (:func:`slo_point_metrics`)."""
+    slo = slo_point_metrics(space)
+    return _counted({k: v for k, v in metrics.items() if k not in slo})
+
+
 def build_rows(result: SearchResult) -> list[dict[str, Any]]:
+    """``pareto.json``'s rows, one per listed Pareto design (``result.pareto``'s order): ``trial``,
+    ``params`` (SI units), ``metrics`` (every metric the cost model reports but the SLOs' point
+    metrics, :func:`_reported`; None where a value is not finite), ``vs_reference`` (design /
+    reference, :func:`~codesign.search.ratios`), ``beats_reference``, ``seed_source``, ``configs``
+    (envelope choice per metric) and ``duplicate_trials``."""
     ref = (result.reference or {}).get("metrics", {})
     rows = []
     for t in result.pareto:
@@ -172,7 +194,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
         rows.append({
             "trial": t.number,
             "params": dict(t.params),
-            "metrics": _counted(m),
+            "metrics": _reported(m, result.space),
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
@@ -316,6 +338,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "schema_version": SCHEMA_VERSION,
         "spec": spec.path,
         "cost_model": cost_model_record(spec),  # what priced the designs and the reference
+        # whose calibrated knobs priced the designs (spec.efficiency_from), or None (as a study's data.json)
+        "efficiency_from": efficiency_record(spec),
         "study": result.study.study_name,
         "storage": result.storage,
         # a bound on power or area the search lacks; a reference priced on another model or workload
@@ -340,7 +364,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
-        "reference": result.reference and dict(result.reference, metrics=_counted(result.reference["metrics"])),
+        "reference": result.reference and dict(result.reference, metrics=_reported(result.reference["metrics"],
+                                                                                   result.space)),
         "pareto": rows,
     }
     doc = jsonable(doc)
@@ -427,7 +452,7 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
        ``tpot_at_peak_s``: :data:`codesign.costmodel.PEAK_POINT_METRICS`), each in its unit
        (:data:`codesign.search.SEARCH_METRICS`; the name says it: ``_s`` s, ``_w`` W, ``_mm2`` mm²,
        ``_per_kw`` tok/s per kW of TDP, ``peak_concurrency`` users). ``pareto.json`` has
-       every metric the cost model reports.
+       every metric the cost model reports but the SLOs' point metrics (:func:`slo_point_metrics`).
     4. ``METRIC_vs_reference``, design / reference, for each metric of
        :func:`codesign.search.ratio_metrics`: the objectives, then ``peak_mixed_tok_s_per_kw``,
        ``min_e2e_latency_s``, ``min_tpot_s`` and ``mixed_tok_s_per_kw_at_tpot``, each once.

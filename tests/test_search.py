@@ -779,6 +779,69 @@ def test_sweep_front_lists_no_slo_point_metric_and_flags_slo_constraints(cli, tm
     assert [c["slo"] for c in doc["constraints"]] == [True, True, False]
 
 
+def test_pareto_json_lists_no_slo_point_metric(cli, tmp_path):
+    """pareto.json's rows (and its reference) carried ttft_s, tpot_s and itl_s when an SLO bounded
+    them: each design's best value over its points, min_ttft_s/min_tpot_s again under names that
+    read as one point's (fresh-user trial, session 41), as sweep_front's columns did until session
+    40. A design's metrics under SLOs on all three name what the same search without an SLO
+    reports, and its bounds stay in constraints; the SLOs held (min TTFT and TPOT within them)."""
+    slos = ('[[search.constraints]]\nmetric = "ttft_s"\nmax = "200 ms"\n'
+            '[[search.constraints]]\nmetric = "tpot_s"\nmax = "100 ms"\n'
+            '[[search.constraints]]\nmetric = "itl_s"\nmax = "100 ms"\n')
+    docs = {}
+    for name, cons in (("free", ""), ("slo", slos)):
+        spec = _gb200_hbm(tmp_path, name, cons)
+        spec.write_text(spec.read_text().replace("[search]\n", '[search]\nreference = "gb200"\n', 1))
+        rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / name)
+        assert rc == 0, err
+        docs[name] = json.loads((tmp_path / name / "pareto.json").read_text())
+    free, slo = docs["free"], docs["slo"]
+    assert slo["pareto"] and slo["reference"]["metrics"]
+    assert {"ttft_s", "tpot_s", "itl_s"}.isdisjoint(free["pareto"][0]["metrics"])
+    for r in slo["pareto"]:
+        assert set(r["metrics"]) == set(free["pareto"][0]["metrics"]), r["metrics"]
+        assert r["metrics"]["min_ttft_s"] <= 0.2 and r["metrics"]["min_tpot_s"] <= 0.1
+    assert set(slo["reference"]["metrics"]) == set(free["reference"]["metrics"])
+    assert [(c["metric"], c["max"], c["slo"]) for c in slo["constraints"]] == [
+        ("ttft_s", 0.2, True), ("tpot_s", 0.1, True), ("itl_s", 0.1, True)]
+    # neither names efficiency_from: the cost model's default knobs priced them
+    assert free["efficiency_from"] is None and slo["efficiency_from"] is None
+
+
+def test_reports_name_the_baseline_whose_knobs_priced_them(cli, tmp_path):
+    """pareto.json, sweep_front.json, evaluate --json and worker --json named the cost model but not
+    efficiency_from, the baseline whose calibrated knobs it used (session 41; a study's data.json
+    has given both since session 40). Each gives {baseline, plugin, calibration_version}: the
+    baseline named, the distribution that registers it, and the shipped calibration TOML's version."""
+    import tomllib
+    from importlib.metadata import version
+
+    from conftest import REPO
+
+    cal = tomllib.loads((REPO / "plugins" / "codesign_baseline" / "calibration.toml").read_text())["version"]
+    want = {"baseline": "gb200", "plugin": f"baseline (codesign {version('codesign')})", "calibration_version": cal}
+    spec = _gb200_hbm(tmp_path, "knobs", "")
+    spec.write_text(spec.read_text().replace("[search]\n", 'efficiency_from = "gb200"\n[search]\n', 1))
+    rc, out, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["efficiency_from"] == want
+    assert json.loads((tmp_path / "o" / "pareto.json").read_text())["efficiency_from"] == want
+    rc, out, err = cli("sweep", spec, "--points", "4", "--out", tmp_path / "s", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["efficiency_from"] == want
+    assert json.loads((tmp_path / "s" / "sweep_front.json").read_text())["efficiency_from"] == want
+    design = next((tmp_path / "o" / "designs").glob("trial-*.toml"))
+    rc, out, err = cli("evaluate", design, "--json")
+    assert rc == 0, err
+    assert json.loads(out)["efficiency_from"] == want
+    rc, out, err = cli("worker", spec, "--storage", tmp_path / "w.journal", "--trials", "1", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["efficiency_from"] == want
+    rc, out, err = cli("evaluate", SPECS / "examples" / "gb200-gpt-oss-120b.toml", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["efficiency_from"] is None
+
+
 def test_an_empty_sweep_front_has_the_header_of_a_found_one(cli, tmp_path):
     """sweep_front.csv of a sweep with no feasible design had the parameter columns only, so
     scripts reading several runs broke (fresh-user trial, session 40). A sweep none of whose designs

@@ -22,9 +22,8 @@ def run(args) -> int:
 
     from ..costmodel import design_value
     from ..errors import ExitCode
-    from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, evaluate, over_budget,
-                              points_json, slo_bounds)
-    from ..evaluation import load_spec_checked
+    from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, efficiency_record,
+                              evaluate, load_spec_checked, over_budget, points_json, slo_bounds)
     from ..spec import power_gaps
     from ._common import print_json
 
@@ -46,6 +45,9 @@ def run(args) -> int:
             "spec": args.spec,
             # the record optimize and sweep give: {"name", "version", "plugin"}
             "cost_model": priced_by,
+            # whose calibrated knobs priced it (efficiency_from: {"baseline", "plugin",
+            # "calibration_version"}), or null: its own [efficiency] over the model's defaults
+            "efficiency_from": efficiency_record(spec),
             # the [deployment] priced, by its TOML keys, without the ones nothing reads (as the title)
             "deployment": deployment_record(spec, priced_by=priced_by["name"], chips=design["chips"]),
             "power_basis": "tdp",

@@ -39,7 +39,7 @@ def run(args) -> int:
 
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
-    from ..evaluation import cost_model_record, jsonable, load_spec_checked
+    from ..evaluation import cost_model_record, efficiency_record, jsonable, load_spec_checked
     from ..search import INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, run_sweep
     from ..report import SHOWN, CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
@@ -87,6 +87,8 @@ def run(args) -> int:
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
+        # whose calibrated knobs priced the designs (spec.efficiency_from), or null: as pareto.json
+        "efficiency_from": efficiency_record(spec),
         "method": res["method"], "seed": res["seed"],
         "points": res["points"], "feasible_points": res["feasible"],
         # why designs were not feasible, most common first, when none is (null when some design is):

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..errors import CodesignError, ExitCode
-    from ..evaluation import cost_model_record
+    from ..evaluation import cost_model_record, efficiency_record
     from ..search import join_study
     from ..spec import load_spec
 
@@ -46,7 +46,7 @@ def run(args) -> int:
     # what priced the trials it told, as pareto.json records it (the study stores that model's
     # version: no worker of another version joins it)
     doc = {"schema_version": 1, "storage": result.storage, "study": result.study.study_name,
-           "cost_model": cost_model_record(spec),
+           "cost_model": cost_model_record(spec), "efficiency_from": efficiency_record(spec),
            "new_trials": result.new_trials, "trials": len(result.trials), "pareto": len(result.pareto)}
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
