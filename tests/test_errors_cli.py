@@ -1018,3 +1018,24 @@ def test_every_commands_help_lists_its_exit_codes():
         assert ("; 1 no feasible" in codes) == (words[0] in ("evaluate", "optimize", "sweep")), (words, codes)
     assert {"worker", "study run", "model import", "model show", "numerics quantize", "numerics error",
             "numerics formats", "plugins list", "validate", "calibrate"} <= set(seen)
+
+
+def test_top_level_help_lists_the_exit_codes():
+    """``codesign --help`` gave no exit codes where every command's help does (fresh-user trial,
+    session 41). It lists 0, 2, 3, 130 and 143, and 1 for exactly the commands whose own help lists
+    it (read from their parsers, not written here)."""
+    import re
+
+    from codesign.cli import build_parser
+
+    parser = build_parser()
+    text = " ".join(parser.format_help().split())
+    assert "Exit codes:" in text, text
+    codes = text[text.index("Exit codes:"):]
+    for code in ("0 ", "; 2 bad input", "; 3 a bug in codesign or a plugin", "130 interrupted (Ctrl-C)",
+                 "143 terminated (SIGTERM)", "`codesign COMMAND --help`"):
+        assert code in codes, (code, codes)
+    one = {words[0] for words, p in _parsers(parser) if "; 1 no feasible" in " ".join(p.format_help().split())}
+    assert one == {"evaluate", "optimize", "sweep"}, one
+    said = re.search(r"; 1 no feasible design \(([^)]*) only", codes)
+    assert said and set(re.split(r", | and ", said.group(1))) == one, codes

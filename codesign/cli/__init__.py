@@ -50,9 +50,17 @@ def _command_path(parser: argparse.ArgumentParser, words: list[str]) -> list[str
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ._common import EXIT_BUG, EXIT_SIGNALS
+
     parser = _Parser(
         prog="codesign",
         description="Hardware/software co-design of LLM inference systems.",
+        # as every command's --help ends (0f9b663); 1 only where a command's code path returns
+        # ExitCode.NO_RESULT. The top level listed none (fresh-user trial, session 41)
+        epilog="Exit codes: 0 the command did what it was asked; 1 no feasible design (evaluate, optimize "
+               "and sweep only; their output is still given and says why); 2 bad input (an error: line "
+               f"naming the file, key path and what was expected; no command given); {EXIT_BUG}; "
+               f"{EXIT_SIGNALS}. `codesign COMMAND --help` gives each command's.",
     )
     parser.add_argument("--debug", action="store_true",
                         help="show tracebacks for errors (the exit codes stay the same)")
