@@ -346,15 +346,38 @@ _PRETTY = {
 }
 
 
-def format_quantity(value: float, kind: str, digits: int = 6) -> str:
-    """Format an SI float back as a spec string (the inverse of :func:`parse_quantity`).
+#: IEC (binary) units of a size in bytes, for a size that is a whole binary quantity (``1 GiB``, a
+#: SRAM or cache capacity): :func:`format_quantity` writes it in them where the SI form at the digits
+#: asked is not exact (a study report said "1.07 GB" of ``"1 GiB"``, session 41).
+_BINARY = {"B": [(2.0**40, "TiB"), (2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**10, "KiB"), (1.0, "B")]}
 
-    ``format_quantity(8e12, "B/s") == "8 TB/s"``. Used to write designs as spec TOML.
+
+def _scaled(value: float, scales, digits: int) -> tuple[str, bool]:
+    """``value`` in the largest unit of ``scales`` it reaches (the last one below all of them), to
+    ``digits`` significant digits; and whether that text reads back as ``value`` exactly (to 1e-12
+    relative, the float rounding of the division)."""
+    for scale, unit in scales:
+        if abs(value) >= scale or (scale, unit) == scales[-1]:
+            text = f"{value / scale:.{digits}g}"
+            return f"{text} {unit}", math.isclose(float(text) * scale, value, rel_tol=1e-12, abs_tol=0.0)
+    raise AssertionError("unreachable")
+
+
+def format_quantity(value: float, kind: str, digits: int = 6) -> str:
+    """Format an SI float back as a spec string (the inverse of :func:`parse_quantity`), to
+    ``digits`` significant digits in the largest unit of its kind it reaches.
+
+    ``format_quantity(8e12, "B/s") == "8 TB/s"``. A size in bytes is written in SI units
+    (``"186 GB"``) unless it is exact in binary ones and not in SI ones at those digits:
+    ``format_quantity(2**30, "B", digits=3) == "1 GiB"`` (not ``"1.07 GB"``), ``64 * 2**20`` is
+    ``"64 MiB"``. Used to write designs as spec TOML and the reports' parameter values.
     """
     scales = _PRETTY.get(kind)
     if not scales:
         return f"{value:.{digits}g} {KINDS[kind][0]}"
-    for scale, unit in scales:
-        if abs(value) >= scale or (scale, unit) == scales[-1]:
-            return f"{value / scale:.{digits}g} {unit}"
-    raise AssertionError("unreachable")
+    text, exact = _scaled(value, scales, digits)
+    if not exact and kind in _BINARY:
+        binary, exact_binary = _scaled(value, _BINARY[kind], digits)
+        if exact_binary and "e" not in binary:  # "1e+03 MiB" reads worse than "1.05 GB"
+            return binary
+    return text

@@ -85,6 +85,29 @@ def test_units_refuse_bad_values(text, kind, needle):
         parse_quantity(text, kind)
 
 
+@pytest.mark.parametrize("si,digits,text", [
+    (2**30, 3, "1 GiB"),                 # was "1.07 GB" in the kv-locality report (session 41)
+    (64 * 2**20, 3, "64 MiB"),           # was "67.1 MB"
+    (1.5 * 2**30, 3, "1.5 GiB"),
+    (2**30, 8, "1 GiB"),                 # a design file wrote "1.0737418 GB": 24 bytes short
+    (186e9, 3, "186 GB"),                # exact in SI units: stays SI
+    (0.0, 3, "0 B"),
+    (123_456_789, 3, "123 MB"),          # exact in neither: SI, rounded
+    (1000 * 2**20, 3, "1.05 GB"),        # "1e+03 MiB" is exact but reads worse
+    (8e12, 3, "8 TB/s"),                 # not a size: SI always
+])
+def test_a_size_is_written_in_binary_units_where_it_is_a_binary_quantity(si, digits, text):
+    """A report printed a study's "1 GiB" of SRAM as "1.07 GB" (session 41). A size in bytes that
+    is exact in IEC units and not in SI ones at the digits asked is written in IEC units, and reads
+    back as the same number of bytes where it is exact."""
+    from codesign.units import format_quantity
+
+    kind = "B/s" if text.endswith("/s") else "B"
+    assert format_quantity(si, kind, digits=digits) == text
+    if text in ("1 GiB", "64 MiB", "1.5 GiB", "186 GB", "0 B"):
+        assert parse_quantity(text, kind, allow_zero=True) == si
+
+
 def test_a_compute_peak_in_tops_is_read_as_flops(tmp_path):
     """A chip's INT8 peak as its datasheet gives it ("5000 TOPS", GB200's dense INT8) is the
     5000 TFLOP/s specs/hardware/gb200.toml writes: 5000 x 10^12 operations per second."""

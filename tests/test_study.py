@@ -406,3 +406,20 @@ def test_each_curve_names_its_own_cost_model(cli, tmp_path):
     report = (tmp_path / "o" / "report.md").read_text()
     for name in ("analytical", "roofline"):
         assert f"Priced by {_said(_registered(name))}: {name} with the cost model's default efficiency knobs." in report
+
+
+def test_a_grid_report_gives_a_binary_size_in_binary_units(cli, tmp_path):
+    """The kv-locality report said "going from 0 B to 1.07 GB of memory.sram.capacity" of the
+    study's "1 GiB" (session 41). A grid over "0 MiB", "64 MiB" and "1 GiB" of SRAM says 0 B and
+    1 GiB in its text, as the study wrote them."""
+    (tmp_path / "grid.toml").write_text(f'include = ["{(REPO / "specs" / "kv-locality.toml").as_posix()}"]\n')
+    study = tmp_path / "st.toml"
+    study.write_text('name = "st"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "grid.toml"\n'
+                     'metric = "min_tpot_s"\n'
+                     'x = { key = "memory.sram.capacity", values = ["0 MiB", "64 MiB", "1 GiB"] }\n'
+                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 0, err
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "going from 0 B to 1 GiB of memory.sram.capacity" in report, report
+    assert " GB" not in report and " MB" not in report, report
