@@ -43,3 +43,41 @@ def test_plugins_list_shows_builtins(cli):
     assert by["analytical"]["status"] == "loaded" and by["analytical"]["cost_models"] == ["analytical"]
     assert "mxfp4" in by["mx"]["number_formats"]
     assert "codesign_cost_models" in by["analytical"]["hooks"]
+
+
+def _readme_commands() -> list[str]:
+    """The ``codesign ...`` command lines of the README's ``bash`` blocks (comments dropped)."""
+    import re
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    lines = [ln.split("  #")[0].strip() for block in re.findall(r"```bash\n(.*?)```", text, re.S)
+             for ln in block.splitlines()]
+    return [ln for ln in lines if ln.startswith("codesign ")]
+
+
+def test_readme_commands_find_the_shared_data_from_any_clone(shared_data, cli, monkeypatch):
+    """The README's tour read ``../shared/data/...``, which fails in a clone that is not beside
+    ``shared/`` even with ``CODESIGN_SHARED_DATA`` set (fresh-user trial, session 41). Its commands
+    name the shared data through ``$CODESIGN_SHARED_DATA`` (which the tour's first line sets), never
+    by a relative path out of the repository; each file they name is there, and the cheap one
+    (``model import``) runs on it."""
+    import os
+    import shlex
+
+    commands = _readme_commands()
+    assert commands
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert 'export CODESIGN_SHARED_DATA="${CODESIGN_SHARED_DATA:-$PWD/../shared/data}"' in readme
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(shared_data))
+    named = 0
+    for cmd in commands:
+        words = shlex.split(cmd)
+        assert not any(w.startswith("../") for w in words), cmd
+        for w in words:
+            if "$CODESIGN_SHARED_DATA" in w:
+                named += 1
+                assert os.path.isfile(os.path.expandvars(w)), cmd
+    assert named >= 4  # model import, validate twice, calibrate (the tour; calibrate's reproduction)
+    imp = next(shlex.split(c) for c in commands if c.startswith("codesign model import"))
+    rc, out, err = cli(*[os.path.expandvars(w) for w in imp[1:]])
+    assert rc == 0 and "[model]" in out, err
