@@ -3282,7 +3282,8 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
     feasible Pareto front (:func:`pareto_mask`).
 
     Args:
-        points: designs to evaluate (up to ~10^6; ``grid`` may give fewer, see :func:`sample_columns`).
+        points: designs to evaluate (``codesign sweep`` takes up to 10^7; ``grid`` may give more or
+            fewer, see :func:`sample_columns`).
         method: ``random``, ``sobol`` or ``grid``.
         chunk: designs per vectorised cost-model call (each call is padded to this size, so the
             cost model compiles once).

@@ -1039,3 +1039,27 @@ def test_top_level_help_lists_the_exit_codes():
     assert one == {"evaluate", "optimize", "sweep"}, one
     said = re.search(r"; 1 no feasible design \(([^)]*) only", codes)
     assert said and set(re.split(r", | and ", said.group(1))) == one, codes
+
+
+def test_sweeps_help_and_its_check_give_one_most_points(cli, tmp_path):
+    """The command list said sweep evaluates "up to ~10^6 designs" while --points' help said "at
+    most 10^7", which the command takes (fresh-user trial, session 41). The summary and the option's
+    help give the same figure, and it is the one the command enforces: one more is refused (exit 2,
+    naming --points), before anything is written."""
+    import re
+
+    from codesign.cli import build_parser
+
+    parser = build_parser()
+    summary = " ".join(parser.format_help().split())
+    most = re.search(r"sweep evaluate up to (\S+) designs", summary)
+    sweep = dict(_parsers(parser))[("sweep",)]
+    points = " ".join(next(a.help for a in sweep._actions if "--points" in a.option_strings).split())
+    at_most = re.search(r"at most (\S+?)[;,)]", points)
+    assert most and at_most, (summary, points)
+    assert most.group(1) == at_most.group(1), (most.group(1), at_most.group(1))
+    base, exp = at_most.group(1).split("^")
+    n = int(base) ** int(exp)
+    rc, _, err = cli("sweep", SPECS / "jalapeno-gpt-oss-120b.toml", "--points", n + 1, "--out", tmp_path / "s")
+    assert rc == 2 and "--points" in err and f"got {n + 1}" in err, err
+    assert not (tmp_path / "s").exists()
