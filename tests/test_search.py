@@ -61,6 +61,17 @@ def _space(text, tmp_path):
 BASE = f'include = ["{FLAGSHIP.as_posix()}"]\n'
 
 
+def _refused_by_optimize_and_sweep(cli, tmp_path, spec, line: str) -> None:
+    """``optimize`` and ``sweep`` on ``spec`` both exit 2 with the one stderr line ``line`` and
+    write no result (no pareto.json, no sweep directory)."""
+    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
+                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
+        rc, out, err = cli(*argv)
+        assert rc == 2, err
+        assert err.strip() == line, err
+        assert not (tmp_path / "o" / "pareto.json").exists() and not (tmp_path / "w").exists()
+
+
 def test_sampling_methods_cover_the_space(tmp_path):
     from codesign.search import sample_columns
 
@@ -606,13 +617,8 @@ def test_a_bare_bound_on_a_physical_metric_is_refused(cli, tmp_path, metric, bar
     It is refused as those are: exit 2, one line naming the file, the key and the unit wanted."""
     spec = tmp_path / "s.toml"
     spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\nmax = {bare}\n')
-    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
-                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
-        rc, out, err = cli(*argv)
-        assert rc == 2, err
-        assert err.strip() == (f"error: {spec}: search.constraints.0.max: expected {expected} "
-                               f"(got the bare number {bare})"), err
-        assert not (tmp_path / "o" / "pareto.json").exists() and not (tmp_path / "w").exists()
+    _refused_by_optimize_and_sweep(cli, tmp_path, spec, f"error: {spec}: search.constraints.0.max: expected "
+                                                        f"{expected} (got the bare number {bare})")
 
 
 def test_bounds_with_units_and_bare_bounds_of_counts_and_rates_are_read(cli, tmp_path):
@@ -652,14 +658,9 @@ def test_a_rate_bound_of_another_dimension_is_refused_naming_the_unit(cli, tmp_p
     it, and the two ways to write it: exit 2, one line."""
     spec = tmp_path / "s.toml"
     spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\nmin = {bound}\n')
-    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
-                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
-        rc, out, err = cli(*argv)
-        assert rc == 2, err
-        assert err.strip() == (f"error: {spec}: search.constraints.0.min: expected a number in {unit}, the "
-                               f"metric's unit: a bare TOML number such as 100 or a string with a unit such as "
-                               f"'100 {unit}' (got '{bound[1:-1]}', which is {got})"), err
-        assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+    _refused_by_optimize_and_sweep(cli, tmp_path, spec, (
+        f"error: {spec}: search.constraints.0.min: expected a number in {unit}, the metric's unit: a bare TOML "
+        f"number such as 100 or a string with a unit such as '100 {unit}' (got '{bound[1:-1]}', which is {got})"))
 
 
 def test_a_rate_bound_in_the_metrics_own_unit_is_read_and_converted(cli, tmp_path):
@@ -717,14 +718,9 @@ def test_a_bound_of_zero_or_below_on_a_metric_never_negative_is_refused(cli, tmp
     nothing written. A min of 0 is vacuous and accepted (test_a_min_of_zero_is_accepted)."""
     spec = tmp_path / "s.toml"
     spec.write_text(BASE + f'[[search.constraints]]\nmetric = "{metric}"\n{sense} = {bound}\n')
-    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
-                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
-        rc, out, err = cli(*argv)
-        assert rc == 2, err
-        must = ">= 0" if sense == "min" else "> 0"
-        assert err.strip() == (f"error: {spec}: search.constraints.0.{sense}: must be {must}: {metric} is never "
-                               f"negative, so {what} (got {got})"), err
-        assert not (tmp_path / "o").exists() and not (tmp_path / "w").exists()
+    must = ">= 0" if sense == "min" else "> 0"
+    _refused_by_optimize_and_sweep(cli, tmp_path, spec, f"error: {spec}: search.constraints.0.{sense}: must be "
+                                                        f"{must}: {metric} is never negative, so {what} (got {got})")
 
 
 def test_a_min_of_zero_is_accepted():
@@ -864,13 +860,9 @@ def test_two_objectives_on_one_metric_are_refused(cli, tmp_path, second):
     spec = tmp_path / "s.toml"
     spec.write_text(BASE + '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
                     f'[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "{second}"\n')
-    for argv in (("optimize", spec, "--trials", "4", "--out", tmp_path / "o"),
-                 ("sweep", spec, "--points", "8", "--out", tmp_path / "w")):
-        rc, out, err = cli(*argv)
-        assert rc == 2, err
-        assert err.strip() == (f"error: {spec}: search.objectives.1.metric: 'peak_mixed_tok_s_per_kw' is "
-                               "already search.objectives.0 (maximize); give each metric one objective"), err
-        assert not (tmp_path / "o" / "pareto.json").exists() and not (tmp_path / "w").exists()
+    _refused_by_optimize_and_sweep(cli, tmp_path, spec, (
+        f"error: {spec}: search.objectives.1.metric: 'peak_mixed_tok_s_per_kw' is already "
+        "search.objectives.0 (maximize); give each metric one objective"))
 
 
 def test_a_bad_reference_is_reported_with_the_params_problems(tmp_path, cli):
