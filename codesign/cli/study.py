@@ -23,7 +23,9 @@ def register(sub) -> None:
     r.add_argument("--out", type=path_type, help="output directory (default: studies/<name>/ beside the study file)")
     r.add_argument("--quick", action="store_true", help="small budgets (tests, CI)")
     r.add_argument("--json", action="store_true",
-                   help="print one JSON document on stdout: the paths written and data.json's content")
+                   help="print one JSON document on stdout: data.json's content (schema_version, study: the "
+                        "study's name, title, quick, steps) with the paths written beside it (report, data: "
+                        "data.json's path, figures)")
     r.set_defaults(func=run)
 
     def _help(args):
@@ -58,8 +60,12 @@ def run(args) -> int:
                      progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"),
                      note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
     if args.json:
-        print_json({"schema_version": 1, "report": str(out / "report.md"), "data": str(out / "data.json"),
-                    "figures": sorted(str(p) for p in out.rglob("*.png")), "study": data})
+        # data.json's own document with the paths beside its keys: "study" is the study's name, as
+        # in data.json, pareto.json and optimize --json (it held the whole of data.json, so a script
+        # read doc["study"]["study"] for the name and doc["study"]["steps"] for what data.json calls
+        # "steps": fresh-user trial, session 41)
+        print_json({**data, "report": str(out / "report.md"), "data": str(out / "data.json"),
+                    "figures": sorted(str(p) for p in out.rglob("*.png"))})
         return 0
     print(f"wrote {out / 'report.md'} and {out / 'data.json'}")
     return 0
