@@ -1341,7 +1341,8 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
     if drafts and spec_method == "mtp":
         said.append(f"{drafts} MTP draft token{'s' if drafts > 1 else ''} per step")
     versions = ", ".join(rc["source"].split())
-    pt.warnings.append(f"{' and '.join(said)} from InferenceX recipe {name} (nvidia-master.yaml@{versions})")
+    # "configuration", as the other warnings name an item of InferenceX's benchmark configuration
+    pt.warnings.append(f"{' and '.join(said)} from the InferenceX configuration {name} (nvidia-master.yaml@{versions})")
     return drafts if spec_method == "mtp" else None
 
 
@@ -2234,6 +2235,12 @@ def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[d
 def write_predictions(points: list[Point], path, schema: str) -> None:
     """``predictions.csv``: the input's id column, predictions, status, warning, extrapolated.
 
+    ``system`` is the input's own name, as written (``b200_sxm``, ``GB 200``), as the id is; ``baseline``
+    beside it is the registered baseline whose hardware spec priced the row (:data:`SYSTEMS`:
+    ``b200`` for ``b200_sxm``), the name the error tables group ``system`` by
+    (:func:`error_table_rows`), so the two outputs join on it; blank for a system no baseline
+    describes (an ``unsupported:`` or ``invalid:`` row).
+
     ``pred_decode_batch`` (requests decoding at once over the modelled deployment: one worker of an
     aiconfigurator row that ran several, whose ``concurrency`` is that worker's) and
     ``pred_prefill_utilization`` (share of the prefill capacity in use, 0-1) are the cost model's
@@ -2250,7 +2257,7 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
     idcol = "point_id" if schema == "inferencemax" else "id"
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    cols = [idcol, "system", "model", "mode", "concurrency", "measured_ttft_ms", "pred_ttft_ms",
+    cols = [idcol, "system", "baseline", "model", "mode", "concurrency", "measured_ttft_ms", "pred_ttft_ms",
             "measured_tpot_ms", "pred_tpot_ms"]
     if schema == "inferencemax":
         cols += ["measured_tput_per_gpu_tok_s", "pred_tput_per_gpu_tok_s", "statistic"]
@@ -2265,11 +2272,13 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
         for p in points:
             bad = p.status.startswith("invalid")
             conc = p.concurrency if p.concurrency >= 1 else ""  # 0: not a number, or not recorded
+            # the error tables' name of the system (blank: no baseline describes it)
+            base = SYSTEMS.get(system_name(p.system), "") if (p.system or "").strip() else ""
             if bad:
-                row = [p.id, p.system, p.model or p.model_name, "", conc, "", "", "", ""]
+                row = [p.id, p.system, base, p.model or p.model_name, "", conc, "", "", "", ""]
                 row += ["", "", ""] if schema == "inferencemax" else []
             else:
-                row = [p.id, p.system, p.model or p.model_name, p.mode, conc, fmt(p.ttft_s, 1e3),
+                row = [p.id, p.system, base, p.model or p.model_name, p.mode, conc, fmt(p.ttft_s, 1e3),
                        fmt(p.pred_ttft_s, 1e3), fmt(p.tpot_s, 1e3), fmt(p.pred_tpot_s, 1e3)]
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]

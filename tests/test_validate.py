@@ -1515,3 +1515,54 @@ def test_a_row_beyond_the_models_context_is_priced_with_a_warning(shared_data, t
     [w] = [w for w in long.warnings if "context length" in w]
     assert w.startswith("ISL + OSL = 132,096 tokens, longer than gpt-oss-120b's context length (131,072 tokens"), w
     assert not any("context length" in w for w in short.warnings)
+
+
+def test_predictions_name_the_baseline_the_error_tables_group_by(shared_data, tmp_path, cli):
+    """predictions.csv keeps the input's system name (``b200_sxm``, as the aiconfigurator file writes
+    it, like the id) and adds ``baseline``, the name the error tables group ``system`` by (``b200``;
+    codesign.validate's docstring maps b200_sxm/h200_sxm/h100_sxm to b200/h200/h100): a script that
+    joined the two on ``system`` matched nothing for those rows (fresh-user trial, session 41). A
+    system no baseline describes has a blank baseline."""
+    import json
+
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    with open(src, newline="") as f:
+        rd = csv.DictReader(f)
+        cols = rd.fieldnames
+        rows = [r for r in rd if r["id"] in AIC_IDS]
+    unknown = dict(rows[1], id="zz", system="zz9_sxm")
+    sub = _write_csv(tmp_path / "aic.csv", cols, rows + [unknown])
+    rc, out, err = cli("validate", sub, "--out", tmp_path / "o", "--json")
+    assert rc == 0, err
+    got = {r["id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    a = got["kimik2_5_b200_vllm_fp4_agg_1024x1024_c16_cfg811"]
+    assert (a["system"], a["baseline"]) == ("b200_sxm", "b200")
+    d = got["kimik2_5_gb200_trtllm_fp4_disagg_1024x1024_c668_cfg759"]
+    assert (d["system"], d["baseline"]) == ("gb200", "gb200")
+    assert (got["zz"]["system"], got["zz"]["baseline"]) == ("zz9_sxm", "")
+    assert got["zz"]["status"].startswith("unsupported: no hardware spec for system zz9_sxm")
+    # the error table's groups are the baselines of the ok rows, row for row
+    doc = json.loads(out)
+    tables = {g["group"]: g["n"] for g in doc["errors"]["system"]}
+    ok = [r["baseline"] for r in got.values() if r["status"] == "ok"]
+    assert tables == {b: ok.count(b) for b in set(ok)} and set(tables) == {"b200", "gb200"}
+
+
+def test_warnings_and_readme_call_an_inferencex_item_a_configuration(shared_data):
+    """One term for an item of InferenceX's benchmark configuration: the warnings said "InferenceX
+    configuration" on the aiconfigurator rows and "InferenceX recipe" on the InferenceMAX rows, and
+    the README "InferenceX item" (fresh-user trial, session 41)."""
+    from conftest import REPO
+
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv")
+    p = next(p for p in pts if p.id == "imx-00152")
+    # imx-00152 (GB200 Dynamo + TensorRT-LLM, 1 prefill + 4 decode workers of TP8, C = 24) matches the
+    # configuration whose recipe file is ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml (specs/recipes/)
+    assert any("from the InferenceX configuration recipes/trtllm/gb200-fp4/1k1k/stp/"
+               "ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml (nvidia-master.yaml@" in w for w in p.warnings), p.warnings
+    for p in pts:
+        for w in p.warnings:
+            assert "InferenceX recipe" not in w and "InferenceX item" not in w, (p.id, w)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "InferenceX item" not in readme and "InferenceX's item" not in readme
+    assert "InferenceX recipe" not in readme

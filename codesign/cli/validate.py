@@ -5,7 +5,8 @@ TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrate
 knobs, prints error tables (MAPE, median APE, share within 10% / 25%) by system, model and mode over
 the ``ok`` rows, one more by system over the ``ambiguous`` rows (priced with an inferred mapping, e.g.
 pools inferred from the nearest measured InferenceMAX run; ``errors_ambiguous`` in ``--json``), and writes
-``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``).
+``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``; ``system`` as the
+input writes it and ``baseline`` the name the tables group it by).
 """
 
 from __future__ import annotations
@@ -28,7 +29,10 @@ def register(sub) -> None:
                               "or cost model, or no row that could be priced; one line on stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); "
                               "130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("measured", help="measured CSV (aiconfigurator_silicon_public.csv or inferencemax_public.csv schema)")
-    p.add_argument("--out", type=path_type, help="directory for predictions.csv")
+    p.add_argument("--out", type=path_type,
+                   help="directory for predictions.csv: one line per input row, with its id and system as "
+                        "written and, in column baseline, the name the error tables group it by (b200 for "
+                        "b200_sxm)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="registered cost model to use (default: analytical)")
     p.add_argument("--statistic", choices=("median", "mean"), default="median",
