@@ -105,6 +105,36 @@ def reference_spec(spec: Spec, name: str, *, pm=None) -> Spec:
     return _reference_of(spec.path, name, pm=pm)
 
 
+def reference_priced_by(ref: Spec, name: str, *, pm=None) -> dict[str, Any]:
+    """What priced the reference ``ref`` that :func:`reference_spec` built for ``search.reference =
+    name``, as a report records it beside the numbers (pareto.json's and a study's ``reference``):
+
+    - ``cost_model``: ``{"name", "version", "plugin"}``
+      (:func:`~codesign.evaluation.cost_model_record`; the spec's model, ``auto`` resolved for the
+      reference),
+    - ``efficiency_from``: ``{"baseline", "plugin", "calibration_version"}``
+      (:func:`~codesign.evaluation.efficiency_record`) of the baseline whose calibrated knobs priced
+      it: a registered baseline's own (``reference = "gb200"``: GB200's knobs, whatever the spec's
+      ``efficiency_from``), else the reference spec's ``efficiency_from`` (a reference file's own,
+      or the spec's for a file of hardware alone); None for the cost model's default knobs,
+    - ``efficiency``: the reference spec's own ``[efficiency]`` knobs over those (``{}`` for none;
+      a baseline's knobs are all in ``efficiency_from``).
+
+    A study's report said which cost model priced the reference but not its knobs (session 41)."""
+    from .evaluation import cost_model_record, efficiency_record
+    from .pluginmanager import get_plugin_manager
+
+    pm = pm or get_plugin_manager()
+    b = pm.baselines.get(name)
+    # a baseline's knobs go in as the reference's [efficiency] when its cost model prices it
+    # (_reference_of); otherwise the reference has the spec's own knobs
+    if b is not None and b.efficiency and dict(ref.efficiency) == dict(b.efficiency):
+        eff, own = efficiency_record(attrs.evolve(ref, efficiency_from=name), pm=pm), {}
+    else:
+        eff, own = efficiency_record(ref, pm=pm), dict(ref.efficiency)
+    return {"cost_model": cost_model_record(ref, pm=pm), "efficiency_from": eff, "efficiency": own}
+
+
 def reference_problems(spec_path: str, name: str) -> list[tuple[str, str, str]]:
     """The problems :func:`reference_spec` finds in the reference ``name`` of the spec file
     ``spec_path`` (``[]`` when it reads), for a spec refused before it is built: the loader

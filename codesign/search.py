@@ -2372,7 +2372,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
     refuse when it already holds another study's (:func:`_check_out_dir`)."""
     import optuna
 
-    from .baselines import reference_spec, resolve_efficiency
+    from .baselines import reference_priced_by, reference_spec, resolve_efficiency
     from .evaluation import evaluate as _evaluate
     from .pluginmanager import get_plugin_manager
 
@@ -2427,6 +2427,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
         ref_spec = reference_spec(spec, s.reference, pm=pm)
         ref = reference_envelope(ref_spec, space, evaluate)
         ref["name"] = ref_spec.name or s.reference
+        ref.update(reference_priced_by(ref_spec, s.reference, pm=pm))  # its cost model and knobs
         tp = ref["metrics"].get("min_tpot_s")
         if tp is not None:  # the reference's own tok/s/kW at its minimum TPOT (Jalapeño table)
             again = reference_envelope(ref_spec, space, evaluate, tpot_reference_s=tp)

@@ -16,7 +16,9 @@ What priced each number is recorded where it can differ: each step names its own
 a curves step), and each spec its own ``deployment.cost_model`` and ``efficiency_from``, so an
 optimize or grid step's ``data.json`` entry carries ``cost_model`` (:func:`~codesign.evaluation.cost_model_record`)
 and ``efficiency_from`` (:func:`~codesign.evaluation.efficiency_record`), a curves step's each series,
-and the report says the same in words (:func:`priced_by`).
+and the report says the same in words (:func:`priced_by`). An optimize step's ``reference`` (its
+pareto.json's) carries the reference's own (:func:`~codesign.baselines.reference_priced_by`: a
+registered baseline is priced with its calibrated knobs, not the designs').
 
 Example::
 
@@ -466,12 +468,12 @@ def _priced_by_md(priced: dict) -> str:
             + (f" (plugin {cm['plugin']})" if cm["plugin"] else ""))
 
 
-def _knobs_md(spec: Spec, priced: dict) -> str:
-    """The efficiency knobs of :func:`priced_by` in words: a baseline's calibrated knobs (its
-    calibration version and plugin), the spec's own ``[efficiency]`` knobs, or the cost model's
-    defaults; own knobs over a baseline's are counted."""
+def _knobs_md(own: int, priced: dict) -> str:
+    """The efficiency knobs of :func:`priced_by` (or of a search's reference,
+    :func:`~codesign.baselines.reference_priced_by`) in words: a baseline's calibrated knobs (its
+    calibration version and plugin), the spec's ``own`` ``[efficiency]`` knobs (how many), or the
+    cost model's defaults; own knobs over a baseline's are counted."""
     eff = priced["efficiency_from"]
-    own = len(spec.efficiency)
     if eff is None:
         return (f"its own [efficiency] knobs ({own}, the rest the cost model's defaults)" if own
                 else "the cost model's default efficiency knobs")
@@ -480,6 +482,23 @@ def _knobs_md(spec: Spec, priced: dict) -> str:
     return (f"{eff['baseline']}'s calibrated efficiency knobs (`efficiency_from = \"{eff['baseline']}\"`"
             + (f"; {cal}" if cal else "") + ")"
             + (f", {own} of them overridden by its own [efficiency]" if own else ""))
+
+
+def _optimize_priced_md(spec: Spec, priced: dict, reference: dict | None) -> str:
+    """What priced an optimize step's designs and its reference, in words: the cost model, then each
+    one's efficiency knobs. The reference's are its own (``reference``, pareto.json's, carries them:
+    :func:`~codesign.baselines.reference_priced_by`): a registered baseline's calibrated knobs, or a
+    reference file's; the report named the designs' knobs alone (session 41)."""
+    designs = _knobs_md(len(spec.efficiency), priced)
+    if not reference:
+        return f"Designs priced by {_priced_by_md(priced)}, with {designs}."
+    ref = _knobs_md(len(reference.get("efficiency") or {}), reference)
+    who = f"the reference {reference['name']} with {ref}"
+    if reference["cost_model"] == priced["cost_model"]:
+        return f"Designs and reference priced by {_priced_by_md(priced)}; the designs with {designs}, {who}."
+    # cost_model = "auto" picks a model per spec
+    return (f"Designs priced by {_priced_by_md(priced)}, with {designs}; the reference {reference['name']} by "
+            f"{_priced_by_md(reference)}, with {ref}.")
 
 
 def _spec_link(spec: Path, report_dir: Path) -> str:
@@ -546,7 +565,7 @@ def _optimize(step: Step, base: Path, out: Path, quick: bool, note=None):
              f"{doc['feasible_trials']} feasible, "
              f"{len(doc['pareto'])} on the Pareto front; reference: {doc['reference']['name'] if doc.get('reference') else 'none'} "
              f"(each metric at its best deployment).", "",
-             f"Designs and reference priced by {_priced_by_md(priced)}; the designs with {_knobs_md(spec, priced)}.", "",
+             _optimize_priced_md(spec, priced, doc.get("reference")), "",
              f"![Pareto front]({step.name}/pareto.png)", ""]
     d: dict[str, Any] = {"pareto": doc["pareto"], "reference": doc.get("reference"), "trials": doc["trials"], **priced}
     if best:
@@ -703,7 +722,7 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
              f"{step.x.key} × {step.y.key}" + (f", one panel per {step.facet.key}" if step.facet else "")
              + f" ({len(combos)} designs in one vectorised call; × marks an infeasible design, † one "
              f"over the chip's area or power budget: {int(over.sum())} of {over.size}).", "",
-             f"Priced by {_priced_by_md(priced)}, with {_knobs_md(spec, priced)}.", "",
+             f"Priced by {_priced_by_md(priced)}, with {_knobs_md(len(spec.efficiency), priced)}.", "",
              f"![{step.name}]({step.name}.png)", ""]
     reasons = collections.Counter(r for r in why.reshape(-1) if r)
     for r, n in reasons.most_common(5):
@@ -756,7 +775,7 @@ def _curves(step: Step, base: Path, out: Path, quick: bool, note=None):
         ok = at_slo(spec, ev).feasible  # the points that meet the spec's [workload.slo], where it sets one
         label = step.labels[i_spec] if i_spec < len(step.labels) else (spec.name or Path(f).stem)
         priced = priced_by(spec)
-        knobs.setdefault(_priced_by_md(priced), []).append(f"{label} with {_knobs_md(spec, priced)}")
+        knobs.setdefault(_priced_by_md(priced), []).append(f"{label} with {_knobs_md(len(spec.efficiency), priced)}")
         if not ok.any():  # nothing to draw: said, not plotted on a log axis (exit 3; session 34)
             why = (next((r for r in ev.reasons if r), "") or "no point is feasible") if not ev.feasible.any() \
                 else "no point meets the spec's [workload.slo]"

@@ -374,6 +374,9 @@ def test_data_and_report_name_the_cost_model_and_knobs_of_each_step(cli, tmp_pat
         assert steps[name]["efficiency_from"] is None, name
     # the optimize step's record is its pareto.json's
     assert json.loads((out / "o" / "pareto.json").read_text())["cost_model"] == analytical
+    # its reference, the flagship's specs/examples/gb200-gpt-oss-120b.toml, sets no knobs
+    ref = steps["o"]["reference"]
+    assert (ref["cost_model"], ref["efficiency_from"], ref["efficiency"]) == (analytical, None, {})
     series = steps["c"]["series"]
     assert series["GB200 calibrated"]["cost_model"] == analytical == series["GB200 default"]["cost_model"]
     assert series["GB200 calibrated"]["efficiency_from"] == gb200_knobs
@@ -381,10 +384,54 @@ def test_data_and_report_name_the_cost_model_and_knobs_of_each_step(cli, tmp_pat
     report = (out / "report.md").read_text()
     default = "the cost model's default efficiency knobs"
     assert f"Priced by {_said(analytical)}, with {default}." in report  # the grid
-    assert f"Designs and reference priced by {_said(analytical)}; the designs with {default}." in report
+    assert (f"Designs and reference priced by {_said(analytical)}; the designs with {default}, the reference "
+            f"gb200-gpt-oss-120b with {default}.") in report, report
     assert (f"Priced by {_said(analytical)}: GB200 calibrated with gb200's calibrated efficiency knobs "
             f'(`efficiency_from = "gb200"`; calibration {cal}, plugin {gb200_knobs["plugin"]}); '
             f"GB200 default with {default}.") in report, report
+
+
+def test_an_optimize_step_names_the_knobs_of_its_reference(cli, tmp_path):
+    """An optimize step's report and data.json (and its pareto.json) say which knobs priced the
+    reference, beside the designs' (the report named the reference's cost model only: session 41).
+    A registered baseline (reference = "gb200") is priced with its own calibrated knobs: the baseline,
+    its plugin and the calibration's version (plugins/codesign_baseline/calibration.toml's); a
+    reference file with its efficiency_from and [efficiency] knobs is priced with those."""
+    import tomllib
+    from importlib.metadata import version
+
+    analytical = _registered("analytical")
+    cal = tomllib.loads((REPO / "plugins" / "codesign_baseline" / "calibration.toml").read_text())["version"]
+    plugin = f"baseline (codesign {version('codesign')})"
+    flagship = (REPO / "specs" / "jalapeno-gpt-oss-120b.toml").as_posix()
+    (tmp_path / "base.toml").write_text(f'include = ["{flagship}"]\nefficiency_from = "gb200"\n'
+                                        '[search]\nreference = "gb200"\n')
+    (tmp_path / "ref.toml").write_text(f'include = ["{EXAMPLE.as_posix()}"]\nefficiency_from = "gb300"\n'
+                                       '[efficiency]\nrouting_skew = 0.5\n')
+    (tmp_path / "file.toml").write_text(f'include = ["{flagship}"]\n[search]\nreference = "ref.toml"\n')
+    study = tmp_path / "st.toml"
+    study.write_text('name = "st"\n'
+                     '[[steps]]\nkind = "optimize"\nname = "b"\nspec = "base.toml"\nquick_trials = 2\n'
+                     '[[steps]]\nkind = "optimize"\nname = "f"\nspec = "file.toml"\nquick_trials = 2\n')
+    out = tmp_path / "o"
+    rc, _, err = cli("study", "run", study, "--out", out, "--quick")
+    assert rc == 0, err
+    steps = json.loads((out / "data.json").read_text())["steps"]
+    want = {"b": (analytical, {"baseline": "gb200", "plugin": plugin, "calibration_version": cal}, {}),
+            "f": (analytical, {"baseline": "gb300", "plugin": plugin, "calibration_version": cal},
+                  {"routing_skew": 0.5})}
+    for name, w in want.items():
+        ref = steps[name]["reference"]
+        assert (ref["cost_model"], ref["efficiency_from"], ref["efficiency"]) == w, (name, ref)
+        assert json.loads((out / name / "pareto.json").read_text())["reference"]["efficiency_from"] == w[1]
+    report = " ".join((out / "report.md").read_text().split())
+    knobs = "{b}'s calibrated efficiency knobs (`efficiency_from = \"{b}\"`; calibration " + cal + ", plugin " + plugin + ")"
+    gb200, gb300 = knobs.format(b="gb200"), knobs.format(b="gb300")
+    assert (f"Designs and reference priced by {_said(analytical)}; the designs with {gb200}, the reference "
+            f"gb200 (baseline) with {gb200}.") in report, report
+    assert (f"Designs and reference priced by {_said(analytical)}; the designs with the cost model's default "
+            f"efficiency knobs, the reference gb200-gpt-oss-120b with {gb300}, 1 of them overridden by its own "
+            "[efficiency].") in report, report
 
 
 def _roofline_installed() -> bool:
