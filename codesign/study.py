@@ -495,6 +495,8 @@ def _optimize_priced_md(spec: Spec, priced: dict, reference: dict | None) -> str
     ref = _knobs_md(len(reference.get("efficiency") or {}), reference)
     who = f"the reference {reference['name']} with {ref}"
     if reference["cost_model"] == priced["cost_model"]:
+        if ref == designs:
+            return f"Designs and reference priced by {_priced_by_md(priced)}, both with {designs}."
         return f"Designs and reference priced by {_priced_by_md(priced)}; the designs with {designs}, {who}."
     # cost_model = "auto" picks a model per spec
     return (f"Designs priced by {_priced_by_md(priced)}, with {designs}; the reference {reference['name']} by "

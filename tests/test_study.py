@@ -384,8 +384,7 @@ def test_data_and_report_name_the_cost_model_and_knobs_of_each_step(cli, tmp_pat
     report = (out / "report.md").read_text()
     default = "the cost model's default efficiency knobs"
     assert f"Priced by {_said(analytical)}, with {default}." in report  # the grid
-    assert (f"Designs and reference priced by {_said(analytical)}; the designs with {default}, the reference "
-            f"gb200-gpt-oss-120b with {default}.") in report, report
+    assert f"Designs and reference priced by {_said(analytical)}, both with {default}." in report, report
     assert (f"Priced by {_said(analytical)}: GB200 calibrated with gb200's calibrated efficiency knobs "
             f'(`efficiency_from = "gb200"`; calibration {cal}, plugin {gb200_knobs["plugin"]}); '
             f"GB200 default with {default}.") in report, report
@@ -427,8 +426,7 @@ def test_an_optimize_step_names_the_knobs_of_its_reference(cli, tmp_path):
     report = " ".join((out / "report.md").read_text().split())
     knobs = "{b}'s calibrated efficiency knobs (`efficiency_from = \"{b}\"`; calibration " + cal + ", plugin " + plugin + ")"
     gb200, gb300 = knobs.format(b="gb200"), knobs.format(b="gb300")
-    assert (f"Designs and reference priced by {_said(analytical)}; the designs with {gb200}, the reference "
-            f"gb200 (baseline) with {gb200}.") in report, report
+    assert f"Designs and reference priced by {_said(analytical)}, both with {gb200}." in report, report
     assert (f"Designs and reference priced by {_said(analytical)}; the designs with the cost model's default "
             f"efficiency knobs, the reference gb200-gpt-oss-120b with {gb300}, 1 of them overridden by its own "
             "[efficiency].") in report, report
