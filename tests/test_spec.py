@@ -1019,6 +1019,12 @@ def test_three_problems_of_three_kinds_are_all_named(cli, tmp_path):
     # two checks of one workload: a jitter of 2 (not below 1) and an SLO without a target
     ("[workload]\nlength_jitter = 2.0\n[workload.slo]",
      {"workload.length_jitter": "must be in [0, 1) (got 2.0)", "workload.slo": "sets neither ttft nor tpot"}),
+    # a [workload] key its structure refuses, and an empty SLO: Workload's own check of the SLO never
+    # ran then, and the SLO was said only on the next run (fresh-user trial, session 41)
+    ("[workload]\nconcurrency = [1, -4, 16]\n[workload.slo]",
+     {"workload.concurrency.1": "must be a whole number >= 1 (got -4)", "workload.slo": "sets neither ttft nor tpot"}),
+    ("[workload]\nosll = 5\n[workload.slo]",
+     {"workload.osll": "unknown key; did you mean 'osl'?", "workload.slo": "sets neither ttft nor tpot"}),
 ])
 def test_two_problems_found_by_one_check_stage_are_both_named(cli, tmp_path, body, want):
     spec = _over_flagship(tmp_path, body)
