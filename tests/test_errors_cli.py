@@ -1063,3 +1063,26 @@ def test_sweeps_help_and_its_check_give_one_most_points(cli, tmp_path):
     rc, _, err = cli("sweep", SPECS / "jalapeno-gpt-oss-120b.toml", "--points", n + 1, "--out", tmp_path / "s")
     assert rc == 2 and "--points" in err and f"got {n + 1}" in err, err
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("code, rc", [("ENOSPC", 2), ("EDQUOT", 2), ("EROFS", 2), ("EBADF", 3)])
+def test_a_full_disk_is_the_machines_not_a_bug(cli, monkeypatch, code, rc):
+    """A full disk under a running command (optuna's journal on a full tmpfs, fresh-user trial,
+    session 41) was reported as "a bug in codesign or a plugin" (exit 3). A full disk, a quota or a
+    read-only file system is the machine's: one line naming the file and what to do, exit 2. Any
+    other OSError is still a bug."""
+    import errno
+
+    import codesign.evaluation
+
+    def full(*a, **k):
+        raise OSError(getattr(errno, code), "No space left on device", "/runs/x/study.journal")
+
+    monkeypatch.setattr(codesign.evaluation, "evaluate", full)
+    got, out, err = cli("evaluate", SPECS / "examples" / "gb200-gpt-oss-120b.toml")
+    assert got == rc, err
+    if rc == 2:
+        assert err.strip() == ("error: cannot write (/runs/x/study.journal): No space left on device; free space "
+                               "or write elsewhere (--out) and rerun"), err
+    else:
+        assert err.startswith("internal error: OSError:") and "This is a bug" in err, err

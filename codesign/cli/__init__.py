@@ -11,11 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import errno
 import signal
 import sys
 
 from .. import interrupts
 from ..errors import BugError, CodesignError, ExitCode, SpecError
+
+#: errno of an OSError that is the machine's (a full disk, a quota, a read-only file system): exit 2
+_FULL_DISK = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
 
 #: Sub-command modules, in the order ``--help`` lists them.
 COMMANDS = ["evaluate", "optimize", "model", "plugins", "numerics", "validate", "calibrate", "study", "sweep", "worker"]
@@ -122,18 +126,20 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError):  # pragma: no cover - stdout without a file descriptor (a test)
             pass
         return ExitCode.OK
+    except OSError as exc:
+        if exc.errno not in _FULL_DISK:  # any other OSError is a bug (below)
+            return _internal_error(args, exc)
+        # a full disk (or quota, or read-only file system) under a running command is the machine's,
+        # not a bug (fresh-user trial, session 41: optimize on a full tmpfs said "a bug in codesign")
+        where = f" ({exc.filename})" if exc.filename else ""
+        line = (f"cannot write{where}: {exc.strerror or exc}; free space or write elsewhere (--out) and rerun"
+                + ("; completed trials are kept in the study storage" if args.command in ("optimize", "worker", "study")
+                   else ""))
+        print(f"error: {line}{_kept(exc)}", file=sys.stderr)
+        _json_error(getattr(args, "json", False), line, ExitCode.USAGE_ERROR)
+        return ExitCode.USAGE_ERROR
     except Exception as exc:  # a bug in codesign or a plugin: one line, the traceback behind --debug
-        if args.debug:  # the traceback, then the same line and exit code as without --debug
-            _print_traceback()
-        import traceback
-
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        msg = f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})"
-        rerun = "" if args.debug else f"rerun with `codesign --debug {args.command} ...` for the traceback and "
-        print(f"internal error: {msg}\nThis is a bug in codesign or a plugin, not in your input; "
-              f"{rerun}report it.{_kept(exc)}", file=sys.stderr)
-        _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
-        return ExitCode.INTERNAL_ERROR
+        return _internal_error(args, exc)
     finally:
         interrupted.append(0)  # disarm: a signal from here on (the command is done) raises nothing
         if previous:
@@ -161,6 +167,22 @@ def _print_traceback() -> None:
     import traceback
 
     traceback.print_exc(file=sys.stderr)
+
+
+
+def _internal_error(args, exc: BaseException) -> int:
+    """A bug in codesign or a plugin: one line (the traceback behind --debug), exit 3."""
+    if args.debug:  # the traceback, then the same line and exit code as without --debug
+        _print_traceback()
+    import traceback
+
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    msg = f"{type(exc).__name__}: {exc} (at {where.filename}:{where.lineno})"
+    rerun = "" if args.debug else f"rerun with `codesign --debug {args.command} ...` for the traceback and "
+    print(f"internal error: {msg}\nThis is a bug in codesign or a plugin, not in your input; "
+          f"{rerun}report it.{_kept(exc)}", file=sys.stderr)
+    _json_error(getattr(args, "json", False), f"internal error: {msg}", ExitCode.INTERNAL_ERROR)
+    return ExitCode.INTERNAL_ERROR
 
 
 def _kept(exc: BaseException) -> str:

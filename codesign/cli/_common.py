@@ -19,7 +19,8 @@ STORAGE_HELP = ("a journal file (a path ending in .journal, or journal:PATH) or 
 #: The end of every command's "Exit codes:" epilog: a bug (codesign.cli.main turns any other exception
 #: into exit 3) and the two signals every command handles (codesign.interrupts.catch, installed by
 #: main for all of them: SIGTERM ends any command as Ctrl-C does).
-EXIT_BUG = "3 a bug in codesign or a plugin (one internal error: line naming it)"
+EXIT_BUG = ("3 a bug in codesign or a plugin (one internal error: line naming it; a full disk, a quota "
+            "or a read-only file system is exit 2)")
 EXIT_SIGNALS = "130 interrupted (Ctrl-C), 143 terminated (SIGTERM)"
 
 
