@@ -188,6 +188,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
     reference, :func:`~codesign.search.ratios`), ``beats_reference``, ``seed_source``, ``configs``
     (envelope choice per metric) and ``duplicate_trials``."""
     ref = (result.reference or {}).get("metrics", {})
+    slo = slo_point_metrics(result.space)
     rows = []
     for t in result.pareto:
         m = {k: (v if v is not None else math.nan) for k, v in t.user_attrs["metrics"].items()}
@@ -198,7 +199,8 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
-            "configs": t.user_attrs.get("configs", {}),
+            # (the SLOs' point metrics have no value in the row, so no deployment either)
+            "configs": {k: v for k, v in t.user_attrs.get("configs", {}).items() if k not in slo},
             # later trials that drew this very design (identical parameter values), merged into it
             "duplicate_trials": result.duplicates.get(t.number, []),
         })
@@ -364,8 +366,10 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
-        "reference": result.reference and dict(result.reference, metrics=_reported(result.reference["metrics"],
-                                                                                   result.space)),
+        "reference": result.reference and dict(
+            result.reference, metrics=_reported(result.reference["metrics"], result.space),
+            configs={k: v for k, v in (result.reference.get("configs") or {}).items()
+                     if k not in slo_point_metrics(result.space)}),
         "pareto": rows,
     }
     doc = jsonable(doc)

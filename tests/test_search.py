@@ -798,6 +798,9 @@ def test_pareto_json_lists_no_slo_point_metric(cli, tmp_path):
         assert set(r["metrics"]) == set(free["pareto"][0]["metrics"]), r["metrics"]
         assert r["metrics"]["min_ttft_s"] <= 0.2 and r["metrics"]["min_tpot_s"] <= 0.1
     assert set(slo["reference"]["metrics"]) == set(free["reference"]["metrics"])
+    # nor a deployment for them (configs: the envelope choice per metric; fresh-user trial, session 41)
+    for r in slo["pareto"] + [slo["reference"]]:
+        assert {"ttft_s", "tpot_s", "itl_s"}.isdisjoint(r["configs"]), r["configs"]
     assert [(c["metric"], c["max"], c["slo"]) for c in slo["constraints"]] == [
         ("ttft_s", 0.2, True), ("tpot_s", 0.1, True), ("itl_s", 0.1, True)]
     # neither names efficiency_from: the cost model's default knobs priced them
