@@ -202,7 +202,9 @@ def _read_config(path: str | os.PathLike, display: str | None = None) -> tuple[d
     try:
         text = p.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise CodesignError(f"{shown}: no such file") from None
+        from .validate import shared_data_hint
+
+        raise CodesignError(f"{shown}: no such file{shared_data_hint(path)}") from None
     except IsADirectoryError:
         raise CodesignError(f"{shown}: is a directory; expected a Hugging Face config.json") from None
     except UnicodeDecodeError:

@@ -408,7 +408,14 @@ def metric_problem(metric: str, *, slo: bool = False) -> str | None:
     """Why ``metric`` is no metric a search can optimise (with ``slo``: nor a point metric a
     constraint may bound as an SLO); None when it is one."""
     names = list(SEARCH_METRICS) + (list(SLO_METRICS) if slo else [])
-    return None if metric in names else f"unknown metric {metric!r}; expected one of {', '.join(names)}"
+    if metric in names:
+        return None
+    import difflib
+
+    # 'ttft' for 'ttft_s': a spec key's typo gets a guess, a metric name's got the list only (session 41)
+    close = difflib.get_close_matches(str(metric), names, n=1, cutoff=0.75)
+    guess = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown metric {metric!r}; {guess}expected one of {', '.join(names)}"
 
 
 def _param_high(p: SearchParam, kind: str = "W") -> float | None:

@@ -647,6 +647,16 @@ STATISTICS = ("median", "mean")
 IMX_STATISTIC = "median"
 
 
+def shared_data_hint(path) -> str:
+    """``"; the measured data ... CODESIGN_SHARED_DATA ..."`` when a missing ``path`` names the
+    shared data directory (``.../shared/data/...``) and the variable is unset, else ``""``: the
+    README's tour from a clone not beside ``shared/`` failed naming only the path (session 41)."""
+    if os.environ.get("CODESIGN_SHARED_DATA") or "shared/data" not in Path(path).as_posix():
+        return ""
+    return ("; the shared data is not beside this clone: set CODESIGN_SHARED_DATA to its directory "
+            "(the README's quick start)")
+
+
 def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point]]:
     """Read a measured CSV in either schema; returns ``(schema, points)`` with one point per row.
 
@@ -666,7 +676,7 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     """
     p = Path(path)
     if not p.exists():
-        raise CodesignError(f"{path}: no such file")
+        raise CodesignError(f"{path}: no such file{shared_data_hint(path)}")
     if p.is_dir():
         raise CodesignError(f"{path}: is a directory; expected a measured CSV file")
     try:

@@ -1086,3 +1086,29 @@ def test_a_full_disk_is_the_machines_not_a_bug(cli, monkeypatch, code, rc):
                                "or write elsewhere (--out) and rerun"), err
     else:
         assert err.startswith("internal error: OSError:") and "This is a bug" in err, err
+
+
+def test_a_missing_shared_data_file_says_how_the_data_is_found(cli, monkeypatch, tmp_path):
+    """The README's tour from a clone not beside shared/ failed with only '<path>: no such file'
+    (fresh-user trial, session 41). A missing file under .../shared/data/ with CODESIGN_SHARED_DATA
+    unset says to set it; with the variable set, or another path, the line is as before."""
+    monkeypatch.delenv("CODESIGN_SHARED_DATA", raising=False)
+    gone = tmp_path / "shared" / "data" / "measured" / "inferencemax_public.csv"
+    rc, out, err = cli("validate", gone, "--out", tmp_path / "v")
+    assert rc == 2 and err.strip() == (f"error: {gone}: no such file; the shared data is not beside this clone: set "
+                                       "CODESIGN_SHARED_DATA to its directory (the README's quick start)"), err
+    hf = tmp_path / "shared" / "data" / "hf_configs" / "x.json"
+    rc, out, err = cli("model", "import", hf)
+    assert rc == 2 and "set CODESIGN_SHARED_DATA" in err, err
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(tmp_path))
+    rc, out, err = cli("validate", gone, "--out", tmp_path / "v")
+    assert rc == 2 and err.strip() == f"error: {gone}: no such file", err
+
+
+def test_an_unknown_metric_gets_a_guess():
+    """A metric name's typo got the whole list only, where a spec key's gets 'did you mean'
+    (fresh-user trial, session 41: 'ttft' for 'ttft_s')."""
+    from codesign.search import metric_problem
+
+    assert metric_problem("ttft", slo=True).startswith("unknown metric 'ttft'; did you mean 'ttft_s'? expected one of")
+    assert "did you mean" not in metric_problem("zzzz", slo=True)

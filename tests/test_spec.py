@@ -481,7 +481,7 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
             ("search.objectives.1.direction", "expected one of 'maximize', 'minimize' (got 'down')"),
             ("search.constraints.0.max", "expected a power, e.g. '700 W'"),
             ("search.constraints.1", "give exactly one of max or min"),
-            ("search.constraints.2.metric", "unknown metric 'ttft'; expected one of")]
+            ("search.constraints.2.metric", "unknown metric 'ttft'; did you mean 'ttft_s'? expected one of")]
     with pytest.raises(SpecError) as exc:
         load_spec(spec)
     got = {key: msg for _, key, msg in exc.value.problems}
