@@ -536,8 +536,9 @@ def test_every_out_of_range_deployment_count_is_named_at_once(cli, tmp_path):
                     "max_batch_size = 0\nscheduler_recv_interval = 0\nacceptance_rate = 2\n")
     rc, _, err = cli("evaluate", spec)
     assert rc == 2 and "Traceback" not in err
-    lines = sorted(err.strip().splitlines())
-    assert lines == sorted(f"error: {spec}: deployment.{line}" for line in (
+    head, *lines = err.strip().splitlines()
+    assert head == f"error: {spec}: 4 problems", err  # the count line above several (a23c2b2)
+    assert sorted(lines) == sorted(f"error: {spec}: deployment.{line}" for line in (
         "max_batch_size: must be a whole number in [1, 10000000] (got 0)",
         "scheduler_recv_interval: must be a whole number in [1, 10000] (got 0)",
         "speculative_tokens: must be a whole number in [0, 16] (got 40)",
