@@ -381,7 +381,8 @@ def test_dynamo_trt_rows_get_the_recipe_batch_limit(shared_data):
     # DECODE_MAX_BATCH_SIZE=256: 256 per rank, 2048 per instance, and 102 users wait
     p = by["imx-01421"]
     assert p.deploy["mb"] == 256 * 8
-    assert any("256 per attention-DP rank" in w and "102 of 2150 users wait" in w and "recipe" in w
+    assert any("256 per attention-DP rank" in w and "102 of 2150 users wait" in w
+               and "InferenceX configuration" in w
                for w in p.warnings)
     # imx-00159: no recipe item ran C = 1075 on its pools, so the power-of-two rule is the fallback:
     # 1075 users on 16 ranks, 67.2 per rank, 1.05x 64, so 64 per rank (1024 per instance), 51 wait
