@@ -55,6 +55,9 @@ NonNegInt = NewType("NonNegInt", int)
 SeedInt = NewType("SeedInt", int)
 """A sampler seed: a whole number in [0, 2**32) (numpy's and Optuna's seed range)."""
 
+Jitter = NewType("Jitter", float)
+"""``workload.length_jitter``: a fraction in [0, 1)."""
+
 OutputTokens = NewType("OutputTokens", int)
 """An output sequence length: a whole number >= 2 (TPOT = (E2E - TTFT) / (OSL - 1) needs two tokens)."""
 
@@ -489,10 +492,37 @@ class Model:
 
 
 # ----------------------------------------------------------------------------------- workload
+#: What an empty ``[workload.slo]`` is told (:class:`Slo`).
+EMPTY_SLO = ("sets neither ttft nor tpot; give a target (ttft = \"2 s\", tpot = \"20 ms\") "
+             "or drop the [workload.slo] table")
+
+
 @frozen(kw_only=True)
 class Slo:
     ttft: float | None = q("s", default=None)
     tpot: float | None = q("s", default=None)
+
+    def __attrs_post_init__(self):
+        # an empty [workload.slo] (or one whose keys were all misspelt away) was taken silently as
+        # "no SLO" (fresh-user trial, session 31). The table checks itself as it is structured, so
+        # it is named with the other keys' problems of [workload]: Workload's own check never ran
+        # when one of them failed (fresh-user trial, session 41)
+        if self.ttft is None and self.tpot is None:
+            raise ValueError(EMPTY_SLO)
+
+
+def _jitter_problem(value: float) -> str | None:
+    """Why ``value`` is no ``length_jitter`` (a fraction in [0, 1)), or None."""
+    return None if 0.0 <= value < 1.0 else f"must be in [0, 1) (got {value})"
+
+
+def _jitter_hook(value, _type):
+    """The structure hook of :data:`Jitter`: checked while [workload] is read, with its other keys
+    (as :func:`_seed_hook`)."""
+    value = converter().structure(value, float)
+    if why := _jitter_problem(value):
+        raise ValueError(why)
+    return value
 
 
 def _seed_hook(value, _type):
@@ -530,23 +560,13 @@ class Workload:
     #: Requests in flight, closed loop; one point of the sweep each.
     concurrency: tuple[PosInt, ...] = field(validator=_nonempty)
     #: Lengths drawn uniformly from [(1 - length_jitter)·L, L]: InferenceMAX uses 0.2.
-    length_jitter: float = field(default=0.0)
+    length_jitter: Jitter = field(default=0.0)
     slo: Slo | None = field(default=None)
 
-    def __attrs_post_init__(self):  # both at once, each at its key (a validator stopped at the first)
-        lines = []
-        if not 0.0 <= self.length_jitter < 1.0:
-            lines.append(f"length_jitter: must be in [0, 1) (got {self.length_jitter})")
-        # an empty [workload.slo] (or one whose keys were all misspelt away) was taken silently as
-        # "no SLO" (fresh-user trial, session 31)
-        if self.slo is not None and self.slo.ttft is None and self.slo.tpot is None:
-            lines.append(f"slo: {EMPTY_SLO}")
-        _raise_problems(lines)
-
-
-#: What an empty ``[workload.slo]`` is told (:class:`Workload`; :func:`_across_table_problems`).
-EMPTY_SLO = ("sets neither ttft nor tpot; give a target (ttft = \"2 s\", tpot = \"20 ms\") "
-             "or drop the [workload.slo] table")
+    @length_jitter.validator
+    def _jit(self, att, value):  # Workload(...) built in Python; a spec's is refused by _jitter_hook first
+        if why := _jitter_problem(value):
+            raise ValueError(f"length_jitter: {why}")
 
 
 # --------------------------------------------------------------------------------- deployment
@@ -995,6 +1015,7 @@ def converter():
     conv.register_structure_hook(GridLevels, _whole_at_least(2))
     conv.register_structure_hook(OutputTokens, _whole_at_least(WHOLE_MINIMUM[OutputTokens], OSL_WHY))
     conv.register_structure_hook(SeedInt, _seed_hook)
+    conv.register_structure_hook(Jitter, _jitter_hook)
     conv.register_structure_hook(SamplerName, _name_hook(_sampler_problem))
     conv.register_structure_hook(SearchMetric, _name_hook(_metric_problem))
     conv.register_structure_hook(BoundMetric, _name_hook(lambda m: _metric_problem(m, slo=True)))
@@ -1312,8 +1333,7 @@ def spec_from_dict(data: dict, *, file: str = "<spec>", origins: dict | None = N
         # [search] values the [deployment] refuses, and the checks across tables: named with the
         # structure's problems, in one run (each was said only once every other problem was fixed)
         problems += _searched_value_problems(data, origins, file)
-        said = {k for _, k, _ in problems}  # (an empty SLO that Workload's own check named already)
-        problems += [p for p in _across_table_problems(spec, data, origins, file) if p[1] not in said]
+        problems += _across_table_problems(spec, data, origins, file)
     if problems:
         raise SpecError(problems, file=file)
     if cls is Spec:
@@ -1358,11 +1378,6 @@ def _across_table_problems(spec: Spec | None, data: dict, origins: dict, file: s
         osl = alone(work["osl"], OutputTokens) if "osl" in work else _FAILED
         search = data.get("search") if isinstance(data.get("search"), dict) else {}
         varied = [k for t in ("params", "envelope") if isinstance(search.get(t), dict) for k in search[t]]
-        # an empty [workload.slo] is Workload's own check, which never runs when another [workload]
-        # key fails: said here then (fresh-user trial, session 41: a bad concurrency hid it). When
-        # the table fails on the slo alone, its structure's problem already says so.
-        empty_slo = (work.get("slo") == {}
-                     and alone({k: v for k, v in work.items() if k != "slo"}, Workload) is _FAILED)
     out = []
     at = lambda key: _origin(origins, tuple(key.split(".")), file)  # noqa: E731
     if deployment is not _FAILED and deployment.host_kv_cache and host is not _FAILED:
@@ -1377,8 +1392,6 @@ def _across_table_problems(spec: Spec | None, data: dict, origins: dict, file: s
                                       "no KV cache (give it a capacity, or drop the key)"))
     if isl is not _FAILED and osl is not _FAILED and (why := _context_problem(isl, osl, data, origins, file)):
         out.append((at("workload.isl"), "workload.isl", why))
-    if spec is None and empty_slo:
-        out.append((at("workload.slo"), "workload.slo", EMPTY_SLO))
     if deployment is _FAILED:
         return out
     pools_missing = False
