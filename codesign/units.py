@@ -173,13 +173,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got the bare number {value!r})")
     ureg = _registry()
     text = value.strip()
-    if why := _shape_problem(text) or _operation_problem(text):
-        raise QuantityError(f"cannot read {value!r} as {human}, e.g. {example!r} ({why})")
-    try:
-        q = ureg.Quantity(text)
-    except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
-        detail = str(exc) or "malformed expression"
-        raise QuantityError(f"cannot read {value!r} as {human}, e.g. {example!r} ({detail})") from None
+    q = _read(text, value, f"{human}, e.g. {example!r}")
     if not isinstance(q, pint.Quantity) or q.dimensionless:
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {value!r}, no unit)")
     if kind == "FLOP/s" and q.dimensionality == ureg.FLOP.dimensionality and _PLURAL_OPS.match(_unit_part(text)):
@@ -190,10 +184,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(
             f"expected {human}, e.g. {example!r} (got {value!r}, which is {_describe(q)})"
         ) from None
-    if not math.isfinite(mag):
-        raise QuantityError(f"must be finite (got {value!r})")
-    if abs(mag) > MAX_SI:
-        raise QuantityError(f"out of range (got {value!r}; at most {format_quantity(MAX_SI, kind)})")
+    _check_range(mag, value, format_quantity(MAX_SI, kind))
     if mag < 0 or (mag == 0 and not allow_zero):
         raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
     if 0 < mag < SANITY_FLOOR.get(kind, 0.0):
@@ -216,7 +207,6 @@ def parse_in_unit(value: object, unit: str) -> float:
     """
     import pint
 
-    ureg = _registry()
     said = f"a bare TOML number such as 100 or a string with a unit such as '100 {unit}'"
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         raise QuantityError(f"expected a number in {unit}, the metric's unit: {said} (got {format_value(value)})")
@@ -227,13 +217,7 @@ def parse_in_unit(value: object, unit: str) -> float:
         if re.fullmatch(_NUMBER, text):
             raise QuantityError(f"expected a number in {unit}, the metric's unit: write the bare TOML number "
                                 f"{text} (no quotes) or the string '{text} {unit}' (got the string {value!r})")
-        if why := _shape_problem(text) or _operation_problem(text):
-            raise QuantityError(f"cannot read {value!r} as a number in {unit}, the metric's unit ({why})")
-        try:
-            q = ureg.Quantity(text)
-        except Exception as exc:  # pint raises many types on malformed text
-            raise QuantityError(f"cannot read {value!r} as a number in {unit}, the metric's unit "
-                                f"({str(exc) or 'malformed expression'})") from None
+        q = _read(text, value, f"a number in {unit}, the metric's unit")
         try:
             mag = float(q.to(unit).magnitude) if isinstance(q, pint.Quantity) else math.nan
         except pint.errors.DimensionalityError:
@@ -243,11 +227,34 @@ def parse_in_unit(value: object, unit: str) -> float:
             raise QuantityError(f"expected a number in {unit}, the metric's unit: {said} "
                                 f"(got {value!r}, which is {got})")
         mag = float(f"{mag:.15g}")  # "0.1 tok/J" through tok/s/kW is 100.00000000000001, a digit no one wrote
+    _check_range(mag, value, f"{MAX_SI:g} {unit}")
+    return mag
+
+
+def _read(text: str, value: str, where: str):
+    """pint's reading of ``text`` (the spec's string ``value``, stripped): a ``pint.Quantity``, or a
+    plain number where ``text`` gives no unit.
+
+    Raises:
+        QuantityError: ``"cannot read {value!r} as {where} (why)"``, where ``text`` is not one number
+            then a unit (:func:`_shape_problem`), names an operation no one means
+            (:func:`_operation_problem`), or pint cannot read it (pint's message).
+    """
+    if why := _shape_problem(text) or _operation_problem(text):
+        raise QuantityError(f"cannot read {value!r} as {where} ({why})")
+    try:
+        return _registry().Quantity(text)
+    except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
+        raise QuantityError(f"cannot read {value!r} as {where} ({str(exc) or 'malformed expression'})") from None
+
+
+def _check_range(mag: float, value: object, most: str) -> None:
+    """Refuse a magnitude ``mag`` (in SI or the caller's unit, read from the spec's ``value``) that is
+    not finite or above :data:`MAX_SI`, which ``most`` writes in that unit."""
     if not math.isfinite(mag):
         raise QuantityError(f"must be finite (got {format_value(value)})")
     if abs(mag) > MAX_SI:
-        raise QuantityError(f"out of range (got {format_value(value)}; at most {MAX_SI:g} {unit})")
-    return mag
+        raise QuantityError(f"out of range (got {format_value(value)}; at most {most})")
 
 
 _NUMBER = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
