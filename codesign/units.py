@@ -173,7 +173,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got the bare number {value!r})")
     ureg = _registry()
     text = value.strip()
-    q = _read(text, value, f"{human}, e.g. {example!r}")
+    q = _read(text, value, f"{human}, e.g. {example!r}", si)
     if not isinstance(q, pint.Quantity) or q.dimensionless:
         raise QuantityError(f"expected {human} with a unit, e.g. {example!r} (got {value!r}, no unit)")
     if kind == "FLOP/s" and q.dimensionality == ureg.FLOP.dimensionality and _PLURAL_OPS.match(_unit_part(text)):
@@ -217,7 +217,7 @@ def parse_in_unit(value: object, unit: str) -> float:
         if re.fullmatch(_NUMBER, text):
             raise QuantityError(f"expected a number in {unit}, the metric's unit: write the bare TOML number "
                                 f"{text} (no quotes) or the string '{text} {unit}' (got the string {value!r})")
-        q = _read(text, value, f"a number in {unit}, the metric's unit")
+        q = _read(text, value, f"a number in {unit}, the metric's unit", unit)
         try:
             mag = float(q.to(unit).magnitude) if isinstance(q, pint.Quantity) else math.nan
         except pint.errors.DimensionalityError:
@@ -231,21 +231,75 @@ def parse_in_unit(value: object, unit: str) -> float:
     return mag
 
 
-def _read(text: str, value: str, where: str):
+def _read(text: str, value: str, where: str, unit: str):
     """pint's reading of ``text`` (the spec's string ``value``, stripped): a ``pint.Quantity``, or a
     plain number where ``text`` gives no unit.
 
     Raises:
         QuantityError: ``"cannot read {value!r} as {where} (why)"``, where ``text`` is not one number
             then a unit (:func:`_shape_problem`), names an operation no one means
-            (:func:`_operation_problem`), or pint cannot read it (pint's message).
+            (:func:`_operation_problem`), or pint cannot read it (pint's message; for a unit name
+            that is no unit, the re-casings that read as ``unit``'s dimension, :func:`_case_fixes`:
+            ``"did you mean '1200 W'?"``).
     """
+    import pint
+
     if why := _shape_problem(text) or _operation_problem(text):
         raise QuantityError(f"cannot read {value!r} as {where} ({why})")
     try:
         return _registry().Quantity(text)
     except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
-        raise QuantityError(f"cannot read {value!r} as {where} ({str(exc) or 'malformed expression'})") from None
+        detail = str(exc) or "malformed expression"
+        if isinstance(exc, pint.errors.UndefinedUnitError) and (fixes := _case_fixes(text, unit)):
+            said = " or ".join([", ".join(repr(f) for f in fixes[:-1]), repr(fixes[-1])] if len(fixes) > 1
+                               else [repr(fixes[0])])
+            detail += f"; unit names and prefixes are case-sensitive: did you mean {said}?"
+        raise QuantityError(f"cannot read {value!r} as {where} ({detail})") from None
+
+
+def _case_fixes(text: str, unit: str) -> list[str]:
+    """``text`` with the names of its unit part that are no unit re-cased, where that reads as a
+    quantity of ``unit``'s dimension: ``"1200 w"`` -> ``["1200 W"]`` on ``"W"``, ``"3 tb/s"`` ->
+    ``["3 Tb/s", "3 TB/s"]`` on ``"B/s"`` (bits or bytes: both are bandwidths, so both are said).
+    Fewest letters re-cased first, and one of those that read as the same quantity (``"1 kW"``, not
+    also ``"1 KW"``); ``[]`` where none fits, a name is longer than 6 letters, or more than three
+    fit (no obvious fix)."""
+    import itertools
+
+    import pint
+
+    ureg = _registry()
+    m = _LEADING.match(text)
+    if m is None:  # pragma: no cover - _shape_problem refused it
+        return []
+    head, tail = text[:m.end()], text[m.end():]
+    names = [t for t in dict.fromkeys(re.findall(r"[A-Za-zµμ_]+", tail)) if not ureg.parse_unit_name(t)]
+    if not names or any(len(t) > 6 for t in names):
+        return []
+    options = []
+    for name in names:
+        cased = {"".join(c) for c in itertools.product(*((ch.lower(), ch.upper()) if ch.isascii() else (ch,)
+                                                          for ch in name))} - {name}
+        known = sorted((c for c in cased if ureg.parse_unit_name(c)),
+                       key=lambda c: (sum(a != b for a, b in zip(c, name)), c))
+        if not known:
+            return []
+        options.append(known)
+    want = ureg.Quantity(1, unit).dimensionality
+    fixes = []
+    for combo in itertools.product(*options):
+        fixed = tail
+        for name, cased in zip(names, combo):
+            fixed = re.sub(rf"(?<![A-Za-zµμ_]){re.escape(name)}(?![A-Za-zµμ_])", cased, fixed)
+        try:
+            q = ureg.Quantity(head + fixed)
+        except Exception:
+            continue
+        if isinstance(q, pint.Quantity) and q.dimensionality == want and _operation_problem(head + fixed) is None:
+            mag = float(q.to(unit).magnitude)
+            if not any(math.isclose(mag, other, rel_tol=1e-12) for _, other in fixes):  # "1 KW" is "1 kW"
+                fixes.append((head + fixed, mag))
+    return [fix for fix, _ in fixes] if len(fixes) <= 3 else []
 
 
 def _check_range(mag: float, value: object, most: str) -> None:

@@ -1112,3 +1112,78 @@ def test_an_unknown_metric_gets_a_guess():
 
     assert metric_problem("ttft", slo=True).startswith("unknown metric 'ttft'; did you mean 'ttft_s'? expected one of")
     assert "did you mean" not in metric_problem("zzzz", slo=True)
+
+
+# ------------------------------------------- a unit typed in the wrong case gets the spelling to use
+def _example_with(tmp_path, table):
+    """specs/examples/gb200-gpt-oss-120b.toml copied to ``tmp_path`` (its includes made absolute),
+    with ``table`` (TOML) after it: the copy's own value of a key, over the included one."""
+    text = _EXAMPLE.read_text(encoding="utf-8").replace('"../', f'"{SPECS.as_posix()}/')
+    spec = tmp_path / "gb200.toml"
+    spec.write_text(text + "\n" + table, encoding="utf-8")
+    return spec
+
+
+_PINT = "is not defined in the unit registry"
+_CASE = "unit names and prefixes are case-sensitive: did you mean"
+
+
+@pytest.mark.parametrize("table, key, line", [
+    # W is watt; lower-case w is no unit
+    ('[chip]\ntdp = "1200 w"\n', "chip.tdp",
+     f"cannot read '1200 w' as a power, e.g. '700 W' ('w' {_PINT}; {_CASE} '1200 W'?)"),
+    # kilo is k (or K): "1 KW" is the same 1000 W, so it is not said again
+    ('[chip]\ntdp = "1.2 kw"\n', "chip.tdp",
+     f"cannot read '1.2 kw' as a power, e.g. '700 W' ('kw' {_PINT}; {_CASE} '1.2 kW'?)"),
+    # tera-bits (Tb, 3/8 x 10^12 B/s) and tera-bytes (TB, 3 x 10^12 B/s) per second are both
+    # bandwidths, eight times apart: both are said, the one with fewer letters changed first
+    ('[memory.hbm]\nbandwidth = "3 tb/s"\n', "memory.hbm.bandwidth",
+     f"cannot read '3 tb/s' as a bandwidth, e.g. '8 TB/s' ('tb' {_PINT}; {_CASE} '3 Tb/s' or '3 TB/s'?)"),
+    ('[memory.hbm]\ncapacity = "192 gib"\n', "memory.hbm.capacity",
+     f"cannot read '192 gib' as a size in bytes, e.g. '192 GiB' ('gib' {_PINT}; {_CASE} '192 Gib' or '192 GiB'?)"),
+    # seconds are s: only the lower-case re-casing is a unit
+    ('[network]\nscaleup_latency = "2 US"\n', "network.scaleup_latency",
+     f"cannot read '2 US' as a time, e.g. '2 us' ('US' {_PINT}; {_CASE} '2 us'?)"),
+    ('[memory.hbm]\nbandwidth = "8 TB/S"\n', "memory.hbm.bandwidth",
+     f"cannot read '8 TB/S' as a bandwidth, e.g. '8 TB/s' ('S' {_PINT}; {_CASE} '8 TB/s'?)"),
+])
+def test_a_unit_in_the_wrong_case_gets_the_spelling_to_use(cli, tmp_path, table, key, line):
+    """``tdp = "1200 w"`` or ``"3 tb/s"`` were refused with pint's "'w' is not defined" alone, where
+    ``"5 pflops"`` says what to write: each re-casing of the name that reads as the key's dimension
+    is said."""
+    spec = _example_with(tmp_path, table)
+    err = _refused(cli("evaluate", spec))
+    assert err.strip() == f"error: {spec}: {key}: {line}", err
+
+
+@pytest.mark.parametrize("table, key, line", [
+    # GB and Gb are sizes, not powers: no re-casing of 'gb' is a power, so none is offered
+    ('[chip]\ntdp = "1200 gb"\n', "chip.tdp", f"cannot read '1200 gb' as a power, e.g. '700 W' ('gb' {_PINT})"),
+    # TB/s/W is a bandwidth per power, not a bandwidth
+    ('[memory.hbm]\nbandwidth = "8 tb/s/w"\n', "memory.hbm.bandwidth",
+     f"cannot read '8 tb/s/w' as a bandwidth, e.g. '8 TB/s' ('tb' {_PINT})"),
+    # no re-casing of 'wats' is a unit at all
+    ('[chip]\ntdp = "1200 wats"\n', "chip.tdp", f"cannot read '1200 wats' as a power, e.g. '700 W' ('wats' {_PINT})"),
+])
+def test_a_unit_no_re_casing_fixes_gets_no_guess(cli, tmp_path, table, key, line):
+    spec = _example_with(tmp_path, table)
+    err = _refused(cli("evaluate", spec))
+    assert err.strip() == f"error: {spec}: {key}: {line}", err
+
+
+def test_a_search_bound_in_the_wrong_case_gets_the_spelling_to_use(cli, tmp_path):
+    """A [[search.constraints]] bound goes through the same reading: "1.2 kw" on peak_power_w
+    (a power, in W) is refused with '1.2 kW'; evaluate checks the search table as optimize does."""
+    spec = _example_with(tmp_path, _SEARCH.replace('max = "1200 W"', 'max = "1.2 kw"'))
+    err = _refused(cli("evaluate", spec))
+    assert f"error: {spec}: search.constraints.0.max:" in err and f"'kw' {_PINT}; {_CASE} '1.2 kW'?" in err, err
+
+
+def test_a_bound_in_its_metrics_unit_in_the_wrong_case_gets_the_spelling_to_use():
+    """parse_in_unit, a bound written in the metric's own unit: 'TOK' is no unit, 'tok' is."""
+    from codesign.units import QuantityError, parse_in_unit
+
+    with pytest.raises(QuantityError) as exc:
+        parse_in_unit("100 TOK/s/kW", "tok/s/kW")
+    assert str(exc.value) == ("cannot read '100 TOK/s/kW' as a number in tok/s/kW, the metric's unit ('TOK' "
+                              f"{_PINT}; {_CASE} '100 tok/s/kW'?)")
