@@ -396,7 +396,8 @@ def _describe(q) -> str:
 
 _PRETTY = {
     "B/s": [(1e12, "TB/s"), (1e9, "GB/s"), (1e6, "MB/s"), (1.0, "B/s")],
-    "B": [(1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")],
+    # up to TB, as a bandwidth's TB/s: 8 x 10^12 B was "8e+03 GB" at 3 digits (a study's axis label)
+    "B": [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB"), (1.0, "B")],
     "FLOP/s": [(1e15, "PFLOP/s"), (1e12, "TFLOP/s"), (1e9, "GFLOP/s"), (1e6, "MFLOP/s"), (1.0, "FLOP/s")],
     "W": [(1.0, "W")],
     "s": [(1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")],
@@ -429,7 +430,7 @@ def format_quantity(value: float, kind: str, digits: int = 6) -> str:
     ``digits`` significant digits in the largest unit of its kind it reaches.
 
     ``format_quantity(8e12, "B/s") == "8 TB/s"``. A size in bytes is written in SI units
-    (``"186 GB"``) unless it is exact in binary ones and not in SI ones at those digits:
+    (``"186 GB"``, ``"8 TB"``) unless it is exact in binary ones and not in SI ones at those digits:
     ``format_quantity(2**30, "B", digits=3) == "1 GiB"`` (not ``"1.07 GB"``), ``64 * 2**20`` is
     ``"64 MiB"``. Used to write designs as spec TOML and the reports' parameter values.
     """

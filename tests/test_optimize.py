@@ -357,6 +357,28 @@ def test_the_table_never_cuts_the_headline(n_params, width):
         assert "peak power" in text.split("left out to fit")[1]
 
 
+def test_the_table_writes_a_size_of_terabytes_in_tb():
+    """A searched HBM capacity of 8 x 10^12 B was printed "8e+03 GB" (sizes stopped at GB); it is
+    "8 TB", as the bandwidths beside it are in TB/s, and 8 x 2^40 B is "8 TiB" (IEC, as "1 GiB")."""
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+    from codesign.spec import quantity_kind
+
+    doc = _table_doc(3)  # FP4 peak, HBM bandwidth, HBM capacity
+    second = dict(doc["pareto"][0], trial=12346, params=dict(doc["pareto"][0]["params"]))
+    doc["pareto"][0]["params"]["memory.hbm.capacity"] = 8e12
+    second["params"]["memory.hbm.capacity"] = 8 * 2**40
+    doc["pareto"].append(second)
+    buf = io.StringIO()
+    print_table(doc, Console(file=buf, width=200, color_system=None),
+                kinds={p: quantity_kind(p) for p in doc["pareto"][0]["params"]})
+    text = buf.getvalue()
+    assert "8 TB " in text and "8 TiB" in text and "e+03" not in text, text
+
+
 def test_every_metric_of_pareto_csv_is_documented_in_the_readme():
     from codesign.report import SHOWN
     from conftest import REPO

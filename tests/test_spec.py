@@ -95,6 +95,10 @@ def test_units_refuse_bad_values(text, kind, needle):
     (123_456_789, 3, "123 MB"),          # exact in neither: SI, rounded
     (1000 * 2**20, 3, "1.05 GB"),        # "1e+03 MiB" is exact but reads worse
     (8e12, 3, "8 TB/s"),                 # not a size: SI always
+    (8e12, 3, "8 TB"),                   # 8 x 10^12 B: was "8e+03 GB" (a study's axis label)
+    (8e12, 8, "8 TB"),                   # was "8000 GB" in a design file
+    (1.5e12, 3, "1.5 TB"),
+    (8 * 2**40, 3, "8 TiB"),             # 8.796... x 10^12 B: "8.8 TB" is not exact
 ])
 def test_a_size_is_written_in_binary_units_where_it_is_a_binary_quantity(si, digits, text):
     """A report printed a study's "1 GiB" of SRAM as "1.07 GB" (session 41). A size in bytes that
@@ -104,7 +108,7 @@ def test_a_size_is_written_in_binary_units_where_it_is_a_binary_quantity(si, dig
 
     kind = "B/s" if text.endswith("/s") else "B"
     assert format_quantity(si, kind, digits=digits) == text
-    if text in ("1 GiB", "64 MiB", "1.5 GiB", "186 GB", "0 B"):
+    if text in ("1 GiB", "64 MiB", "1.5 GiB", "186 GB", "0 B", "8 TB", "1.5 TB", "8 TiB"):
         assert parse_quantity(text, kind, allow_zero=True) == si
 
 

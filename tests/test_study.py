@@ -472,3 +472,12 @@ def test_a_grid_report_gives_a_binary_size_in_binary_units(cli, tmp_path):
     report = (tmp_path / "o" / "report.md").read_text()
     assert "going from 0 B to 1 GiB of memory.sram.capacity" in report, report
     assert " GB" not in report and " MB" not in report, report
+
+
+def test_a_grid_axis_of_terabytes_is_labelled_in_tb():
+    """A grid over memory.hbm.capacity = ["186 GB", "8 TB"] labelled its figure's tick "8e+03 GB";
+    8 x 10^12 B is 8 TB (SI, as "186 GB"), and 4 x 2^40 B is 4 TiB (IEC, as "1 GiB")."""
+    from codesign.study import Axis, _fmt_axis
+
+    axis = Axis(key="memory.hbm.capacity", values=("186 GB", "8 TB", "4 TiB"))
+    assert [_fmt_axis(axis, v) for v in (186e9, 8e12, 4 * 2**40)] == ["186 GB", "8 TB", "4 TiB"]
