@@ -365,6 +365,31 @@ def test_a_worker_on_a_spec_the_cost_model_refuses_creates_no_study(cli, tmp_pat
     assert list((tmp_path / "s").iterdir()) == []
 
 
+@pytest.mark.parametrize("cmd", ["optimize", "worker"])
+def test_a_worker_names_every_problem_under_the_count_line_as_optimize(cli, tmp_path, cmd):
+    """A spec with a bad [search] key (the loader's) and an unknown number format (judged against the
+    plugins): ``codesign worker`` named the first alone, with no count line, where optimize, sweep and
+    evaluate name both under ``SPEC: 2 problems`` (fresh-user trial, session 42). Text and --json."""
+    spec = tmp_path / "two.toml"
+    spec.write_text(f'include = ["{SEARCH_SPEC.as_posix()}"]\n[deployment]\nweights_format = "fp5"\n'
+                    '[search]\ntrials = 0\n')
+    (tmp_path / "s").mkdir()
+    where = (["--storage", tmp_path / "s" / "x.journal"] if cmd == "worker" else ["--out", tmp_path / "s" / "run"])
+    rc, out, err = cli(cmd, spec, *where)
+    assert rc == 2 and out == "" and "Traceback" not in err, (rc, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 3, err
+    assert lines[0] == f"error: {spec}: 2 problems"
+    assert lines[1] == f"error: {spec}: search.trials: must be a whole number >= 1 (got 0)"
+    assert lines[2].startswith(f"error: {spec}: deployment.weights_format: unknown number format 'fp5'; "), err
+    rc, out, err = cli(cmd, spec, *where, "--json")
+    doc = json.loads(out)["error"]
+    assert rc == 2 and doc["exit_code"] == 2
+    assert [(p["file"], p["key"]) for p in doc["problems"]] == [(str(spec), "search.trials"),
+                                                              (str(spec), "deployment.weights_format")]
+    assert list((tmp_path / "s").iterdir()) == []  # no journal, no run directory
+
+
 def test_a_reference_file_the_cost_model_refuses_is_one_line(cli, tmp_path):
     """A ``search.reference`` spec file with a knob its cost model refuses: the reference warning
     ("priced with its own [efficiency] knobs") was printed above the refusal."""

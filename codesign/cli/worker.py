@@ -30,11 +30,13 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..errors import CodesignError, ExitCode
-    from ..evaluation import cost_model_record, efficiency_record
+    from ..evaluation import cost_model_record, efficiency_record, load_spec_checked
     from ..search import join_study
-    from ..spec import load_spec
 
-    spec = load_spec(args.spec)
+    # as optimize, sweep and evaluate load it: a spec the loader refuses is also judged on its
+    # number-format and cost-model names, so every problem is said at once under the count line
+    # ("spec.toml: 2 problems"); load_spec named the loader's alone (fresh-user trial, session 42)
+    spec = load_spec_checked(args.spec)
     if args.trials is not None and args.trials < 1:
         raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
 
