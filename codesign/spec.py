@@ -774,6 +774,9 @@ def _read_toml(path: Path, *, by: tuple[str, str] | None) -> dict:
             raise SpecError([(by[0], by[1], f"included file {str(path)!r} does not exist")]) from None
         raise SpecError([(str(path), "", "no such file")]) from None
     except IsADirectoryError:
+        if by:  # the include that named it is what to fix: it named only the directory (fresh-user trial, session 42)
+            raise SpecError([(by[0], by[1], f"included path {str(path)!r} is a directory; expected a TOML "
+                              "spec file")]) from None
         raise SpecError([(str(path), "", "is a directory, not a spec file")]) from None
     except UnicodeDecodeError:
         raise SpecError([(str(path), "", "not a UTF-8 text file (expected a TOML spec)")]) from None

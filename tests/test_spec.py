@@ -355,6 +355,26 @@ def test_missing_included_file(cli, tmp_path):
     assert "inc.toml: include: " in line and "nope.toml" in line and "does not exist" in line
 
 
+def test_an_included_directory_names_the_including_file_and_key(cli, tmp_path):
+    """``include = ["parts"]`` naming a directory said only "parts: is a directory, not a spec file",
+    neither the file nor the key that named it (fresh-user trial, session 42). An include two levels
+    down is named at the file that includes it, not at the spec given on the command line."""
+    parts = tmp_path / "parts"
+    parts.mkdir()
+    mid = tmp_path / "mid.toml"
+    mid.write_text('include = ["parts/"]\n')
+    for spec, by in ((tmp_path / "top.toml", tmp_path / "top.toml"), (tmp_path / "outer.toml", mid)):
+        spec.write_text('include = ["parts"]\n' if spec.name == "top.toml" else 'include = ["mid.toml"]\n')
+        rc, out, err = cli("evaluate", spec)
+        assert rc == 2 and "Traceback" not in err, err
+        assert err.strip() == (f"error: {by}: include: included path '{parts}' is a directory; "
+                               "expected a TOML spec file"), err
+        rc, out, err = cli("evaluate", spec, "--json")
+        assert json.loads(out)["error"]["problems"] == [
+            {"file": str(by), "key": "include",
+             "message": f"included path '{parts}' is a directory; expected a TOML spec file"}]
+
+
 def test_missing_spec_file(cli, tmp_path):
     rc, out, err = cli("evaluate", tmp_path / "absent.toml")
     assert rc == 2 and "no such file" in err and "Traceback" not in err
