@@ -523,8 +523,7 @@ def _cost_model_problem(name: str, pm) -> str | None:
     """Why ``name`` names no registered cost model (``"auto"`` does), or None."""
     if name == "auto" or name in pm.cost_models:
         return None
-    return (f"no cost model named {name!r} is registered; available: "
-            f"{', '.join(sorted(pm.cost_models)) or 'none'} (or 'auto')")
+    return pm.unknown_cost_model(name)  # with the registered ones and how a cost model is installed
 
 
 def load_spec_checked(path, *, cost_model: str | None = None, pm=None) -> Spec:

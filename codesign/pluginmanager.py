@@ -359,10 +359,7 @@ class PluginManager:
         name = self.resolve_cost_model(name, spec)
         models = self.cost_models
         if name not in models:
-            have = ", ".join(sorted(models)) or "none"
-            failed = [st.label for st in self.status if st.status == "failed"]
-            hint = f"; plugins that failed to load: {', '.join(failed)}" if failed else ""
-            raise PluginError(f"no cost model named {name!r} is registered (available: {have}{hint})")
+            raise PluginError(self.unknown_cost_model(name))
         info = models[name]
         try:
             return info.factory()
@@ -370,6 +367,28 @@ class PluginManager:
             raise PluginBugError(f"{self.cost_model_label(name)} failed to "
                               f"start: {type(exc).__name__}: {exc}") from exc
 
+
+    def unknown_cost_model(self, name: str) -> str:
+        """Why ``name`` names no cost model, as one line: the registered ones (and a close one, for a
+        typo), the plugins that did not load (failed, or left out by ``CODESIGN_PLUGINS``) and how a
+        cost model of another package is installed. A spec naming the example plugin's ``roofline``
+        where it was not installed said only "no cost model named 'roofline' is registered"
+        (fresh-user trial, session 42)."""
+        models = sorted(self.cost_models)
+        guess = difflib.get_close_matches(name, models, n=1) if isinstance(name, str) else []
+        mean = f" (did you mean {guess[0]!r}?)" if guess else ""
+        parts = [f"no cost model named {name!r} is registered{mean}; available: {', '.join(models) or 'none'} "
+                 "(or 'auto')"]
+        failed = [st.label for st in self.status if st.status == "failed"]
+        if failed:
+            parts.append(f"plugins that failed to load: {', '.join(failed)} (`codesign plugins list` says why)")
+        left_out = [st.label for st in self.status if st.status == "disabled"]
+        if left_out:
+            parts.append(f"plugins left out by {ONLY_ENV}={os.environ.get(ONLY_ENV, '')}: {', '.join(left_out)}")
+        parts.append(f"a cost model from another package is installed as a Python package that registers the "
+                     f"{GROUP!r} entry point (the repository's example 'roofline': pip install -e "
+                     "plugins/codesign_example_roofline); `codesign plugins list` shows what is installed")
+        return "; ".join(parts)
 
     def cost_model_parameters(self, name: str, *, spec=None) -> list[str]:
         """The spec key paths the cost model ``name`` can vary (its ``parameters()``).

@@ -82,10 +82,9 @@ def run(args) -> int:
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
         from ..pluginmanager import get_plugin_manager
 
-        have = get_plugin_manager().cost_models
-        if args.cost_model not in have:
-            raise CodesignError(f"--cost-model {args.cost_model!r}: no cost model of that name is registered; "
-                                f"available: {', '.join(sorted(have)) or 'none'} (or 'auto')")
+        pm = get_plugin_manager()
+        if args.cost_model not in pm.cost_models:
+            raise CodesignError(f"--cost-model: {pm.unknown_cost_model(args.cost_model)}")
     if args.calibration and args.cost_model not in (None, "analytical", "auto"):
         # its knobs are the analytical model's: the run priced with the defaults of another, silently
         # (fresh-user trial, session 39); the reverse, a file calibrating another model, is refused too
