@@ -1159,20 +1159,48 @@ def _levels(p: Param, k: int) -> list:
     return sorted({_plain(x) for x in _from_unit(p, u)})
 
 
+def grid_levels(space: SearchSpace, n: int) -> list[list]:
+    """The levels of each parameter (in ``space.params`` order) of the finest full grid of at most
+    ``n`` designs: every choice of a categorical, and ``L = floor((n / choices) ** (1 / d))`` levels
+    of each of the ``d`` other parameters (log-spaced where ``log``; an int range with fewer values
+    takes them all). ``L`` is at least 2 (a number's low and high), so the grid (the product of the
+    lengths) is larger than ``n`` only when even that coarsest grid is: :func:`sample_columns`
+    refuses it."""
+    ps = space.params
+    n_cat = math.prod(len(p.choices) for p in ps if p.type == "categorical")
+    d = sum(1 for p in ps if p.type != "categorical")
+    k = max(2, int(math.floor((n / max(n_cat, 1)) ** (1.0 / d) + 1e-9))) if d else 1
+    return [_levels(p, k) for p in ps]
+
+
+def grid_shape(space: SearchSpace, levels: list[list]) -> str:
+    """A grid's size as its factors: ``2 chip.peak_flops.fp4 levels × 5 memory.hbm.capacity choices``
+    (``levels`` as :func:`grid_levels` or :func:`grid_space` give them, in ``space.params`` order)."""
+    return " × ".join(f"{len(lv)} {p.key} {'choices' if p.type == 'categorical' else 'levels'}"
+                      for p, lv in zip(space.params, levels))
+
+
 def sample_columns(space: SearchSpace, n: int, seed: int, method: str = "random") -> tuple[dict, int]:
-    """About ``n`` designs as columns ``key -> array``; returns ``(columns, count)``.
+    """Up to ``n`` designs as columns ``key -> array``; returns ``(columns, count)``.
 
     Methods: ``random`` (uniform, log-uniform where ``log``), ``sobol`` (scrambled Sobol'
-    low-discrepancy sequence, scipy.stats.qmc) and ``grid`` (every categorical choice times
-    ``L`` levels per other parameter, ``L = floor((n / choices) ** (1 / d))``, at least 2; the count
-    can be below ``n``).
+    low-discrepancy sequence, scipy.stats.qmc), both exactly ``n``, and ``grid``: the finest full
+    grid of at most ``n`` designs (:func:`grid_levels`), so usually fewer.
+
+    Raises:
+        CodesignError: ``grid`` when even the coarsest full grid (every choice, each number's low
+            and high) has more than ``n`` designs: it evaluated that grid, 80 designs of the
+            flagship for ``n = 10`` (fresh-user trial, session 42).
     """
     ps = space.params
     if method == "grid":
-        n_cat = math.prod(len(p.choices) for p in ps if p.type == "categorical")
-        d = sum(1 for p in ps if p.type != "categorical")
-        k = max(2, int(math.floor((n / max(n_cat, 1)) ** (1.0 / d) + 1e-9))) if d else 1
-        grids = [_levels(p, k) for p in ps]
+        grids = grid_levels(space, n)
+        size = math.prod(len(g) for g in grids)
+        if size > n:
+            raise CodesignError(f"the coarsest full grid of this [search] space has {size} designs "
+                                f"({grid_shape(space, grids)}: every choice, and each number's low and high), "
+                                f"more than the {n} asked for; ask for {size} or more, or sample with sobol or "
+                                "random (any count)")
         mesh = np.meshgrid(*[np.arange(len(g)) for g in grids], indexing="ij")
         cols = {p.key: np.asarray(g, dtype=object if FORMAT_KEY.match(p.key) else np.float64)[ix.ravel()]
                 for p, g, ix in zip(ps, grids, mesh)}
@@ -1500,7 +1528,8 @@ BUILTIN_SAMPLERS = {
     "tpe": "multivariate TPE (Optuna TPESampler)",
     "gp": "Gaussian-process Bayesian optimisation (Optuna GPSampler)",
     "random": "uniform random (Optuna RandomSampler)",
-    "grid": "Optuna GridSampler: every categorical choice × search.grid_points levels per number",
+    "grid": "Optuna GridSampler: every categorical choice × search.grid_points levels per number, each "
+            "design once (trials beyond the grid's size are not run)",
 }
 
 
@@ -1508,6 +1537,41 @@ def grid_space(space: SearchSpace, points: int) -> dict[str, list]:
     """The grid of ``sampler = "grid"``: categoricals and small int ranges take every value, other
     parameters ``points`` levels (log-spaced where ``log``), as Optuna ``GridSampler`` wants."""
     return {p.key: _levels(p, points) for p in space.params}
+
+
+def _grid_sampler(search_space: dict[str, list], seed: int):
+    """Optuna's ``GridSampler`` without its stop: once every design of the grid has been asked it
+    calls ``study.stop()``, which raises outside ``Study.optimize`` (this module asks and tells
+    itself), so a search that ran its whole grid ended in an internal error (fresh-user trial, session
+    42). The trials a grid runs are capped at its size instead (:func:`_grid_total`)."""
+    import optuna
+
+    class GridSampler(optuna.samplers.GridSampler):
+        def after_trial(self, study, trial, state, values) -> None:  # noqa: D401 - Optuna hook
+            return None
+
+    return GridSampler(search_space, seed=seed)
+
+
+def _grid_total(ctx, total: int, note=None) -> int:
+    """``total`` trials of a ``sampler = "grid"`` search capped at the grid's size (a grid prices
+    each design once: a second pass repeats the first), with a ``note`` saying how many of the
+    grid's designs run; ``total`` itself for any other sampler."""
+    s = ctx.spec.search
+    if s.sampler.lower() != "grid":
+        return total
+    levels = list(grid_space(ctx.space, s.grid_points).values())
+    size = math.prod(len(lv) for lv in levels)
+    what = (f'the grid (search.sampler = "grid", search.grid_points = {s.grid_points}) has {size} designs '
+            f"({grid_shape(ctx.space, levels)})")
+    if total > size:
+        if note:
+            note(f"{what}: the search runs {size} trials, not the {total} asked for (a grid prices each design once)")
+        return size
+    if total < size and note:
+        note(f"{what}: {total} trials price {total} of them, picked at random; ask for {size} trials for the "
+             "whole grid")
+    return total
 
 
 def make_sampler(name: str, seed: int, population: int, space: SearchSpace | None = None,
@@ -1532,7 +1596,7 @@ def make_sampler(name: str, seed: int, population: int, space: SearchSpace | Non
     if name == "grid":
         if space is None:
             raise CodesignError("the grid sampler needs the search space")
-        return optuna.samplers.GridSampler(grid_space(space, grid_points), seed=seed)
+        return _grid_sampler(grid_space(space, grid_points), seed)
     from .pluginmanager import get_plugin_manager
 
     plugins = (pm or get_plugin_manager()).samplers
@@ -2399,10 +2463,15 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
         _check_out_dir(Path(out_dir), name, store if storage is None else None)
     directions = [d for _, d in space.objectives]
     # each worker process gets its own sampler stream (seed + rank) so that they do not propose
-    # the same designs; the single-process search (rank 0) is reproducible from the seed
+    # the same designs; the single-process search (rank 0) is reproducible from the seed. Not a
+    # grid: its seed shuffles the grid, whose designs the study's trials name by their index in
+    # it, so every process and every rerun takes the study's one seed, search.seed (part of the
+    # stored spec; not --seed), as Optuna's GridSampler asks of distributed runs: a rerun under
+    # another seed re-ran designs and left others out (fresh-user trial, session 42)
+    grid = s.sampler.lower() == "grid"
     try:
-        sampler = make_sampler(s.sampler, seed + rank, population=max(8, min(50, s.batch_size)), space=space,
-                               grid_points=s.grid_points, pm=pm)
+        sampler = make_sampler(s.sampler, s.seed if grid else seed + rank, population=max(8, min(50, s.batch_size)),
+                               space=space, grid_points=s.grid_points, pm=pm)
     except CodesignError as exc:
         if isinstance(exc, (SpecError, PluginBugError)):  # a plugin's failing factory is its bug, exit 3
             raise
@@ -2414,7 +2483,7 @@ def _open_study(spec: Spec, *, seed: int | None, out_dir, storage: str | None, e
         raise CodesignError(f"cannot open study {name!r} in {where}: "
                             f"{scrub(redact(str(exc).splitlines()[0]), storage or '')}") from None
     held = len(study.get_trials(deepcopy=False))
-    if held:
+    if held and not grid:  # a grid's sampler asks the storage which of its designs are left
         # a resumed or continued study: a sampler restarted from the same seed proposes what it
         # proposed the first time (NSGA-II's stream over the same stored population: a run continued
         # from 40 to 50 trials re-ran trials 10-19, fresh-user trial of session 16). Its stream goes
@@ -2791,6 +2860,7 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     try:
         ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private,
                           claim=True)
+        total = _grid_total(ctx, total, note)
         _prepare(ctx, total, private=private)
     except BaseException:
         # refused before any trial ran (the cost model refused the spec, say, or the output
@@ -3211,8 +3281,8 @@ def worker_main(spec_path: str, storage: str | None, out_dir: str, quota: int | 
 
     spec = load_spec(spec_path)
     ctx = _open_study(spec, seed=seed, out_dir=Path(out_dir), storage=storage, rank=rank)
-    if quota is None and total is None:
-        total = spec.search.trials
+    if quota is None:
+        total = _grid_total(ctx, spec.search.trials if total is None else total)
     # a worker refines the shared front between its batches as a single process does: without it
     # the front of a --workers 2 run was its 25 seed designs and nothing the search found
     # (hypervolume 7908 against one process's 7928, 25 Pareto designs against 72)
@@ -3258,6 +3328,7 @@ def join_study(spec: Spec, *, storage: str, trials: int | None, seed: int | None
     rank = os.getpid() % 9973 + 1
     ctx = _open_study(spec, seed=seed, out_dir=Path("."), storage=storage, rank=rank,
                       elsewhere="another --storage")  # a worker has no --out
+    total = _grid_total(ctx, total, note)
     if note and not ctx.held:  # counted when the study was opened: no second read of the storage
         note(f"no trial of study {ctx.study.study_name!r} in {redact(storage)} yet: this worker starts it "
              "(if you meant to join a running search, check --storage)")
@@ -3290,8 +3361,8 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
     feasible Pareto front (:func:`pareto_mask`).
 
     Args:
-        points: designs to evaluate (``codesign sweep`` takes up to 10^7; ``grid`` may give more or
-            fewer, see :func:`sample_columns`).
+        points: designs to evaluate (``codesign sweep`` takes up to 10^7; ``grid`` gives the finest
+            full grid of at most that many, see :func:`sample_columns`).
         method: ``random``, ``sobol`` or ``grid``.
         chunk: designs per vectorised cost-model call (each call is padded to this size, so the
             cost model compiles once).

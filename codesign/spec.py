@@ -724,7 +724,8 @@ class Search:
     #: Designs of the study's front, after the first batch, refined by JAX gradients (log-space
     #: parameters, penalty for constraints) and enqueued with ``seed_source = "gradient"`` (0: off).
     gradient_seeds: NonNegInt = 8
-    #: Levels per continuous parameter when ``sampler = "grid"`` (categoricals: every choice).
+    #: Levels per continuous parameter when ``sampler = "grid"`` (categoricals: every choice). Such a
+    #: search prices each design of the grid once: its trials are at most the grid's size.
     grid_points: GridLevels = 5
 
 

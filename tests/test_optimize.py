@@ -199,6 +199,62 @@ def _gb200_search(tmp_path, name, body):
     return p
 
 
+def _grid_spec(tmp_path, name):
+    """GB200 over a grid of 2 HBM bandwidth choices × 3 scale-up bandwidth levels (450 GB/s, its
+    midpoint 1125 GB/s, 1800 GB/s): 6 designs."""
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n'
+                 '[search]\nsampler = "grid"\ngrid_points = 3\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
+                 '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
+                 '"network.scaleup_bandwidth" = { low = "450 GB/s", high = "1800 GB/s" }\n'
+                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    return p
+
+
+GRID_NOTE = ('the grid (search.sampler = "grid", search.grid_points = 3) has 6 designs (2 memory.hbm.bandwidth '
+             "choices × 3 network.scaleup_bandwidth levels)")
+
+
+def _grid_designs(storage, name):
+    import optuna
+
+    from codesign.search import open_storage
+
+    store, _ = open_storage(str(storage), None)
+    trials = optuna.load_study(study_name=name, storage=store).get_trials(deepcopy=False)
+    assert all(t.state.name == "COMPLETE" for t in trials)
+    return sorted((t.params["memory.hbm.bandwidth"], t.params["network.scaleup_bandwidth"]) for t in trials)
+
+
+WHOLE_GRID = sorted((hbm, up) for hbm in (4e12, 8e12) for up in (450e9, 1125e9, 1800e9))
+
+
+def test_a_grid_search_runs_each_design_once(cli, tmp_path):
+    """``sampler = "grid"``: Optuna's GridSampler calls study.stop() once its grid has been asked,
+    which raised outside Study.optimize, so any search that ran its whole grid ended in an internal
+    error (exit 3; fresh-user trial, session 42). More trials than designs are capped at the grid's
+    size, said on stderr; a rerun has nothing to run, and says the grid is whole."""
+    spec, out = _grid_spec(tmp_path, "grid"), tmp_path / "run"
+    rc, stdout, err = cli("optimize", spec, "--trials", "10", "--out", out, "--json")
+    assert rc == 0 and "internal error" not in err, err
+    assert f"{GRID_NOTE}: the search runs 6 trials, not the 10 asked for (a grid prices each design once)" in err
+    assert json.loads(stdout)["trials"] == 6
+    assert _grid_designs(out / "study.journal", "grid") == WHOLE_GRID
+    rc, stdout, err = cli("optimize", spec, "--trials", "10", "--out", out, "--json")
+    assert rc == 0 and "study already has 6 completed trials; nothing to run (it holds the whole grid)" in err, err
+
+
+def test_a_worker_on_a_grid_stops_at_its_size(cli, tmp_path):
+    spec, journal = _grid_spec(tmp_path, "gridw"), tmp_path / "w.journal"
+    rc, stdout, err = cli("worker", spec, "--storage", journal, "--trials", "4")
+    assert rc == 0, err
+    assert f"worker: note: {GRID_NOTE}: 4 trials price 4 of them, picked at random; ask for 6 trials for the whole grid" in err
+    rc, stdout, err = cli("worker", spec, "--storage", journal, "--trials", "10")
+    assert rc == 0 and "internal error" not in err, err
+    assert _grid_designs(journal, "gridw") == WHOLE_GRID
+
+
 def test_a_design_drawn_by_several_trials_is_listed_once(cli, tmp_path):
     # two choices, twelve trials: the same designs come back. At the same TDP, GB200 with 8 TB/s
     # of HBM decodes faster than with 4 TB/s (decode reads the weights and KV cache every step),

@@ -89,6 +89,41 @@ def test_sampling_methods_cover_the_space(tmp_path):
     assert n == 405 and len(set(cols["chip.peak_flops.fp4"].tolist())) == 3
 
 
+def test_a_grid_is_at_most_the_points_asked_for(tmp_path):
+    """``grid`` gives the finest full grid within ``n``: the flagship's space is 5 HBM capacity choices
+    and 4 numbers, so L levels each give 5 * L**4 designs: 405 (L = 3) for n = 1000, since L = 4 would
+    give 1280. Its coarsest grid is 5 * 2**4 = 80 designs, which n = 10 was given (fresh-user trial,
+    session 42); now refused, naming that size."""
+    from codesign.errors import CodesignError
+    from codesign.search import sample_columns
+
+    _, space = _space(BASE, tmp_path)
+    assert sample_columns(space, 1000, 0, "grid")[1] == 405
+    assert sample_columns(space, 80, 0, "grid")[1] == 80
+    for n in (10, 79):
+        with pytest.raises(CodesignError, match=r"the coarsest full grid of this \[search\] space has 80 designs "
+                                                r"\(2 chip.peak_flops.fp4 levels × 2 memory.hbm.bandwidth levels × "
+                                                r"5 memory.hbm.capacity choices × .*more than the %d asked for" % n):
+            sample_columns(space, n, 0, "grid")
+
+
+def test_sweep_grid_refuses_points_below_its_coarsest_grid_and_says_its_shape(cli, tmp_path):
+    rc, out, err = cli("sweep", FLAGSHIP, "--method", "grid", "--points", "10", "--out", tmp_path / "w")
+    assert rc == 2 and out == "" and not (tmp_path / "w").exists(), err
+    assert err.strip() == (f"error: --points 10: the coarsest full grid of {FLAGSHIP}'s [search] space has 80 designs "
+                           "(2 chip.peak_flops.fp4 levels × 2 memory.hbm.bandwidth levels × 5 memory.hbm.capacity "
+                           "choices × 2 memory.sram.capacity levels × 2 network.scaleup_bandwidth levels: every choice, "
+                           "and each number's low and high); give --points 80 or more, or --method sobol or random, "
+                           "which take any count"), err
+    rc, out, err = cli("sweep", FLAGSHIP, "--method", "grid", "--points", "100", "--out", tmp_path / "w")
+    assert rc == 0, err
+    # 100 designs allow L = floor((100 / 5) ** (1 / 4)) = 2 levels: the 80-design grid
+    assert out.startswith("80 designs (grid: 2 chip.peak_flops.fp4 levels × 2 memory.hbm.bandwidth levels × "
+                          "5 memory.hbm.capacity choices × 2 memory.sram.capacity levels × 2 "
+                          "network.scaleup_bandwidth levels, the finest full grid of at most --points 100), "), out
+    assert json.loads((tmp_path / "w" / "sweep_front.json").read_text())["points"] == 80
+
+
 def test_slo_constraint_filters_points(tmp_path):
     """A TPOT SLO drops the concurrency points above it: peak tok/s/kW at SLO <= unconstrained,
     and every design whose best TPOT misses the SLO is marked as violating it."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._common import STORAGE_HELP, path_type, seed_type, whole_type
 
 import json
+import math
 import sys
 
 
@@ -21,7 +22,9 @@ def register(sub) -> None:
                "reasons); 2 bad input (spec, option or output directory; one line on stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); "
                "130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are kept, rerun to resume.")
     p.add_argument("spec", help="spec TOML with a [search] table")
-    p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials)")
+    p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials; with "
+                                                     'search.sampler = "grid", at most the grid\'s size: each '
+                                                     "design once)")
     p.add_argument("--seed", type=seed_type, help="sampler seed (default: search.seed)")
     p.add_argument("--out", metavar="DIR", type=path_type, default=None, help="output directory: new, empty, or a previous run's to resume it "
                                                 "(default: runs/<spec name>)")
@@ -82,8 +85,13 @@ def run(args) -> int:
                             note=lambda m: print(m, file=sys.stderr))  # "resuming: N completed trials in ..."
     if result.new_trials == 0:
         n = len(result.trials)
-        err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run "
-                  f"(raise --trials to continue)")
+        more = "raise --trials to continue"
+        if spec.search.sampler.lower() == "grid":  # a grid's trials are capped at its size (search._grid_total)
+            from ..search import grid_space
+
+            if n >= math.prod(len(v) for v in grid_space(result.space, spec.search.grid_points).values()):
+                more = "it holds the whole grid"
+        err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run ({more})")
     ensure_out_dir(out, out_option)
     doc = write_outputs(spec, result, out, warnings=warned)
     err.print(f"study: {doc['storage']} (optuna-dashboard {doc['storage']})")

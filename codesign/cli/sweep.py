@@ -7,6 +7,7 @@ from ._common import path_type, seed_type, whole_type
 
 import csv
 import json
+import math
 import sys
 
 #: The most designs ``--points`` takes. The sampled columns are held whole (10^7 designs of the
@@ -29,8 +30,11 @@ def register(sub) -> None:
                "still written, empty, and the summary names the most common reasons); 2 bad input (spec, option or output directory; one line on "
                "stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("spec", help="spec TOML with a [search] table")
-    p.add_argument("--points", type=whole_type, default=100_000, help="designs to evaluate (default 100000, at most 10^7; 10^6 take about 35 s on 2 "
-                        "cores; --method grid takes the nearest full grid, which may be more or fewer)")
+    p.add_argument("--points", type=whole_type, default=100_000,
+                   help="designs to evaluate (default 100000, at most 10^7; 10^6 take about 35 s on 2 cores). "
+                        "--method grid evaluates the finest full grid of at most this many: every choice × the same "
+                        "number of levels of each number, so usually fewer (the summary gives its shape); a "
+                        "--points below the coarsest grid (each number's low and high) is refused, naming its size")
     p.add_argument("--method", choices=("random", "sobol", "grid"), default="sobol", help="sampling (default sobol)")
     p.add_argument("--seed", type=seed_type, help="sampling seed (default: search.seed)")
     p.add_argument("--chunk", type=whole_type, default=50_000, help="designs per vectorised call (default 50000)")
@@ -46,7 +50,7 @@ def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import cost_model_record, efficiency_record, jsonable, load_spec_checked
-    from ..search import INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, run_sweep
+    from ..search import INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_shape, run_sweep
     from ..report import SHOWN, CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ._common import default_out_dir, ensure_out_dir, progress_bar
@@ -65,7 +69,18 @@ def run(args) -> int:
     study = spec.name or "codesign-study"  # optimize's study name for this spec (run_search)
     if out.is_dir():
         _check_out_dir(out, study, clash="replace or sit beside that study's results")
-    check_search(spec)  # what the sweep would refuse, refused before the warnings (as optimize does)
+    space = check_search(spec)  # what the sweep would refuse, refused before the warnings (as optimize does)
+    grid = ""
+    if args.method == "grid":
+        # --points is a budget for a grid too: the coarsest full grid above it was evaluated whole
+        # (--points 10 priced the flagship's 80 designs; fresh-user trial, session 42)
+        levels = grid_levels(space, args.points)
+        size = math.prod(len(lv) for lv in levels)
+        grid = grid_shape(space, levels)
+        if size > args.points:
+            raise CodesignError(f"--points {args.points}: the coarsest full grid of {args.spec}'s [search] space has "
+                                f"{size} designs ({grid}: every choice, and each number's low and high); give "
+                                f"--points {size} or more, or --method sobol or random, which take any count")
     warned = budget_warnings(spec)
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
@@ -123,7 +138,9 @@ def run(args) -> int:
     else:
         left = (f" ({res['unresolved_points']} more within the {res['pareto_resolution']:g} relative resolution "
                 "left out)" if res["unresolved_points"] else "")
-        print(f"{res['points']} designs ({args.method}), {res['feasible']} feasible, {n} on the Pareto front{left}; "
+        how = (f"grid: {grid}, the finest full grid of at most --points {args.points}" if args.method == "grid"
+               else args.method)
+        print(f"{res['points']} designs ({how}), {res['feasible']} feasible, {n} on the Pareto front{left}; "
               f"hypervolume {res['hypervolume']:.6g}")
         if reasons:
             print(f"no feasible design; most common reasons: {reasons_text(reasons, 'designs')}")

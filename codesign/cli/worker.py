@@ -22,7 +22,9 @@ def register(sub) -> None:
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--storage", required=True,
                    help=f"where the study is stored: {STORAGE_HELP}")
-    p.add_argument("--trials", type=whole_type, help="stop when the study holds this many trials (default: search.trials)")
+    p.add_argument("--trials", type=whole_type,
+                   help="stop when the study holds this many trials (default: search.trials; with "
+                        'search.sampler = "grid", at most the grid\'s size: each design once)')
     p.add_argument("--seed", type=seed_type, help="sampler seed base (default: search.seed; each worker adds its own offset)")
     p.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     p.set_defaults(func=run)
