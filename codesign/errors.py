@@ -97,6 +97,12 @@ class BugError(CodesignError):
     hint = "This is a bug in codesign or a plugin, not in your input"
 
 
+class Interrupted(KeyboardInterrupt):
+    """An interrupt (Ctrl-C, SIGTERM) that came with what it left behind: ``str(err)`` is the line
+    the CLI prints instead of its usual "interrupted: ..." (exit 130 or 143, as any interrupt).
+    ``codesign optimize`` raises it when the interrupt lands while the report is written."""
+
+
 class PluginBugError(PluginError, BugError):
     """A plugin raised, or returned values that break the contract: a bug in that plugin, not in
     the user's input (exit :attr:`ExitCode.INTERNAL_ERROR`; a :class:`PluginError` that the user

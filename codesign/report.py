@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -309,7 +310,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
     written = set()
     for r in rows:
         path = ddir / f"trial-{r['trial']:05d}.toml"
-        path.write_text(design_toml(spec, r["params"], result, r["trial"], r.get("configs")), encoding="utf-8")
+        text = design_toml(spec, r["params"], result, r["trial"], r.get("configs"))
+        _replace(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         r["design_file"] = str(path)
         written.add(path.name)
     # designs/ holds this front only: a resumed study's front moves on, and a design file of a trial
@@ -373,11 +375,25 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "pareto": rows,
     }
     doc = jsonable(doc)
-    (out / "pareto.json").write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    _write_csv(out / "pareto.csv", rows, result)
-    _plot(out / "pareto.png", result, spec)
-    _plot_hv(out / "hypervolume.png", hv, spec)
+    text = json.dumps(doc, indent=2)
+    _replace(out / "pareto.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
+    _replace(out / "pareto.csv", lambda tmp: _write_csv(tmp, rows, result))
+    _replace(out / "pareto.png", lambda tmp: _plot(tmp, result, spec))
+    _replace(out / "hypervolume.png", lambda tmp: _plot_hv(tmp, hv, spec))
     return doc
+
+
+def _replace(path: Path, write) -> None:
+    """Write ``path`` whole or not at all: ``write(tmp)`` writes a temporary file beside it
+    (``.NAME.partial.SUFFIX``: the suffix tells matplotlib the format), which then replaces
+    ``path`` (``os.replace``, atomic on one file system). An interrupt (Ctrl-C) or an error while
+    it is written leaves the previous file, or none, and never a cut one that reads as whole."""
+    tmp = path.with_name(f".{path.stem}.partial{path.suffix}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)  # gone once replaced; a cut one is removed
 
 
 def search_warnings(spec: Spec) -> list[str]:

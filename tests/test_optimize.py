@@ -964,3 +964,50 @@ def test_a_cost_model_raising_in_the_seed_sweep_leaves_no_study_and_the_rerun_st
     monkeypatch.setattr(AnalyticalModel, "evaluate", real)
     rc, _, err = cli("optimize", spec, "--trials", "8", "--out", out)
     assert rc == 0 and "resuming" not in err, err
+
+
+def test_an_interrupt_while_the_report_is_written_says_so_and_the_rerun_rebuilds_it(cli, tmp_path, monkeypatch):
+    """Ctrl-C after the search, while the report was written, said only "completed trials ... are
+    kept; rerun to resume", over a directory whose pareto.json and pareto.csv looked complete with
+    no pareto.png beside them (session 42). The line now says the report is incomplete and that
+    the same command rebuilds it; a file cut short is not left under its own name."""
+    import codesign.report as R
+
+    real = R._plot
+
+    def cut(path, *a, **k):  # Ctrl-C half way through pareto.png
+        path.write_bytes(b"\x89PNG half")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(R, "_plot", cut)
+    spec, out = _named(tmp_path, "cut"), tmp_path / "o"
+    rc, _, err = cli("optimize", spec, "--trials", "4", "--out", out)
+    assert rc == 130, err
+    assert err.splitlines()[-1] == (
+        f"interrupted while writing the report: the report in {out} is incomplete; the search had finished and "
+        f"its 4 trials are kept in the study storage ({out / 'study.journal'}): rerun the same command to "
+        "rebuild the report from the stored study"), err
+    assert (out / "pareto.json").is_file() and not (out / "pareto.png").exists()
+    assert not [p.name for p in out.rglob("*partial*")]  # nor a temporary file left behind
+    monkeypatch.setattr(R, "_plot", real)
+    rc, stdout, err = cli("optimize", spec, "--trials", "4", "--out", out, "--json")
+    assert rc in (0, 1), err  # 1: nothing feasible in 4 trials
+    assert json.loads(stdout)["new_trials"] == 0 and "nothing to run" in err, err
+    assert (out / "pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # a whole PNG's signature
+
+
+def test_a_report_file_cut_short_leaves_the_previous_one(tmp_path):
+    from codesign.report import _replace
+
+    path = tmp_path / "pareto.csv"
+    path.write_text("trial\n1\n")
+
+    def cut(tmp):
+        tmp.write_text("tri")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _replace(path, cut)
+    assert path.read_text() == "trial\n1\n" and sorted(p.name for p in tmp_path.iterdir()) == ["pareto.csv"]
+    _replace(path, lambda tmp: tmp.write_text("trial\n2\n"))
+    assert path.read_text() == "trial\n2\n" and sorted(p.name for p in tmp_path.iterdir()) == ["pareto.csv"]

@@ -16,7 +16,7 @@ import signal
 import sys
 
 from .. import interrupts
-from ..errors import BugError, CodesignError, ExitCode, SpecError
+from ..errors import BugError, CodesignError, ExitCode, Interrupted, SpecError
 
 #: errno of an OSError that is the machine's (a full disk, a quota, a read-only file system): exit 2
 _FULL_DISK = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
@@ -111,9 +111,10 @@ def main(argv: list[str] | None = None) -> int:
         _json_error(getattr(args, "json", False), str(exc), ExitCode.USAGE_ERROR,
                     problems=exc.as_json() if isinstance(exc, SpecError) else None)
         return ExitCode.USAGE_ERROR
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         searches = ("optimize", "worker", "study")  # the commands that keep an Optuna study
-        line = ("interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
+        line = (str(exc) if isinstance(exc, Interrupted)  # it says what the interrupt left (a report half written)
+                else "interrupted: completed trials, if any, are kept in the study storage; rerun to resume"
                 if args.command in searches else "interrupted")
         print(line, file=sys.stderr)
         # 130 for Ctrl-C, 143 for SIGTERM (the shell's 128 + signal number)

@@ -20,7 +20,8 @@ def register(sub) -> None:
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (every trial "
                "infeasible: the output files are still written, and the table names the most common "
                "reasons); 2 bad input (spec, option or output directory; one line on stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); "
-               "130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are kept, rerun to resume.")
+               "130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are kept, rerun to resume "
+               "(or to rebuild a report the interrupt left incomplete).")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--trials", type=whole_type, help="total trials in the study (default: search.trials; with "
                                                      'search.sampler = "grid", at most the grid\'s size: each '
@@ -93,7 +94,18 @@ def run(args) -> int:
                 more = "it holds the whole grid"
         err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run ({more})")
     ensure_out_dir(out, out_option)
-    doc = write_outputs(spec, result, out, warnings=warned)
+    try:
+        doc = write_outputs(spec, result, out, warnings=warned)
+    except KeyboardInterrupt:
+        # the search is done and stored; only the report is cut short, and a rerun of the same
+        # command finds nothing to run and writes the report again from the study (in seconds)
+        from ..errors import Interrupted
+        from ..report import trials
+
+        raise Interrupted(f"interrupted while writing the report: the report in {out} is incomplete; the search "
+                          f"had finished and its {trials(len(result.trials))} are kept in the study storage "
+                          f"({result.storage}): rerun the same command to rebuild the report from the stored "
+                          "study") from None
     err.print(f"study: {doc['storage']} (optuna-dashboard {doc['storage']})")
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
