@@ -175,10 +175,9 @@ def slo_point_metrics(space: SearchSpace) -> set[str]:
     return {c.metric for c in space.constraints if c.slo}
 
 
-def _reported(metrics: dict, space: SearchSpace) -> dict:
+def _reported(metrics: dict, slo: set[str]) -> dict:
     """``metrics`` as a report gives them: counts whole (:func:`_counted`), without the SLOs' point
-    metrics (:func:`slo_point_metrics`)."""
-    slo = slo_point_metrics(space)
+    metrics ``slo`` (:func:`slo_point_metrics` of the search space)."""
     return _counted({k: v for k, v in metrics.items() if k not in slo})
 
 
@@ -196,7 +195,7 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
         rows.append({
             "trial": t.number,
             "params": dict(t.params),
-            "metrics": _reported(m, result.space),
+            "metrics": _reported(m, slo),
             "vs_reference": ratios(m, ref, result.space) if ref else {},
             "beats_reference": beats(m, ref, result.space) if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
@@ -337,6 +336,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
     for r in rows:
         r["sensitivities"] = new[id(r)] if id(r) in new else known[r["trial"]][1]
     hv = hypervolume_series(result.trials, result.space)
+    slo = slo_point_metrics(result.space)  # left out of the reference's metrics and configs, as of each row's
     objectives = [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in result.space.objectives]
     doc = {
         "schema_version": SCHEMA_VERSION,
@@ -369,9 +369,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
         "reference": result.reference and dict(
-            result.reference, metrics=_reported(result.reference["metrics"], result.space),
-            configs={k: v for k, v in (result.reference.get("configs") or {}).items()
-                     if k not in slo_point_metrics(result.space)}),
+            result.reference, metrics=_reported(result.reference["metrics"], slo),
+            configs={k: v for k, v in (result.reference.get("configs") or {}).items() if k not in slo}),
         "pareto": rows,
     }
     doc = jsonable(doc)

@@ -1011,3 +1011,13 @@ def test_a_report_file_cut_short_leaves_the_previous_one(tmp_path):
     assert path.read_text() == "trial\n1\n" and sorted(p.name for p in tmp_path.iterdir()) == ["pareto.csv"]
     _replace(path, lambda tmp: tmp.write_text("trial\n2\n"))
     assert path.read_text() == "trial\n2\n" and sorted(p.name for p in tmp_path.iterdir()) == ["pareto.csv"]
+
+
+def test_a_report_leaves_out_the_slo_point_metrics_it_is_given_and_counts_whole():
+    """``_reported`` takes the SLOs' point metrics once computed (write_outputs computed them twice
+    for the reference); it drops those and gives a count with a whole value as an int."""
+    from codesign.report import _reported
+
+    metrics = {"ttft_s": 0.15, "tpot_s": 0.02, "min_ttft_s": 0.05, "chips": 4.0, "peak_power_w": 650.0}
+    assert _reported(metrics, {"ttft_s", "tpot_s"}) == {"min_ttft_s": 0.05, "chips": 4, "peak_power_w": 650.0}
+    assert isinstance(_reported(metrics, set())["chips"], int) and "ttft_s" in _reported(metrics, set())
