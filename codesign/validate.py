@@ -23,7 +23,7 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     attention-DP rank of one decode worker (``decode_batch_size × decode_num_workers ×
     decode_attention_dp_size == concurrency``); the modelled concurrency is the measured one.
     ``decode_batch_size`` is that share of the users, not the engine's ``max_batch_size``: a
-    Dynamo + TensorRT-LLM row takes the decode batch limit of the InferenceX item that ran its pools
+    Dynamo + TensorRT-LLM row takes the decode batch limit of the InferenceX configuration that ran its pools
     at its concurrency (a warning names it), else the power-of-two rule of the InferenceMAX rows
     (:func:`_aic_recipe_settings`).
   - ``gemm_quant_mode``/``moe_quant_mode`` → ``weights_format``/``moe_weights_format`` and the
@@ -39,7 +39,7 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     record no worker counts: disaggregated rows log only InferenceMAX's per-worker prefill TP/EP and
     decode TP, and GB200/GB300 "agg" rows with ``tp_size`` > 8 and EP 1 (and disaggregated ones with
     prefill TP == decode TP > 8) log the run's total GPU count. Their pools come from the InferenceX
-    configuration item that ran that concurrency with that parallelism where one does
+    configuration that ran that concurrency with that parallelism where one does
     (:func:`recipe_item_pools`; status ``ok``, a warning ``pools of the InferenceX configuration recipes/trtllm/
     gb300-fp8/8k1k/stp/ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml ...``), else from the
     nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`;
@@ -555,7 +555,7 @@ def _disagg_counts(pt: Point, r: dict) -> None:
     Both files' disaggregated rows log ``num_prefill_gpu`` and ``num_decode_gpu``; the legacy rows
     (``gpu_count_consistency`` ``legacy_total_equals_num_prefill_gpu``, imx-00156 and four more) log
     0 workers in *both* pools and the run's total GPUs as each pool, and take their pools from the
-    InferenceX item or the nearest run (:func:`infer_pools`). A row with one worker count 0 or blank
+    InferenceX configuration or the nearest run (:func:`infer_pools`). A row with one worker count 0 or blank
     and the other one set is no legacy row: guessing its pools from another run would price a
     configuration it did not run, so it is not priced (the cell is named).
     """
@@ -1207,7 +1207,7 @@ def sglang_recv_interval(pt: Point) -> int | None:
 #: of 48 GPUs: prefill EP 8, decode EP 48; specs/recipes/inferencemax_recipes.csv), which is SGLang's
 #: wide-EP DeepSeek deployment (``--ep-size`` equal to the worker's ``--tp-size``). Such a row is
 #: priced with EP = GPUs per worker (a warning says so); without it, EP 1 put every expert on every
-#: rank's MoE-TP shard. Where InferenceX's item names the srt-slurm recipe file of the row's pools,
+#: rank's MoE-TP shard. Where the InferenceX configuration names the srt-slurm recipe file of the row's pools,
 #: the file's TP/EP/attention DP price them instead (:func:`_placeholder_pools`). Explicit counts
 #: (``decode_tp 4, decode_ep 1``) are kept.
 SGLANG_WIDE_EP_FRAMEWORKS = frozenset({"dynamo-sglang"})
@@ -1217,7 +1217,7 @@ def _placeholder_pools(pt: Point, precision: str, spec_method: str, prefill: tup
                        decode: tuple[int, int], logged: dict, which: list[str], dpa: dict) -> dict | None:
     """The ``(tp, ep, dp)`` of the pools ``which`` (``"prefill"``, ``"decode"``) of a row that logged
     placeholder parallelism for them (TP 1, EP 1; see :data:`SGLANG_WIDE_EP_FRAMEWORKS`), from the
-    InferenceX items that name a srt-slurm recipe file (``CONFIG_FILE``) for the same pools: the
+    InferenceX configurations that name a srt-slurm recipe file (``CONFIG_FILE``) for the same pools: the
     row's system, model, framework family, precision, ISL/OSL and speculative method
     (:func:`_items_of`), ``prefill``/``decode`` = (workers, GPUs per worker) with the item's TP equal
     to the GPUs per worker (the files set ``tp-size`` to the worker's GPUs, with or without
@@ -1358,7 +1358,7 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
 
 def _aic_recipe_settings(pt: Point, precision: str) -> None:
     """Decode batch limit and MTP draft count of an aiconfigurator Dynamo + TensorRT-LLM
-    disaggregated row that records its pools, from the InferenceX item that ran them (in place).
+    disaggregated row that records its pools, from the InferenceX configuration that ran them (in place).
 
     The aiconfigurator rows of ``db-dump`` runs record both pools (workers, TP, attention DP, MoE
     EP) but not the decode workers' ``max_batch_size``: their ``decode_batch_size`` is the
@@ -1422,7 +1422,7 @@ def _slots_said(pt: Point, slots: int) -> str:
 
 
 def _batch_unit(rc: dict) -> str:
-    """What an InferenceX item's decode batch limit is per: ``decode_batch_scope`` ``rank`` (attention
+    """What an InferenceX configuration's decode batch limit is per: ``decode_batch_scope`` ``rank`` (attention
     DP) or a whole decode worker."""
     return "attention-DP rank" if rc["decode_batch_scope"] == "rank" else "decode worker"
 
@@ -1589,7 +1589,7 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
 
 
 def _items_of(pt: Point, precision: str, spec: str | None = None) -> Iterable[tuple[dict, str]]:
-    """``(item, speculative method)`` of the InferenceX items (``specs/recipes/inferencemax_recipes.csv``)
+    """``(item, speculative method)`` of the InferenceX configurations (``specs/recipes/inferencemax_recipes.csv``)
     of the row's system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈
     ``dynamo-sglang``), precision and ISL/OSL, with no or MTP speculative decoding, and with the
     method ``spec`` where given."""
@@ -1607,7 +1607,8 @@ def _items_of(pt: Point, precision: str, spec: str | None = None) -> Iterable[tu
 def recipe_item_pools(pt: Point, precision: str, *, logged: tuple | None = None, total: int = 0,
                       spec: str | None = None) -> tuple[dict, list[dict]] | None:
     """The pools of a disaggregated row that does not record its worker counts, from the InferenceX
-    benchmark configuration item that ran it; None when no item, or items that disagree, match.
+    configuration (an item of InferenceX's benchmark configuration) that ran it; None when no item,
+    or items that disagree, match.
 
     An item of ``specs/recipes/inferencemax_recipes.csv`` (:func:`codesign.recipes.recipes`) matches
     when it has the row's system, model, framework family (``trtllm`` ≈ ``dynamo-trt``, ``sglang`` ≈
@@ -1668,7 +1669,7 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
 
     The row says its system, framework, precision, ISL/OSL, concurrency and either the per-worker
     parallelism InferenceMAX logs (``logged`` = prefill TP, prefill EP, decode TP) or only the
-    run's total GPU count (``total``). First choice: the InferenceX configuration item that ran
+    run's total GPU count (``total``). First choice: the InferenceX configuration that ran
     this concurrency with this parallelism (:func:`recipe_item_pools`), whose pools, decode batch
     limit and MTP drafts are taken; the status stays ``ok`` and a warning names the item (on the
     aiconfigurator rows converted from InferenceMAX results, 400 of 772, against the nearest-run
@@ -1686,7 +1687,7 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     ``pt.mode``, ``pt.deploy`` and, for the recipe and fallback rules, an ``ambiguous: pools
     inferred ...`` status (priced, kept out of the default error tables). ``spec_known``: the row records its own speculative decoding, so a
     recipe's (MTP) is not taken with its pools; ``spec`` is that method (``"none"``, ``"mtp"``), which
-    an InferenceX item must then share.
+    an InferenceX configuration must then share.
     """
     got = recipe_item_pools(pt, precision, logged=logged, total=total, spec=spec if spec_known else None)
     if got is not None:

@@ -1566,3 +1566,16 @@ def test_warnings_and_readme_call_an_inferencex_item_a_configuration(shared_data
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "InferenceX item" not in readme and "InferenceX's item" not in readme
     assert "InferenceX recipe" not in readme
+
+
+def test_validate_s_docstrings_call_an_inferencex_item_a_configuration():
+    """The term of the warnings and the README (above) in codesign/validate.py's docstrings and
+    comments too, which still said "InferenceX item" and "InferenceX configuration item" (session 42)."""
+    import codesign.validate as V
+
+    from pathlib import Path
+
+    text = Path(V.__file__).read_text(encoding="utf-8")
+    for old in ("InferenceX item", "InferenceX's item", "configuration item"):
+        assert old not in text, old
+    assert "the decode batch limit of the InferenceX configuration that ran its pools" in " ".join(text.split())
