@@ -218,6 +218,16 @@ def _run_refused(cli, tmp_path, body, *lines):
     assert not (tmp_path / "o").exists()
 
 
+def _run_study(cli, tmp_path, body):
+    """Run the study ``name = "st"`` + ``body`` into ``tmp_path/o``, which must succeed; returns
+    ``(report.md's text, stderr)``."""
+    study = tmp_path / "st.toml"
+    study.write_text('name = "st"\n' + body)
+    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
+    assert rc == 0, err
+    return (tmp_path / "o" / "report.md").read_text(), err
+
+
 def test_grid_values_get_the_deployment_range_checks(cli, tmp_path):
     """speculative_tokens 40 and scheduler_recv_interval 100000 were priced (README ranges: [0, 16]
     and [1, 10000]); the same key on both axes had one overwrite the other (×1.000 along x)."""
@@ -287,13 +297,10 @@ def test_a_missing_curves_spec_is_said_not_dropped(cli, tmp_path):
     """A curves spec file that is not there is skipped with a note: the note was lost (the list of
     missing specs was overwritten by the measured file's), so the study exited 0 with one curve
     fewer and nothing said (fresh-user trial, session 35). The report, data.json and stderr say it."""
-    study = tmp_path / "st.toml"
-    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\n'
-                     f'specs = ["{EXAMPLE.as_posix()}", "nope.toml"]\nlabels = ["GB200", "nope"]\n')
-    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
-    assert rc == 0, err
+    report, err = _run_study(cli, tmp_path, f'[[steps]]\nkind = "curves"\nname = "c"\n'
+                                            f'specs = ["{EXAMPLE.as_posix()}", "nope.toml"]\nlabels = ["GB200", "nope"]\n')
     assert "nope.toml not found" in err
-    assert "- nope.toml: no curve, the spec file is not found." in (tmp_path / "o" / "report.md").read_text()
+    assert "- nope.toml: no curve, the spec file is not found." in report
     data = json.loads((tmp_path / "o" / "data.json").read_text())
     assert data["steps"]["c"]["missing_specs"] == ["nope.toml"]
 
@@ -304,14 +311,10 @@ def test_a_curve_with_no_feasible_point_is_said_not_drawn(cli, tmp_path):
     acceptance_rate, a fraction, may be an envelope key of a spec with draft tokens."""
     spec = tmp_path / "mtp.toml"
     spec.write_text(f'include = ["{EXAMPLE.as_posix()}"]\n[deployment]\nspeculative_tokens = 2\n')
-    study = tmp_path / "st.toml"
-    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}"]\n'
-                     'labels = ["GB200"]\nenvelope = { "deployment.tp" = [3] }\n'
-                     '[[steps]]\nkind = "curves"\nname = "m"\nspecs = ["mtp.toml"]\n'
-                     'envelope = { "deployment.acceptance_rate" = [0.5, 0.9] }\n')
-    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
-    assert rc == 0, err
-    report = (tmp_path / "o" / "report.md").read_text()
+    report, _ = _run_study(cli, tmp_path, f'[[steps]]\nkind = "curves"\nname = "c"\nspecs = ["{EXAMPLE.as_posix()}"]\n'
+                                          'labels = ["GB200"]\nenvelope = { "deployment.tp" = [3] }\n'
+                                          '[[steps]]\nkind = "curves"\nname = "m"\nspecs = ["mtp.toml"]\n'
+                                          'envelope = { "deployment.acceptance_rate" = [0.5, 0.9] }\n')
     assert "- GB200: no curve, tp 3 does not divide the model's 64 attention heads." in report
     assert "overlaid as crosses" not in report  # no measured file was asked for
     data = json.loads((tmp_path / "o" / "data.json").read_text())
@@ -443,16 +446,12 @@ def test_each_curve_names_its_own_cost_model(cli, tmp_path):
     """A curves step's specs may name different cost models (deployment.cost_model): each curve's
     data.json series carries its own record, and the report names each model with its curves."""
     roofline_spec = REPO / "specs" / "examples" / "gb200-gpt-oss-120b-roofline.toml"
-    study = tmp_path / "st.toml"
-    study.write_text(f'name = "st"\n[[steps]]\nkind = "curves"\nname = "c"\n'
-                     f'specs = ["{EXAMPLE.as_posix()}", "{roofline_spec.as_posix()}"]\n'
-                     'labels = ["analytical", "roofline"]\n')
-    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
-    assert rc == 0, err
+    report, _ = _run_study(cli, tmp_path, f'[[steps]]\nkind = "curves"\nname = "c"\n'
+                                          f'specs = ["{EXAMPLE.as_posix()}", "{roofline_spec.as_posix()}"]\n'
+                                          'labels = ["analytical", "roofline"]\n')
     series = json.loads((tmp_path / "o" / "data.json").read_text())["steps"]["c"]["series"]
     for name in ("analytical", "roofline"):
         assert series[name]["cost_model"] == _registered(name), name
-    report = (tmp_path / "o" / "report.md").read_text()
     for name in ("analytical", "roofline"):
         assert f"Priced by {_said(_registered(name))}: {name} with the cost model's default efficiency knobs." in report
 
@@ -462,14 +461,10 @@ def test_a_grid_report_gives_a_binary_size_in_binary_units(cli, tmp_path):
     study's "1 GiB" (session 41). A grid over "0 MiB", "64 MiB" and "1 GiB" of SRAM says 0 B and
     1 GiB in its text, as the study wrote them."""
     (tmp_path / "grid.toml").write_text(f'include = ["{(REPO / "specs" / "kv-locality.toml").as_posix()}"]\n')
-    study = tmp_path / "st.toml"
-    study.write_text('name = "st"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "grid.toml"\n'
-                     'metric = "min_tpot_s"\n'
-                     'x = { key = "memory.sram.capacity", values = ["0 MiB", "64 MiB", "1 GiB"] }\n'
-                     'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
-    rc, _, err = cli("study", "run", study, "--out", tmp_path / "o")
-    assert rc == 0, err
-    report = (tmp_path / "o" / "report.md").read_text()
+    report, _ = _run_study(cli, tmp_path, '[[steps]]\nkind = "grid"\nname = "g"\nspec = "grid.toml"\n'
+                                          'metric = "min_tpot_s"\n'
+                                          'x = { key = "memory.sram.capacity", values = ["0 MiB", "64 MiB", "1 GiB"] }\n'
+                                          'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
     assert "going from 0 B to 1 GiB of memory.sram.capacity" in report, report
     assert " GB" not in report and " MB" not in report, report
 
