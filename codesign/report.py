@@ -576,27 +576,30 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
     plt.close(fig)
 
 
-def _fit_columns(cols, width: int, droppable: list[str]) -> list[int]:
-    """Content widths of a rich table's columns (0: left out) within ``width`` characters.
+def fit_columns(cols, width: int, droppable: list[str], *, cheapest_first: bool = False) -> list[int]:
+    """Content widths of a rich table's columns (0: left out) within ``width`` characters, where
+    they fit (:func:`table_width` says how wide they make the table; wider than ``width`` when the
+    narrowest widths do not fit, and the caller prints it that wide rather than cut a number).
 
     Args:
         cols: ``(key, header, cells, whole)`` per column: ``whole`` cells never wrap (a number
             cut to "83,4…" would be wrong); other cells may fold at their spaces (a value and its
             unit on two lines). Headers may wrap between words, never inside one.
         droppable: column keys that may be left out, the first one first.
+        cheapest_first: the room left goes first to whole columns (one-line header and cells), the
+            one that needs the least first, then as below (``codesign evaluate``'s table, whose
+            long headers are to the right).
 
     Each column gets its narrowest width (its longest cell, or longest word when it may fold, and
     its longest header word); when that does not fit, ``droppable`` columns are left out one by
-    one, then the foldable cells fold; the room left widens columns towards one-line headers.
+    one, then the foldable cells fold; the room left widens columns towards one-line headers, one
+    character at a time, left to right.
     """
     def need(cells, header, whole):
         parts = cells if whole else [w for c in cells for w in c.split()]
         return max([len(c) for c in parts] + [len(w) for w in header.split()] + [1])
 
-    def total(ws):  # borders (one per column and one more) and padding (one each side)
-        n = sum(1 for w in ws if w)
-        return sum(ws) + 3 * n + 1
-
+    total = table_width
     natural = [max([len(c) for c in cells] + [len(header)]) for _, header, cells, _ in cols]
     if total(natural) <= width:
         return natural
@@ -611,6 +614,11 @@ def _fit_columns(cols, width: int, droppable: list[str]) -> list[int]:
     if total(ws) > width:  # fold the foldable cells (values and units on two lines)
         ws = [need(cells, header, whole) if w else 0 for (_, header, cells, whole), w in zip(cols, ws)]
     room = width - total(ws)
+    if cheapest_first:
+        for i in sorted((i for i, w in enumerate(ws) if w), key=lambda i: natural[i] - ws[i]):
+            if natural[i] - ws[i] <= room:
+                room -= natural[i] - ws[i]
+                ws[i] = natural[i]
     while room > 0:  # widen towards one-line headers, one character at a time, left to right
         grew = False
         for i, w in enumerate(ws):
@@ -623,6 +631,14 @@ def _fit_columns(cols, width: int, droppable: list[str]) -> list[int]:
     return ws
 
 
+def table_width(widths: list[int]) -> int:
+    """Characters a rich table (its default box, padding 1) takes with columns of content widths
+    ``widths`` (:func:`fit_columns`; 0: left out): borders, one per column and one more, and one
+    character of padding each side of a column."""
+    n = sum(1 for w in widths if w)
+    return sum(widths) + 3 * n + 1
+
+
 #: Terminal-table columns left out first when the table does not fit the console, most
 #: expendable first (every metric stays in pareto.csv/json).
 EXPENDABLE = ["area_mm2", "peak_power_w", "min_tpot_s", "ttft_at_peak_s", "peak_concurrency", "beats ref"]
@@ -632,9 +648,10 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     """The Pareto table: searched parameters (with units), metrics, and ratios to the reference.
 
     No number is ever cut (the headline, tok/s per kW, least of all): each column is at least as
-    wide as its longest number and its longest header word (:func:`_fit_columns`); when the table
+    wide as its longest number and its longest header word (:func:`fit_columns`); when the table
     does not fit the console, the :data:`EXPENDABLE` columns are left out first, and a line says
-    which, then parameter values fold onto two lines ("3.78" over "PFLOP/s").
+    which, then parameter values fold onto two lines ("3.78" over "PFLOP/s"); a table that still
+    does not fit is printed wider than the console (the terminal wraps its lines) rather than cut.
     """
     from rich.table import Table
 
@@ -685,15 +702,18 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                 if unresolved else "") + ")"
              + (f", vs {ref.get('name')}" if ref else ""))
 
-    widths = _fit_columns([(key, header, cells, key not in params) for key, header, cells in cols],
-                          console.width, droppable=[k for k in EXPENDABLE if k not in objs])
-    t = Table(title=title)
+    widths = fit_columns([(key, header, cells, key not in params) for key, header, cells in cols],
+                         console.width, droppable=[k for k in EXPENDABLE if k not in objs])
+    # rich cuts every column alike ("1,000,0…") to fit a table into the console: one still too
+    # wide for it is rendered at its own width, uncropped
+    wide = table_width(widths) > console.width
+    t = Table(title=title, width=table_width(widths) if wide else None)
     for (key, header, _), w in zip(cols, widths):
         if w:
             t.add_column(escape(header), justify="left" if key == "beats ref" else "right", width=w)
     for i in range(len(top) + len(rows)):
         t.add_row(*[cells[i] for (_, _, cells), w in zip(cols, widths) if w], style="red" if i < len(top) else None)
-    console.print(t)
+    console.print(t, crop=not wide)
     left_out = [header for (_, header, _), w in zip(cols, widths) if not w]
     if left_out:
         console.print(f"(left out to fit {console.width} columns: {', '.join(left_out)}; pareto.csv and "

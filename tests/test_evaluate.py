@@ -583,3 +583,23 @@ def test_knobs_of_the_analytical_model_are_refused_under_a_cost_model_that_reads
     assert rc == 2 and (f"{roof_from}: efficiency_from: baseline 'gb200' calibrates cost model 'analytical', and "
                         "deployment.cost_model 'roofline' does not read its knobs; remove efficiency_from or set "
                         "deployment.cost_model = 'analytical'") in err, err
+
+
+def test_the_table_cuts_no_number_of_a_huge_concurrency(cli, tmp_path, monkeypatch):
+    """``concurrency = [1, 1000000000]`` printed "10000000…" and "13,353,0…" at the default 80-column
+    terminal (session 42): rich narrowed every column alike to fit. Each column is now as wide as
+    its longest number, the headers wrap between words, and the table keeps to the 132 columns
+    evaluate prints at; the TTFT and E2E cells are --json's figures, whole."""
+    monkeypatch.setenv("COLUMNS", "80")
+    spec = tmp_path / "huge.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1000000000]\n')
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 0, err
+    row = next((line for line in out.splitlines() if " 1000000000 " in line), None)
+    assert row and "…" not in out and all(len(line) <= 132 for line in out.splitlines()), out
+    doc = _doc(cli, spec)
+    huge = doc["points"][1]
+    assert huge["concurrency"] == 1_000_000_000
+    cells = [c.strip() for c in row.strip("│ ").split("│")]
+    assert cells[0] == "1000000000" and cells[1] == f"{huge['ttft_s'] * 1e3:,.0f}", row
+    assert cells[3] == f"{huge['e2e_latency_s']:,.0f}", row

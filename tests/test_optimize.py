@@ -435,6 +435,36 @@ def test_the_table_writes_a_size_of_terabytes_in_tb():
     assert "8 TB " in text and "8 TiB" in text and "e+03" not in text, text
 
 
+def test_the_table_cuts_no_number_of_a_huge_concurrency_nor_one_too_wide_for_the_console():
+    """A design at its peak at 10^9 users (``[workload] concurrency = [1, 1000000000]``) shows the
+    whole count at the 160 columns optimize prints at; a table that does not fit the console even
+    without its expendable columns and with its values folded is printed wider than the console,
+    its numbers whole, where rich cut every column alike ("1.…" for 1.45, "123…" for trial 12345)."""
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+    from codesign.spec import quantity_kind
+
+    def table(n_params, width):
+        doc = _table_doc(n_params)
+        for m in (doc["pareto"][0]["metrics"], doc["reference"]["metrics"]):
+            m.update(peak_concurrency=1_000_000_000, ttft_at_peak_s=155_205_056.0)
+        buf = io.StringIO()
+        print_table(doc, Console(file=buf, width=width, color_system=None),
+                    kinds={p: quantity_kind(p) for p in doc["pareto"][0]["params"]})
+        return buf.getvalue()
+
+    text = table(5, 160)
+    assert "1,000,000,000" in text and "…" not in text and max(map(len, text.splitlines())) <= 160, text
+    text = table(5, 60)
+    assert "…" not in text, text
+    for whole in ("12345", "183,495", "77,046", "1.45", "1.084", "1.041", "PFLOP/s"):
+        assert whole in text, (whole, text)
+    assert max(map(len, text.splitlines())) > 60  # wider than the console, not cut to it
+
+
 def test_every_metric_of_pareto_csv_is_documented_in_the_readme():
     from codesign.report import SHOWN
     from conftest import REPO

@@ -136,6 +136,7 @@ def _print_table(spec, ev, summary, design, meets=None):
     from rich.table import Table
 
     from ..evaluation import _watts, slo_bounds
+    from ..report import fit_columns, table_width
     from ..spec import unread_key_problem
 
     bounds = slo_bounds(spec)
@@ -166,7 +167,6 @@ def _print_table(spec, ev, summary, design, meets=None):
         layout += ", " + ", ".join(extras)
     title = (f"{spec.name or spec.path}: {spec.chip.name} × {int(design['chips'])} chips, "
              f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, {layout}")
-    t = Table(title=title)
     cols = [("conc", None, 1), ("TTFT [ms]", "ttft_s", 1e3), ("TPOT [ms]", "tpot_s", 1e3),
             ("E2E [s]", "e2e_latency_s", 1), ("tok/s/user", "interactivity_tok_s_user", 1),
             ("mixed tok/s/chip", "mixed_tok_s_per_chip", 1), ("mixed tok/s/kW (TDP)", "mixed_tok_s_per_kw", 1),
@@ -176,11 +176,8 @@ def _print_table(spec, ev, summary, design, meets=None):
              if k in ev.points]
     from rich.markup import escape
 
-    for name, *_ in cols:
-        t.add_column(escape(name), justify="right")  # "[ms]" is a unit, not rich markup
-    t.add_column("feasible")
-    if bounds:
-        t.add_column("SLO")  # meets [workload.slo]
+    heads = [name for name, *_ in cols] + ["feasible"] + (["SLO"] if bounds else [])  # SLO: meets [workload.slo]
+    rows = []
     notes: dict[str, list[int]] = {}
     for j, c in enumerate(ev.concurrency):
         row = [str(int(c))]
@@ -193,6 +190,18 @@ def _print_table(spec, ev, summary, design, meets=None):
             row.append(("yes" if meets[j] else "no") if ev.feasible[0, j] else "—")
         if not ev.feasible[0, j]:
             notes.setdefault(str(why), []).append(int(c))
+        rows.append(row)
+    # each column as wide as its longest number (rich cut them all alike to fit: "10000000…" for a
+    # concurrency of 10^9, session 42), the headers wrapped between words; a table that is still
+    # wider than the console widens it (the terminal wraps the lines) rather than cut a number
+    widths = fit_columns([(h, h, [r[i] for r in rows], True) for i, h in enumerate(heads)], con.width, droppable=[],
+                         cheapest_first=True)
+    if table_width(widths) > con.width:
+        con = Console(width=table_width(widths))
+    t = Table(title=title)
+    for i, (head, w) in enumerate(zip(heads, widths)):
+        t.add_column(escape(head), justify="right" if i < len(cols) else "left", width=w)  # "[ms]": a unit, not markup
+    for row in rows:
         t.add_row(*row)
     con.print(t)
     for why, cs in notes.items():
