@@ -23,7 +23,8 @@ Three readings of pint's are not what an architect wrote, and are refused or cor
   meant, so they are read as the rate (per second); elsewhere a count where a rate is expected is
   refused as a count.
 - A peak compute rate below 1 GFLOP/s or a bandwidth below 100 MB/s (:data:`SANITY_FLOOR`) is
-  refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``).
+  refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``), and so is an energy above 1 nJ/FLOP or 1 uJ/B
+  or a time above one day (:data:`SANITY_CEIL`: ``"0.3 PJ/FLOP"`` for ``"0.3 pJ/FLOP"``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ import re
 
 from .errors import format_value
 
-__all__ = ["UNITS", "QuantityError", "parse_quantity", "parse_in_unit", "format_quantity", "SANITY_FLOOR"]
+__all__ = ["UNITS", "QuantityError", "parse_quantity", "parse_in_unit", "format_quantity", "SANITY_FLOOR",
+           "SANITY_CEIL"]
 
 _DEFINITIONS = """
 # SI prefixes
@@ -121,6 +123,14 @@ MAX_SI = 1e30
 #: network to ask what a slow one costs: one bandwidth kind covers memory tiers and links alike.
 SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e8}
 
+#: Largest value accepted, in SI units, per kind: a sanity ceiling against unit slips that pint reads
+#: as another prefix (``"0.3 PJ/FLOP"``, peta-joules, for ``"0.3 pJ/FLOP"``; ``"2 Ms"``, megaseconds,
+#: for ``"2 ms"``), not a physical constant. Accelerators spend about 0.1-10 pJ per FLOP and 1-20 pJ
+#: per bit moved (hardware_specs.csv, ``specs/hardware/``), so 1 nJ/FLOP and 1 uJ/B are at least a
+#: hundred times above any of them; every time in a spec is a link latency (us) or a TTFT/TPOT SLO
+#: (ms to s), so one day is far above any.
+SANITY_CEIL: dict[str, float] = {"J/FLOP": 1e-9, "J/B": 1e-6, "s": 86400.0}
+
 
 class QuantityError(ValueError):
     """A value that is not a quantity of the expected kind; the message says what was expected."""
@@ -160,7 +170,8 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
     Raises:
         QuantityError: not a string with a unit, wrong dimension, not finite, not positive, an
             operation with a prefix below one (``"5 pflops"``: pico, not peta), or non-zero below
-            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 100 MB/s).
+            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 100 MB/s) or above its :data:`SANITY_CEIL`
+            (1 nJ/FLOP, 1 uJ/B, one day).
     """
     import pint
 
@@ -191,6 +202,11 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         floor = format_quantity(SANITY_FLOOR[kind], kind)
         raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, below {floor}, the sanity floor "
                             f"of {human} (no accelerator is that slow): a unit slip? e.g. {example!r}")
+    if mag > SANITY_CEIL.get(kind, math.inf):
+        ceil = format_quantity(SANITY_CEIL[kind], kind)
+        raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, above {ceil}, the sanity "
+                            f"ceiling of {human}: a unit slip? Prefixes are case-sensitive (m milli, M mega; "
+                            f"p pico, P peta), e.g. {example!r}")
     return mag
 
 

@@ -1212,3 +1212,23 @@ def test_a_bound_in_its_metrics_unit_in_the_wrong_case_gets_the_spelling_to_use(
         parse_in_unit("100 TOK/s/kW", "tok/s/kW")
     assert str(exc.value) == ("cannot read '100 TOK/s/kW' as a number in tok/s/kW, the metric's unit ('TOK' "
                               f"{_PINT}; {_CASE} '100 tok/s/kW'?)")
+
+
+# ------------------------------------- a prefix slip that pint reads as another prefix is refused
+@pytest.mark.parametrize("table, key, line", [
+    # P is peta, p pico: 0.3 PJ/FLOP is 3 x 10^14 J per FLOP, 10^27 times an accelerator's 0.3 pJ
+    ('[chip.energy]\nper_flop_fp4 = "0.3 PJ/FLOP"\n', "chip.energy.per_flop_fp4",
+     "'0.3 PJ/FLOP' reads as 3e+26 pJ/FLOP, above 1000 pJ/FLOP, the sanity ceiling of an energy per "
+     "FLOP: a unit slip? Prefixes are case-sensitive (m milli, M mega; p pico, P peta), e.g. '0.3 pJ/FLOP'"),
+    # M is mega: 2 Ms is 2 x 10^6 s (23 days) for a link hop of 2 ms
+    ('[network]\nscaleup_latency = "2 Ms"\n', "network.scaleup_latency",
+     "'2 Ms' reads as 2e+06 s, above 86400 s, the sanity ceiling of a time: a unit slip? Prefixes are "
+     "case-sensitive (m milli, M mega; p pico, P peta), e.g. '2 us'"),
+])
+def test_a_prefix_slip_above_the_sanity_ceiling_is_refused(cli, tmp_path, table, key, line):
+    """"0.3 PJ/FLOP" (peta for pico) and "2 Ms" (mega for milli) are units pint reads, so no case
+    guess applies; they were accepted silently (evaluate priced the GB200 example with exit 0). Above 1 nJ/FLOP,
+    1 uJ/B or one day (units.SANITY_CEIL) a value is refused as a slip."""
+    spec = _example_with(tmp_path, table)
+    err = _refused(cli("evaluate", spec))
+    assert err.strip() == f"error: {spec}: {key}: {line}", err
