@@ -16,7 +16,7 @@ def register(sub) -> None:
                         description="Run every step of STUDY (optimisations resume from their journals) "
                                     "and write a Markdown report with PNG figures and data.json into the --out directory.",
                         epilog="Exit codes: 0 the report was written; 2 bad input (the study, a step's spec, "
-                               "an option or the output directory; one line on stderr); "
+                               "an option or the output directory; an error: line on stderr, or a count line and one line per problem); "
                                f"{EXIT_BUG}; 130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): the "
                                "optimisation steps' completed trials are kept, rerun to resume.")
     r.add_argument("study", help="study TOML (e.g. studies/jalapeno.toml)")

@@ -27,8 +27,8 @@ def register(sub) -> None:
                     "new, empty, or the output directory of a previous sweep (its front files are "
                     "replaced) or `codesign optimize` run of the same spec.",
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (the front files are "
-               "still written, empty, and the summary names the most common reasons); 2 bad input (spec, option or output directory; one line on "
-               "stderr); 3 a bug in codesign or a plugin (one internal error: line naming it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
+               "still written, empty, and the summary names the most common reasons); 2 bad input (spec, option or output directory; an error: line on "
+               "stderr, or a count line and one line per problem); 3 a bug in codesign or a plugin (one internal error: line naming it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--points", type=whole_type, default=100_000,
                    help="designs to evaluate (default 100000, at most 10^7; 10^6 take about 35 s on 2 cores). "

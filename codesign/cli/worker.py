@@ -16,7 +16,7 @@ def register(sub) -> None:
                     "(or several per machine) against the same PostgreSQL URL; `codesign optimize SPEC "
                     "--storage URL --trials N` then writes the report. The password in a URL is never printed.",
         epilog="Exit codes: 0 the study holds its trials (feasible or not: `codesign optimize SPEC --storage "
-               "URL` reports them); 2 bad input (spec, option or storage; one line on stderr); "
+               "URL` reports them); 2 bad input (spec, option or storage; an error: line on stderr, or a count line and one line per problem); "
                f"{EXIT_BUG}; 130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are "
                "kept in the storage, rerun to continue.")
     p.add_argument("spec", help="spec TOML with a [search] table")
