@@ -1539,6 +1539,12 @@ def grid_space(space: SearchSpace, points: int) -> dict[str, list]:
     return {p.key: _levels(p, points) for p in space.params}
 
 
+def grid_size(space: SearchSpace, points: int) -> int:
+    """Designs in a ``sampler = "grid"`` search's grid (:func:`grid_space` at ``search.grid_points``
+    = ``points``): the product of its parameters' level counts."""
+    return math.prod(len(lv) for lv in grid_space(space, points).values())
+
+
 def _grid_sampler(search_space: dict[str, list], seed: int):
     """Optuna's ``GridSampler`` without its stop: once every design of the grid has been asked it
     calls ``study.stop()``, which raises outside ``Study.optimize`` (this module asks and tells
@@ -1561,7 +1567,7 @@ def _grid_total(ctx, total: int, note=None) -> int:
     if s.sampler.lower() != "grid":
         return total
     levels = list(grid_space(ctx.space, s.grid_points).values())
-    size = math.prod(len(lv) for lv in levels)
+    size = math.prod(len(lv) for lv in levels)  # grid_size's, from the levels the note shows
     what = (f'the grid (search.sampler = "grid", search.grid_points = {s.grid_points}) has {size} designs '
             f"({grid_shape(ctx.space, levels)})")
     if total > size:

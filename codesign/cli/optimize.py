@@ -5,7 +5,6 @@ from __future__ import annotations
 from ._common import STORAGE_HELP, path_type, seed_type, whole_type
 
 import json
-import math
 import sys
 
 
@@ -88,9 +87,9 @@ def run(args) -> int:
         n = len(result.trials)
         more = "raise --trials to continue"
         if spec.search.sampler.lower() == "grid":  # a grid's trials are capped at its size (search._grid_total)
-            from ..search import grid_space
+            from ..search import grid_size
 
-            if n >= math.prod(len(v) for v in grid_space(result.space, spec.search.grid_points).values()):
+            if n >= grid_size(result.space, spec.search.grid_points):
                 more = "it holds the whole grid"
         err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run ({more})")
     ensure_out_dir(out, out_option)
