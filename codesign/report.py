@@ -639,6 +639,23 @@ def table_width(widths: list[int]) -> int:
     return sum(widths) + 3 * n + 1
 
 
+def print_uncut(console, table, widths: list[int]) -> None:
+    """Print ``table`` on ``console`` at max(console width, its own width), never cutting a cell.
+
+    ``widths`` are its columns' content widths (:func:`fit_columns`, as its columns were added with
+    them; 0: left out). rich narrows every column alike ("1,000,0…") to fit a table into the
+    console; a table wider than the console (:func:`table_width`) is instead rendered at its own
+    width (``table.width`` is set to it) and printed uncropped, and the terminal wraps its lines.
+    The console itself is left as it is (what is printed after the table wraps at its width).
+    """
+    need = table_width(widths)
+    if need > console.width:
+        table.width = need
+        console.print(table, crop=False)
+    else:
+        console.print(table)
+
+
 #: Terminal-table columns left out first when the table does not fit the console, most
 #: expendable first (every metric stays in pareto.csv/json).
 EXPENDABLE = ["area_mm2", "peak_power_w", "min_tpot_s", "ttft_at_peak_s", "peak_concurrency", "beats ref"]
@@ -704,16 +721,13 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
 
     widths = fit_columns([(key, header, cells, key not in params) for key, header, cells in cols],
                          console.width, droppable=[k for k in EXPENDABLE if k not in objs])
-    # rich cuts every column alike ("1,000,0…") to fit a table into the console: one still too
-    # wide for it is rendered at its own width, uncropped
-    wide = table_width(widths) > console.width
-    t = Table(title=title, width=table_width(widths) if wide else None)
+    t = Table(title=title)
     for (key, header, _), w in zip(cols, widths):
         if w:
             t.add_column(escape(header), justify="left" if key == "beats ref" else "right", width=w)
     for i in range(len(top) + len(rows)):
         t.add_row(*[cells[i] for (_, _, cells), w in zip(cols, widths) if w], style="red" if i < len(top) else None)
-    console.print(t, crop=not wide)
+    print_uncut(console, t, widths)  # a table still too wide for the console: at its own width
     left_out = [header for (_, header, _), w in zip(cols, widths) if not w]
     if left_out:
         console.print(f"(left out to fit {console.width} columns: {', '.join(left_out)}; pareto.csv and "

@@ -465,6 +465,41 @@ def test_the_table_cuts_no_number_of_a_huge_concurrency_nor_one_too_wide_for_the
     assert max(map(len, text.splitlines())) > 60  # wider than the console, not cut to it
 
 
+def test_print_uncut_prints_a_table_at_its_own_width_when_the_console_is_narrower():
+    """report.print_uncut (the one way evaluate's and optimize's tables are printed): a table whose
+    columns need more than the console is printed at its own width, every cell whole; within the
+    console it is printed as rich prints it. Two columns of content widths 3 and 5: 3 + 5, one
+    character of padding each side (4) and three borders make 15 characters a line."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from codesign.report import print_uncut
+
+    expected = ("┏━━━━━┳━━━━━━━┓\n"
+                "┃ a   ┃ bb    ┃\n"
+                "┡━━━━━╇━━━━━━━┩\n"
+                "│ 123 │ 12345 │\n"
+                "└─────┴───────┘\n")
+
+    def printed(width, uncut=True):
+        t = Table()
+        t.add_column("a", width=3)
+        t.add_column("bb", width=5)
+        t.add_row("123", "12345")
+        buf = io.StringIO()
+        con = Console(file=buf, width=width, color_system=None)
+        print_uncut(con, t, [3, 5]) if uncut else con.print(t)
+        return buf.getvalue(), con.width
+
+    for width in (10, 15, 40):
+        text, after = printed(width)
+        assert text == expected, (width, text)
+        assert after == width  # the console itself is not widened
+    assert "…" in printed(10, uncut=False)[0]  # rich's own print cuts the cells to fit 10 columns
+
+
 def test_every_metric_of_pareto_csv_is_documented_in_the_readme():
     from codesign.report import SHOWN
     from conftest import REPO

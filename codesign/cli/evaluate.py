@@ -136,7 +136,7 @@ def _print_table(spec, ev, summary, design, meets=None):
     from rich.table import Table
 
     from ..evaluation import _watts, slo_bounds
-    from ..report import fit_columns, table_width
+    from ..report import fit_columns, print_uncut
     from ..spec import unread_key_problem
 
     bounds = slo_bounds(spec)
@@ -193,17 +193,16 @@ def _print_table(spec, ev, summary, design, meets=None):
         rows.append(row)
     # each column as wide as its longest number (rich cut them all alike to fit: "10000000…" for a
     # concurrency of 10^9, session 42), the headers wrapped between words; a table that is still
-    # wider than the console widens it (the terminal wraps the lines) rather than cut a number
+    # wider than the console is printed at its own width (the terminal wraps the lines) rather
+    # than cut a number
     widths = fit_columns([(h, h, [r[i] for r in rows], True) for i, h in enumerate(heads)], con.width, droppable=[],
                          cheapest_first=True)
-    if table_width(widths) > con.width:
-        con = Console(width=table_width(widths))
     t = Table(title=title)
     for i, (head, w) in enumerate(zip(heads, widths)):
         t.add_column(escape(head), justify="right" if i < len(cols) else "left", width=w)  # "[ms]": a unit, not markup
     for row in rows:
         t.add_row(*row)
-    con.print(t)
+    print_uncut(con, t, widths)
     for why, cs in notes.items():
         con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
     if bounds:
