@@ -1180,6 +1180,27 @@ def grid_shape(space: SearchSpace, levels: list[list]) -> str:
                       for p, lv in zip(space.params, levels))
 
 
+def grid_points_problem(space: SearchSpace, n: int, where: str = "this [search] space") -> str | None:
+    """Why a grid of at most ``n`` designs of ``space`` cannot be sampled, or None when it can.
+
+    The finest full grid (:func:`grid_levels`) takes each number's low and high at least, so when
+    even that coarsest grid has more than ``n`` designs the problem is, for the flagship's space and
+    ``n = 10``: "the coarsest full grid of this [search] space has 80 designs (2 chip.peak_flops.fp4
+    levels × ... × 2 network.scaleup_bandwidth levels: every choice, and each number's low and
+    high), more than the 10 asked for; ask for 80 or more, or sample with sobol or random, which
+    take any count". ``where`` names the space (``codesign sweep`` gives the spec's path). The one
+    wording :func:`sample_columns` raises and ``codesign sweep --method grid`` refuses ``--points``
+    with (before its warnings), so the two cannot drift.
+    """
+    levels = grid_levels(space, n)
+    size = math.prod(len(lv) for lv in levels)
+    if size <= n:
+        return None
+    return (f"the coarsest full grid of {where} has {size} designs ({grid_shape(space, levels)}: every choice, "
+            f"and each number's low and high), more than the {n} asked for; ask for {size} or more, or sample "
+            "with sobol or random, which take any count")
+
+
 def sample_columns(space: SearchSpace, n: int, seed: int, method: str = "random") -> tuple[dict, int]:
     """Up to ``n`` designs as columns ``key -> array``; returns ``(columns, count)``.
 
@@ -1189,18 +1210,14 @@ def sample_columns(space: SearchSpace, n: int, seed: int, method: str = "random"
 
     Raises:
         CodesignError: ``grid`` when even the coarsest full grid (every choice, each number's low
-            and high) has more than ``n`` designs: it evaluated that grid, 80 designs of the
-            flagship for ``n = 10`` (fresh-user trial, session 42).
+            and high) has more than ``n`` designs (:func:`grid_points_problem`): it evaluated that
+            grid, 80 designs of the flagship for ``n = 10`` (fresh-user trial, session 42).
     """
     ps = space.params
     if method == "grid":
+        if problem := grid_points_problem(space, n):
+            raise CodesignError(problem)
         grids = grid_levels(space, n)
-        size = math.prod(len(g) for g in grids)
-        if size > n:
-            raise CodesignError(f"the coarsest full grid of this [search] space has {size} designs "
-                                f"({grid_shape(space, grids)}: every choice, and each number's low and high), "
-                                f"more than the {n} asked for; ask for {size} or more, or sample with sobol or "
-                                "random (any count)")
         mesh = np.meshgrid(*[np.arange(len(g)) for g in grids], indexing="ij")
         cols = {p.key: np.asarray(g, dtype=object if FORMAT_KEY.match(p.key) else np.float64)[ix.ravel()]
                 for p, g, ix in zip(ps, grids, mesh)}

@@ -7,7 +7,6 @@ from ._common import path_type, seed_type, whole_type
 
 import csv
 import json
-import math
 import sys
 
 #: The most designs ``--points`` takes. The sampled columns are held whole (10^7 designs of the
@@ -50,7 +49,8 @@ def run(args) -> int:
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
     from ..evaluation import cost_model_record, efficiency_record, jsonable, load_spec_checked
-    from ..search import INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_shape, run_sweep
+    from ..search import (INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_points_problem,
+                          grid_shape, run_sweep)
     from ..report import SHOWN, CauseCounter, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ._common import default_out_dir, ensure_out_dir, progress_bar
@@ -73,14 +73,11 @@ def run(args) -> int:
     grid = ""
     if args.method == "grid":
         # --points is a budget for a grid too: the coarsest full grid above it was evaluated whole
-        # (--points 10 priced the flagship's 80 designs; fresh-user trial, session 42)
-        levels = grid_levels(space, args.points)
-        size = math.prod(len(lv) for lv in levels)
-        grid = grid_shape(space, levels)
-        if size > args.points:
-            raise CodesignError(f"--points {args.points}: the coarsest full grid of {args.spec}'s [search] space has "
-                                f"{size} designs ({grid}: every choice, and each number's low and high); give "
-                                f"--points {size} or more, or --method sobol or random, which take any count")
+        # (--points 10 priced the flagship's 80 designs; fresh-user trial, session 42). The
+        # library's own wording (search.grid_points_problem), framed by the option and the spec
+        if problem := grid_points_problem(space, args.points, where=f"{args.spec}'s [search] space"):
+            raise CodesignError(f"--points {args.points}: {problem}")
+        grid = grid_shape(space, grid_levels(space, args.points))
     warned = budget_warnings(spec)
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
