@@ -768,21 +768,31 @@ _TOP_ONLY = {"include"}
 
 # ------------------------------------------------------------------------------------ loading
 def _read_toml(path: Path, *, by: tuple[str, str] | None) -> dict:
+    """The TOML table of ``path``. ``by``: ``(including file, "include")`` when an include named it.
+
+    Raises:
+        SpecError: a file that cannot be read (missing, a directory, not UTF-8, permission denied)
+            is named at the including file's ``include`` key when an include named it (that is
+            what to fix; fresh-user trial, session 42, for a directory), with the included path
+            and why; a spec given itself, at its own path. A TOML syntax error is named in the file
+            that holds it, with its line.
+    """
+    def refuse(own: str, included: str) -> SpecError:
+        return SpecError([(by[0], by[1], included)] if by else [(str(path), "", own)])
+
+    shown = repr(str(path))
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        if by:
-            raise SpecError([(by[0], by[1], f"included file {str(path)!r} does not exist")]) from None
-        raise SpecError([(str(path), "", "no such file")]) from None
+        raise refuse("no such file", f"included file {shown} does not exist") from None
     except IsADirectoryError:
-        if by:  # the include that named it is what to fix: it named only the directory (fresh-user trial, session 42)
-            raise SpecError([(by[0], by[1], f"included path {str(path)!r} is a directory; expected a TOML "
-                              "spec file")]) from None
-        raise SpecError([(str(path), "", "is a directory, not a spec file")]) from None
+        raise refuse("is a directory, not a spec file",
+                     f"included path {shown} is a directory; expected a TOML spec file") from None
     except UnicodeDecodeError:
-        raise SpecError([(str(path), "", "not a UTF-8 text file (expected a TOML spec)")]) from None
-    except OSError as exc:
-        raise SpecError([(str(path), "", f"cannot read: {exc.strerror}")]) from None
+        raise refuse("not a UTF-8 text file (expected a TOML spec)",
+                     f"included file {shown} is not a UTF-8 text file; expected a TOML spec") from None
+    except OSError as exc:  # permission denied, a path through a file, ...
+        raise refuse(f"cannot read: {exc.strerror}", f"included file {shown} cannot be read: {exc.strerror}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -375,6 +375,43 @@ def test_an_included_directory_names_the_including_file_and_key(cli, tmp_path):
              "message": f"included path '{parts}' is a directory; expected a TOML spec file"}]
 
 
+@pytest.mark.parametrize("case", ["missing", "not UTF-8", "through a file", "permission denied"])
+def test_an_unreadable_included_file_names_the_including_file_and_key(cli, tmp_path, case):
+    """An included file that cannot be read is named at the include that named it, as a directory
+    is (above): the including file, its ``include`` key, the included path and why; exit 2, one
+    line. A not-UTF-8 include said only "<included>: not a UTF-8 text file", and an unreadable one
+    "<included>: cannot read: Permission denied", neither naming the file to fix."""
+    import os
+
+    part = tmp_path / "part.toml"
+    name, why = "part.toml", None
+    if case == "missing":
+        why = "does not exist"
+    elif case == "not UTF-8":
+        part.write_bytes(b'[chip]\nname = "caf\xe9"\n')  # Latin-1 e-acute: no UTF-8 byte sequence
+        why = "is not a UTF-8 text file; expected a TOML spec"
+    elif case == "through a file":  # part.toml/x.toml: a path through a file (ENOTDIR), an OSError
+        part.write_text("")
+        name = "part.toml/x.toml"
+        why = "cannot be read: Not a directory"
+    else:
+        part.write_text("")
+        part.chmod(0)
+        if os.access(part, os.R_OK):
+            pytest.skip("this user reads a file of mode 000 (root)")
+        why = "cannot be read: Permission denied"
+    mid = tmp_path / "mid.toml"
+    mid.write_text(f'include = ["{name}"]\n')
+    top = tmp_path / "top.toml"
+    top.write_text('include = ["mid.toml"]\n')
+    rc, out, err = cli("evaluate", top)
+    assert rc == 2 and out == "" and "Traceback" not in err, err
+    assert err.strip() == f"error: {mid}: include: included file '{tmp_path / name}' {why}", err
+    rc, out, err = cli("evaluate", top, "--json")
+    assert rc == 2 and json.loads(out)["error"]["problems"] == [
+        {"file": str(mid), "key": "include", "message": f"included file '{tmp_path / name}' {why}"}], out
+
+
 def test_missing_spec_file(cli, tmp_path):
     rc, out, err = cli("evaluate", tmp_path / "absent.toml")
     assert rc == 2 and "no such file" in err and "Traceback" not in err
