@@ -126,7 +126,19 @@ def test_sweep_grid_refuses_points_below_its_coarsest_grid_and_says_its_shape(cl
     assert out.startswith("80 designs (grid: 2 chip.peak_flops.fp4 levels × 2 memory.hbm.bandwidth levels × "
                           "5 memory.hbm.capacity choices × 2 memory.sram.capacity levels × 2 "
                           "network.scaleup_bandwidth levels, the finest full grid of at most --points 100), "), out
-    assert json.loads((tmp_path / "w" / "sweep_front.json").read_text())["points"] == 80
+    doc = json.loads((tmp_path / "w" / "sweep_front.json").read_text())
+    assert doc["points"] == 80
+    # --json gives the grid's shape the summary states, in the [search] order: 2 * 2 * 5 * 2 * 2 = 80
+    assert list(doc["grid_shape"].items()) == [("chip.peak_flops.fp4", 2), ("memory.hbm.bandwidth", 2),
+                                               ("memory.hbm.capacity", 5), ("memory.sram.capacity", 2),
+                                               ("network.scaleup_bandwidth", 2)]
+    # 1000 designs allow L = floor((1000 / 5) ** (1 / 4)) = 3 levels (200 ** 0.25 = 3.76): 5 * 3 ** 4 = 405
+    rc, out, err = cli("sweep", FLAGSHIP, "--method", "grid", "--points", "1000", "--out", tmp_path / "w3", "--json")
+    assert rc == 0, err
+    doc = json.loads(out)
+    assert doc["points"] == 405 and doc["grid_shape"] == {
+        "chip.peak_flops.fp4": 3, "memory.hbm.bandwidth": 3, "memory.hbm.capacity": 5, "memory.sram.capacity": 3,
+        "network.scaleup_bandwidth": 3}, doc["grid_shape"]
 
 
 def test_slo_constraint_filters_points(tmp_path):
@@ -309,6 +321,7 @@ def test_sweep_cli_writes_front(cli, tmp_path):
     assert rc == 0, err
     doc = json.loads(out)
     assert doc["points"] == 3000 and doc["front"] and doc["hypervolume"] > 0
+    assert doc["grid_shape"] is None  # a sample, not a grid
     assert (tmp_path / "sweep_front.csv").is_file()
     v = [(r["metrics"]["peak_mixed_tok_s_per_kw"], r["metrics"]["min_e2e_latency_s"]) for r in doc["front"]]
     for a, b in itertools.permutations(v, 2):  # mutually non-dominated

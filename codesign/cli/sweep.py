@@ -32,7 +32,7 @@ def register(sub) -> None:
     p.add_argument("--points", type=whole_type, default=100_000,
                    help="designs to evaluate (default 100000, at most 10^7; 10^6 take about 35 s on 2 cores). "
                         "--method grid evaluates the finest full grid of at most this many: every choice × the same "
-                        "number of levels of each number, so usually fewer (the summary gives its shape); a "
+                        "number of levels of each number, so usually fewer (the summary gives its shape, --json its grid_shape); a "
                         "--points below the coarsest grid (each number's low and high) is refused, naming its size")
     p.add_argument("--method", choices=("random", "sobol", "grid"), default="sobol", help="sampling (default sobol)")
     p.add_argument("--seed", type=seed_type, help="sampling seed (default: search.seed)")
@@ -70,14 +70,16 @@ def run(args) -> int:
     if out.is_dir():
         _check_out_dir(out, study, clash="replace or sit beside that study's results")
     space = check_search(spec)  # what the sweep would refuse, refused before the warnings (as optimize does)
-    grid = ""
+    grid, grid_counts = "", None
     if args.method == "grid":
         # --points is a budget for a grid too: the coarsest full grid above it was evaluated whole
         # (--points 10 priced the flagship's 80 designs; fresh-user trial, session 42). The
         # library's own wording (search.grid_points_problem), framed by the option and the spec
         if problem := grid_points_problem(space, args.points, where=f"{args.spec}'s [search] space"):
             raise CodesignError(f"--points {args.points}: {problem}")
-        grid = grid_shape(space, grid_levels(space, args.points))
+        levels = grid_levels(space, args.points)  # the grid run_sweep samples (search.sample_columns)
+        grid = grid_shape(space, levels)
+        grid_counts = {p.key: len(lv) for p, lv in zip(space.params, levels)}
     warned = budget_warnings(spec)
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
@@ -109,6 +111,9 @@ def run(args) -> int:
         "efficiency_from": efficiency_record(spec),
         "method": res["method"], "seed": res["seed"],
         "points": res["points"], "feasible_points": res["feasible"],
+        # --method grid: the grid's shape as the summary states it, {parameter: its levels (a
+        # categorical's choices)} in the [search] order, whose product is points; null otherwise
+        "grid_shape": grid_counts,
         # why designs were not feasible, most common first, when none is (null when some design is):
         # as optimize's infeasible_reasons, counting designs instead of trials
         "infeasible_reasons": reasons,
