@@ -371,9 +371,11 @@ class PluginManager:
     def unknown_cost_model(self, name: str) -> str:
         """Why ``name`` names no cost model, as one line: the registered ones (and a close one, for a
         typo), the plugins that did not load (failed, or left out by ``CODESIGN_PLUGINS``) and how a
-        cost model of another package is installed. A spec naming the example plugin's ``roofline``
-        where it was not installed said only "no cost model named 'roofline' is registered"
-        (fresh-user trial, session 42)."""
+        cost model of another package is installed (``pip install`` of a package that registers
+        itself in the ``codesign`` entry-point group; the core names no particular one: this
+        repository's example plugin is in docs/plugins.md). A spec naming the example plugin's
+        ``roofline`` where it was not installed said only "no cost model named 'roofline' is
+        registered" (fresh-user trial, session 42)."""
         models = sorted(self.cost_models)
         guess = difflib.get_close_matches(name, models, n=1) if isinstance(name, str) else []
         mean = f" (did you mean {guess[0]!r}?)" if guess else ""
@@ -385,9 +387,10 @@ class PluginManager:
         left_out = [st.label for st in self.status if st.status == "disabled"]
         if left_out:
             parts.append(f"plugins left out by {ONLY_ENV}={os.environ.get(ONLY_ENV, '')}: {', '.join(left_out)}")
-        parts.append(f"a cost model from another package is installed as a Python package that registers the "
-                     f"{GROUP!r} entry point (the repository's example 'roofline': pip install -e "
-                     "plugins/codesign_example_roofline); `codesign plugins list` shows what is installed")
+        parts.append(f"a cost model from another package is installed with `pip install <package>`, a package "
+                     f"that registers its plugin module in the {GROUP!r} entry-point group "
+                     f"([project.entry-points.{GROUP}] in its pyproject.toml); `codesign plugins list` shows "
+                     "what is installed")
         return "; ".join(parts)
 
     def cost_model_parameters(self, name: str, *, spec=None) -> list[str]:
