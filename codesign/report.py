@@ -451,6 +451,15 @@ def _plot_hv(path: Path, hv: dict, spec: Spec) -> None:
     plt.close(fig)
 
 
+def param_header(key: str, kind: str | None) -> str:
+    """A searched parameter's CSV header (``pareto.csv``, ``sweep_front.csv``): ``KEY [UNIT]``, the
+    unit the column's values are in, the SI base unit of the parameter's kind
+    (:data:`codesign.units.KINDS`: ``memory.hbm.bandwidth [B/s]``, ``chip.peak_flops.fp4 [FLOP/s]``,
+    ``chip.tdp [W]``); the bare ``KEY`` for a parameter without a unit (a count such as
+    ``deployment.tp``, a number-format name)."""
+    return f"{key} [{kind}]" if kind else key
+
+
 def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
     """The columns of ``pareto.csv``: ``(header, cell(row))`` pairs, ``row`` one of
     :func:`build_rows`'.
@@ -461,8 +470,9 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
     the same objectives, whatever their constraints and reference. The columns, in order:
 
     1. ``trial``: the design's trial number (its spec: ``designs/trial-NNNNN.toml``).
-    2. One column per searched parameter, in ``[search.params]`` order: ``KEY [UNIT SI]`` for a
-       quantity, its value in SI units (``memory.hbm.bandwidth [B/s SI]``); ``KEY`` for a count
+    2. One column per searched parameter, in ``[search.params]`` order (:func:`param_header`):
+       ``KEY [UNIT]`` for a quantity, its value in that unit, the SI base unit of its kind
+       (``memory.hbm.bandwidth [B/s]``, 8 TB/s as ``8000000000000.0``); ``KEY`` for a count
        (``deployment.tp``) or a number-format name.
     3. The metrics: the objectives in ``[[search.objectives]]`` order, then each of :data:`SHOWN`
        that is not an objective (``peak_mixed_tok_s_per_kw``, ``min_e2e_latency_s``,
@@ -488,7 +498,7 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
     kinds = {p.key: p.kind for p in space.params}
     cols: list[tuple[str, Any]] = [("trial", lambda r: r["trial"])]
     for k in kinds:
-        cols.append((f"{k} [{kinds[k]} SI]" if kinds[k] else k, lambda r, k=k: _cell(r["params"].get(k, ""))))
+        cols.append((param_header(k, kinds[k]), lambda r, k=k: _cell(r["params"].get(k, ""))))
     for m in dict.fromkeys([m for m, _ in space.objectives] + SHOWN):
         cols.append((m, lambda r, m=m: _cell(r["metrics"].get(m, ""))))
     for m in ratio_metrics(space):

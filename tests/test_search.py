@@ -819,6 +819,8 @@ def test_sweep_front_lists_no_slo_point_metric_and_flags_slo_constraints(cli, tm
     doc = json.loads(out)
     header = next(csv.reader((tmp_path / "w" / "sweep_front.csv").open()))
     assert len(header) == len(set(header)), header
+    # the searched bandwidth's column names its unit alone ("[B/s SI]" before: a fresh-user trial)
+    assert header[0] == "memory.hbm.bandwidth [B/s]", header
     assert "ttft_s" not in header and "tpot_s" not in header, header
     assert {"min_ttft_s", "min_tpot_s", "max_concurrency"} <= set(header), header
     assert doc["front"] and all("ttft_s" not in r["metrics"] and "tpot_s" not in r["metrics"] for r in doc["front"])

@@ -51,7 +51,7 @@ def run(args) -> int:
     from ..evaluation import cost_model_record, efficiency_record, jsonable, load_spec_checked
     from ..search import (INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_points_problem,
                           grid_shape, run_sweep)
-    from ..report import SHOWN, CauseCounter, reasons_text
+    from ..report import SHOWN, CauseCounter, param_header, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ._common import default_out_dir, ensure_out_dir, progress_bar
 
@@ -131,7 +131,7 @@ def run(args) -> int:
     with (out / "sweep_front.csv").open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh)
         pk = [p.key for p in space.params]
-        w.writerow([f"{k} [{p.kind} SI]" if p.kind else k for k, p in zip(pk, space.params)] + metrics)
+        w.writerow([param_header(k, p.kind) for k, p in zip(pk, space.params)] + metrics)
         for r in rows:
             w.writerow([r["params"][k] for k in pk] + [r["metrics"][m] for m in metrics])
     if args.json:
