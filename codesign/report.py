@@ -484,7 +484,9 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
        every metric the cost model reports but the SLOs' point metrics (:func:`slo_point_metrics`).
     4. ``METRIC_vs_reference``, design / reference, for each metric of
        :func:`codesign.search.ratio_metrics`: the objectives, then ``peak_mixed_tok_s_per_kw``,
-       ``min_e2e_latency_s``, ``min_tpot_s`` and ``mixed_tok_s_per_kw_at_tpot``, each once.
+       ``min_e2e_latency_s``, ``min_tpot_s`` and ``mixed_tok_s_per_kw_at_tpot``, each once; to
+       :data:`RATIO_DIGITS` significant digits (``1.09756``, not ``1.097561340721312``; full
+       precision in ``pareto.json``).
     5. ``beats_reference``: ``True`` when the design is strictly better than the reference on
        every objective, else ``False``.
     6. ``design_file``: the path of the design's spec TOML.
@@ -502,7 +504,7 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
     for m in dict.fromkeys([m for m, _ in space.objectives] + SHOWN):
         cols.append((m, lambda r, m=m: _cell(r["metrics"].get(m, ""))))
     for m in ratio_metrics(space):
-        cols.append((f"{m}_vs_reference", lambda r, m=m: _cell((r.get("vs_reference") or {}).get(m, ""))))
+        cols.append((f"{m}_vs_reference", lambda r, m=m: _ratio_cell((r.get("vs_reference") or {}).get(m, ""))))
     cols.append(("beats_reference", lambda r: "" if r.get("beats_reference") is None else r["beats_reference"]))
     cols.append(("design_file", lambda r: r.get("design_file", "")))
     return cols
@@ -518,6 +520,20 @@ def _write_csv(path: Path, rows, result: SearchResult) -> None:
         w.writerow([h for h, _ in cols])
         for r in rows:
             w.writerow([cell(r) for _, cell in cols])
+
+
+#: Significant digits of a ``*_vs_reference`` ratio in ``pareto.csv``. A ratio of two float32 metrics
+#: computed in float64 printed 17 digits (``1.097561340721312``), past what either metric holds. Six
+#: (``%g``'s default) still tell apart two front designs: the front lists no design another one
+#: matches within :data:`codesign.search.PARETO_RESOLUTION` (0.01%), and six digits resolve 0.001%.
+RATIO_DIGITS = 6
+
+
+def _ratio_cell(x):
+    """A ``*_vs_reference`` cell: the ratio to :data:`RATIO_DIGITS` significant digits, empty as
+    :func:`_cell` where there is none."""
+    x = _cell(x)
+    return float(f"{x:.{RATIO_DIGITS}g}") if isinstance(x, float) else x
 
 
 def _cell(x):

@@ -849,6 +849,37 @@ def test_pareto_csv_writes_float32_metrics_at_their_own_digits(cli, tmp_path):
                 assert r[m] == ("" if v is None else json.dumps(v)), (m, r[m], v)
 
 
+def test_pareto_csv_writes_ratios_to_the_reference_at_six_significant_digits(tmp_path):
+    """pareto.csv's *_vs_reference ratios printed 17 significant digits (1.097561340721312, a
+    float64 quotient of two float32 metrics; fresh-user trial). They are written to 6 (%g's), enough
+    to tell apart front designs 0.01% apart; the metric and parameter cells keep their digits."""
+    import csv
+    from types import SimpleNamespace
+
+    from codesign.report import _write_csv
+    from codesign.search import Param, SearchSpace
+
+    space = SearchSpace(params=(Param("memory.hbm.bandwidth", "B/s", "float", low=2e12, high=16e12),),
+                        objectives=(("peak_mixed_tok_s_per_kw", "maximize"), ("min_e2e_latency_s", "minimize")),
+                        constraints=())
+    row = {"trial": 1, "params": {"memory.hbm.bandwidth": 6712641820887.102},
+           "metrics": {"peak_mixed_tok_s_per_kw": 118571.34, "min_e2e_latency_s": 1.2053059},
+           "vs_reference": {"peak_mixed_tok_s_per_kw": 1.097561340721312,  # 1.09756|1340...: down
+                            "min_e2e_latency_s": 1.0758373677433688,        # 1.07583|7677...: up
+                            "min_tpot_s": 2 / 3,                            # 0.666666|67: up
+                            "mixed_tok_s_per_kw_at_tpot": 0.5},             # exact: stays 0.5
+           "beats_reference": False, "design_file": "d.toml"}
+    _write_csv(tmp_path / "p.csv", [row], SimpleNamespace(space=space))
+    with (tmp_path / "p.csv").open(newline="") as fh:
+        [r] = list(csv.DictReader(fh))
+    assert r["peak_mixed_tok_s_per_kw_vs_reference"] == "1.09756"
+    assert r["min_e2e_latency_s_vs_reference"] == "1.07584"
+    assert r["min_tpot_s_vs_reference"] == "0.666667"
+    assert r["mixed_tok_s_per_kw_at_tpot_vs_reference"] == "0.5"
+    assert r["peak_mixed_tok_s_per_kw"] == "118571.34" and r["min_e2e_latency_s"] == "1.2053059"
+    assert r["memory.hbm.bandwidth [B/s]"] == "6712641820887.102"
+
+
 def test_a_rerun_reuses_the_reported_sensitivities_of_its_own_designs(cli, tmp_path, monkeypatch):
     """A rerun of a finished study ("nothing to run") took 36 s, 24 of them recomputing each
     Pareto design's sensitivities (JAX Jacobians; session 28). A design the last report of the same
