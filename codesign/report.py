@@ -584,10 +584,10 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
         ax.scatter(xs, ys, s=28, color="tab:blue", edgecolor="k", zorder=3, label=f"Pareto front ({len(pp)})")
     ref = result.reference
     if ref and xkey in ref["metrics"] and ykey in ref["metrics"]:
+        # named in the legend alone: a text label beside the star ran across the front's points
+        # when the front starts just right of the reference (fresh-user trial)
         ax.scatter([ref["metrics"][xkey]], [ref["metrics"][ykey]], marker="*", s=220, color="tab:red",
                    edgecolor="k", zorder=4, label=f"{ref['name']} (reference, best per metric)")
-        ax.annotate(ref["name"], (ref["metrics"][xkey], ref["metrics"][ykey]), textcoords="offset points",
-                    xytext=(8, 6), color="tab:red")
     ax.set_xlabel(_label(xkey))
     ax.set_ylabel(_label(ykey))
     allx = [p[0] for p in pi + pf] or [1]

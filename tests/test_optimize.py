@@ -880,6 +880,47 @@ def test_pareto_csv_writes_ratios_to_the_reference_at_six_significant_digits(tmp
     assert r["memory.hbm.bandwidth [B/s]"] == "6712641820887.102"
 
 
+def test_pareto_png_names_the_reference_where_it_covers_no_point(tmp_path, monkeypatch):
+    """pareto.png labelled the reference with its name 8 points right of its star, across the
+    front's points when the front starts just right of it (the flagship's run: GB200 at 1.12 s
+    beside designs at 1.13-1.20 s; fresh-user trial). The legend names it; no text drawn on the
+    axes (a label, the legend) covers a front point or the reference's star. The points below are
+    that run's shape: the reference left of the front's knee, infeasible points above the front."""
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+
+    from codesign import report as R
+
+    def trial(x, y, feasible=True):
+        return SimpleNamespace(user_attrs={"feasible": feasible, "metrics": {"min_e2e_latency_s": x,
+                                                                           "peak_mixed_tok_s_per_kw": y}},
+                               constraints=None)
+
+    front = [trial(1.123, 73000), trial(1.125, 82000), trial(1.127, 91000), trial(1.130, 100000),
+             trial(1.135, 105000), trial(1.14, 110000), trial(1.15, 113000), trial(1.16, 115000),
+             trial(1.17, 116500), trial(1.185, 117500), trial(1.2, 118500)]
+    others = [trial(1.3 + 0.03 * i, 60000 - 2000 * i) for i in range(12)] + \
+             [trial(1.14, 196000, False), trial(1.15, 190000, False), trial(1.12, 131000, False)]
+    ref = {"name": "gb200-gpt-oss-120b", "metrics": {"min_e2e_latency_s": 1.12, "peak_mixed_tok_s_per_kw": 108000}}
+    result = SimpleNamespace(space=SimpleNamespace(objectives=(("peak_mixed_tok_s_per_kw", "maximize"),
+                                                               ("min_e2e_latency_s", "minimize"))),
+                             trials=front + others, pareto=front, reference=ref)
+    kept = []
+    monkeypatch.setattr(plt, "close", kept.append)  # keep the figure to look at once it is saved
+    R._plot(tmp_path / "pareto.png", result, SimpleNamespace(name="jalapeno-gpt-oss-120b", path="s.toml"))
+    [fig] = kept
+    [ax] = fig.axes
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "gb200-gpt-oss-120b (reference, best per metric)" in labels, labels
+    renderer = fig.canvas.get_renderer()
+    points = ax.transData.transform([(1.12, 108000)] + [tuple(t.user_attrs["metrics"].values()) for t in front])
+    for text in [*ax.texts, ax.get_legend()]:
+        box = text.get_window_extent(renderer).padded(5)  # a marker's radius, in pixels at 120 dpi
+        assert not [p for p in points if box.contains(*p)], getattr(text, "get_text", lambda: "legend")()
+    plt.close(fig)
+
+
 def test_a_rerun_reuses_the_reported_sensitivities_of_its_own_designs(cli, tmp_path, monkeypatch):
     """A rerun of a finished study ("nothing to run") took 36 s, 24 of them recomputing each
     Pareto design's sensitivities (JAX Jacobians; session 28). A design the last report of the same
