@@ -805,6 +805,17 @@ def _gb200_hbm(tmp_path, name, constraints):
     return spec
 
 
+def test_sweep_s_progress_bar_names_the_spec_as_optimize_s_does(cli, tmp_path, monkeypatch):
+    """The sweep's bar read "sweep ━━━ 4/4" with no name where optimize's reads "optimize NAME"
+    (fresh-user trial). On a terminal (rich's TTY_COMPATIBLE=1) its line names the spec's name."""
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    spec = _gb200_hbm(tmp_path, "hbm-bar", "")
+    rc, out, err = cli("sweep", spec, "--points", "4", "--out", tmp_path / "w")
+    assert rc == 0, err
+    bars = [line for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", err).splitlines() if "4/4" in line]
+    assert bars and all(line.lstrip().startswith("sweep hbm-bar ") for line in bars), err
+
+
 def test_sweep_front_lists_no_slo_point_metric_and_flags_slo_constraints(cli, tmp_path):
     """An SLO on ttft_s and tpot_s added ttft_s and tpot_s columns to sweep_front.csv/.json: each
     design's best value over its points, so min_ttft_s and min_tpot_s again under names that read as

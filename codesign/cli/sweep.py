@@ -84,7 +84,8 @@ def run(args) -> int:
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
     causes = CauseCounter()
-    with progress_bar("sweep") as progress:
+    # named as optimize's bar is, by the spec's name (the bar said "sweep" alone: fresh-user trial)
+    with progress_bar("sweep", spec.name or args.spec) as progress:
         res = run_sweep(spec, points=args.points, method=args.method, seed=args.seed, chunk=args.chunk,
                         progress=progress, problems=causes.add)
     # counted over every design when none is feasible (run_sweep stops asking once one is)
