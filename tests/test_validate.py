@@ -1071,6 +1071,28 @@ def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data
     assert "status column of predictions.csv), error by system vs mean TTFT/TPOT (calibrated knobs)" in text
 
 
+def _table_lines(out, title):
+    """The header and body lines of the rich table titled ``title`` in ``out``, as lists of cells."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if title in line)
+    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("└"))
+    return [[c.strip() for c in line.strip("┃│").split("┃" if "┃" in line else "│")]
+            for line in lines[start:end] if line.startswith(("┃", "│"))]
+
+
+def test_the_overall_error_table_has_no_group_column(tmp_path, cli):
+    """The overall table had an 'all' column holding 'all' on its first line and nothing else
+    (fresh-user trial): it has no group column; the by-system table keeps its 'system' column. One
+    B200 row (IMX_ROW): each metric over 1 row."""
+    rc, out, err = cli("validate", _imx_csv(tmp_path / "m.csv", IMX_ROW))
+    assert rc == 0, err
+    overall = _table_lines(out, "overall error")
+    assert overall[0] == ["metric", "rows", "MAPE", "median APE", "≤10%", "≤25%", "extrap."], overall
+    assert [r[:2] for r in overall[1:]] == [["TTFT", "1"], ["TPOT", "1"], ["tok/s/GPU", "1"]], overall
+    by_system = _table_lines(out, "error by system")
+    assert by_system[0][:2] == ["system", "metric"] and by_system[1][:3] == ["b200", "TTFT", "1"], by_system
+
+
 def test_absent_optional_columns_are_said_once_and_on_every_row(tmp_path, cli):
     """A file without spec_method is priced without speculative decoding, and one without
     median_tpot_s is compared with the means: both said on stderr (once) and in each row's warning;

@@ -237,16 +237,19 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", c
                        ambiguous))
     for by, title, rows in titled:
         t = Table(title=title)
-        for col, just in ((by, "left"), ("metric", "left"), ("rows", "right"), ("MAPE", "right"),
-                          ("median APE", "right"), ("≤10%", "right"), ("≤25%", "right"), ("extrap.", "right")):
+        # the overall table has one group: no group column (it had an "all" column holding "all" once)
+        grouped = by != "all"
+        for col, just in (((by, "left"),) if grouped else ()) + (
+                ("metric", "left"), ("rows", "right"), ("MAPE", "right"), ("median APE", "right"),
+                ("≤10%", "right"), ("≤25%", "right"), ("extrap.", "right")):
             t.add_column(col, justify=just)
         for r in rows:
             for i, (key, name) in enumerate(metrics):
                 s = r[key]
                 if not s["n"]:
                     continue
-                t.add_row(r["group"] if i == 0 else "", name, str(s["n"]), _pct(s["mape"]),
-                          _pct(s["median_ape"]), _pct(s["within_10"]), _pct(s["within_25"]),
+                t.add_row(*([r["group"] if i == 0 else ""] if grouped else []), name, str(s["n"]),
+                          _pct(s["mape"]), _pct(s["median_ape"]), _pct(s["within_10"]), _pct(s["within_25"]),
                           str(r["extrapolated"]) if i == 0 else "")
         con.print(t)
     n_ex = sum(1 for p in points if p.extrapolated)
