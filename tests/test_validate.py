@@ -2,6 +2,7 @@
 
 import csv
 import math
+import re
 
 import pytest
 
@@ -1078,6 +1079,23 @@ def _table_lines(out, title):
     end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("└"))
     return [[c.strip() for c in line.strip("┃│").split("┃" if "┃" in line else "│")]
             for line in lines[start:end] if line.startswith(("┃", "│"))]
+
+
+def test_validate_counts_the_rows_priced_on_a_terminal_only(tmp_path, cli, monkeypatch):
+    """The aiconfigurator file takes minutes; on a terminal (rich's TTY_COMPATIBLE=1) a bar on
+    stderr counts its rows priced, up to every row grouped for pricing (two rows here, priced as one
+    group: 0/2, then 2/2; its first frame said 0/?, the total not yet set), and is gone once the
+    tables print (transient); on a log (no terminal)
+    nothing is drawn (fresh-user trial: 'prints nothing while it works', which was a log)."""
+    src = _imx_csv(tmp_path / "m.csv", IMX_ROW, dict(IMX_ROW, point_id="imx-x", conc="32"))
+    rc, out, err = cli("validate", src)
+    assert rc == 0 and "rows priced" not in err, err
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")
+    rc, out, err = cli("validate", src)
+    assert rc == 0, err
+    frames = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", err).replace("\r", "\n").splitlines()
+    counts = [m.group(1) for f in frames if (m := re.match(r"validate rows priced\s.*?\s(\d+/\d+)\s", f.strip()))]
+    assert counts[0] == "0/2" and set(counts) == {"0/2", "2/2"} and counts[-1] == "2/2", (counts, err)
 
 
 def test_the_overall_error_table_has_no_group_column(tmp_path, cli):

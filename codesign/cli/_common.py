@@ -196,11 +196,11 @@ def progress_bar(command: str, description: str = "", *, transient: bool = False
     task = prog.add_task(description, total=None)
 
     def progress(done, total):
+        if not prog.live.is_started and skip_finished and total is not None and done >= total:
+            return
+        prog.update(task, completed=done, total=total)  # before the start: its first frame said "0/?"
         if not prog.live.is_started:
-            if skip_finished and total is not None and done >= total:
-                return
             prog.start()
-        prog.update(task, completed=done, total=total)
 
     try:
         yield progress
