@@ -817,8 +817,38 @@ def over_budget(spec: Spec, design: Mapping[str, float]) -> list[str]:
     through ``[[search.constraints]]``; a study's grid marks it †), so ``codesign evaluate`` says
     it instead of printing its tokens per kW without comment. Peak power above the TDP is not
     listed: a chip at full tilt on every unit exceeds its TDP by design (the shipped B200, GB200 and
-    Jalapeño specs do, by up to 14%) and is held to it by throttling, which no cost model here prices."""
+    Jalapeño specs do, by up to 14%) and is held to it by throttling, which no cost model here prices;
+    :func:`peak_over_tdp` says when it is far above."""
     area = float(design.get("area_mm2", math.nan))
     if spec.chip.area is not None and math.isfinite(area) and area > spec.chip.area.max * 1e6 * (1 + 1e-9):
         return [f"area {area:.0f} mm² > chip.area.max {spec.chip.area.max * 1e6:.0f} mm²"]
     return []
+
+
+#: How far a design's modelled peak power (``peak_power_w``: static power plus every unit at its full
+#: rate at once) may exceed its TDP before ``codesign evaluate``, ``optimize`` and ``sweep`` say so
+#: (:func:`peak_over_tdp`). A chip at full tilt on every unit exceeds its TDP by design and is held
+#: to it by throttling: the shipped B200 and Jalapeño specs by 11.8% and 13.6% (GB200 by 0.005%:
+#: :data:`codesign.study.PEAK_POWER_RTOL`, the grid's †, is the rounding margin of a peak *at* its
+#: TDP, not this). A quarter over leaves the shipped specs silent and names a TDP set well below
+#: what the chip draws: GB200 with ``tdp = "700 W"`` peaks at 1,200 W (71% over), and a search of
+#: ``chip.tdp`` with no ``peak_power_w`` constraint drives it to its lower bound (session 30).
+PEAK_OVER_TDP_MARGIN = 0.25
+
+
+def peak_over_tdp(design: Mapping[str, float]) -> float | None:
+    """``peak_power_w / tdp_w`` of one design (its design metrics, [W] each) when the peak is more
+    than :data:`PEAK_OVER_TDP_MARGIN` above the TDP, else None (also when either is missing, not
+    finite or the TDP is not above 0).
+
+    Such a design is still priced (on its TDP, the power basis; :func:`mark_over_tdp` refuses only
+    the points whose own modelled power exceeds the TDP), but its tok/s per kW divides by a power
+    the chip exceeds under a heavier load than the points priced, where it would throttle, which no
+    cost model here prices."""
+    try:
+        peak, tdp = float(design["peak_power_w"]), float(design["tdp_w"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (math.isfinite(peak) and math.isfinite(tdp) and tdp > 0):
+        return None
+    return peak / tdp if peak > tdp * (1.0 + PEAK_OVER_TDP_MARGIN) else None

@@ -348,6 +348,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "storage": result.storage,
         # a bound on power or area the search lacks; a reference priced on another model or workload
         "warnings": search_warnings(spec) if warnings is None else warnings,
+        # what to keep in mind reading the Pareto designs' figures, one line each (front_notes)
+        "notes": front_notes([(f"trial {r['trial']}", r["metrics"]) for r in rows]),
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
@@ -400,6 +402,31 @@ def search_warnings(spec: Spec) -> list[str]:
     bound it lacks (:func:`codesign.search.budget_warnings`), a reference priced on another model or
     workload (:func:`codesign.baselines.reference_warnings`)."""
     return budget_warnings(spec) + power_gap_warnings(spec) + reference_warnings(spec)
+
+
+def front_notes(designs, noun: str = "Pareto designs") -> list[str]:
+    """What to keep in mind reading a front's figures, one line each ([] when nothing): designs
+    whose modelled peak power is far above their own ``chip.tdp``
+    (:func:`codesign.evaluation.peak_over_tdp`).
+
+    ``designs``: ``(label, metrics)`` per design (``"trial 12"``, a row's metrics as
+    ``pareto.json`` gives them). A search of ``chip.tdp`` without a ``peak_power_w`` constraint
+    lands at the TDP's lower bound (tok/s per kW divides by it) and the front said nothing of the
+    designs' own peak power (fresh-user trial, session 43)."""
+    from .evaluation import PEAK_OVER_TDP_MARGIN, _watts, peak_over_tdp
+
+    notes = []
+    hot = [(label, m, r) for label, m in designs if (r := peak_over_tdp(m)) is not None]
+    if hot:
+        label, m, r = max(hot, key=lambda h: h[2])
+        has, its = ("has", "its") if len(hot) == 1 else ("have", "their")
+        notes.append(
+            f"{len(hot)} of {len(designs)} {noun} {has} a modelled peak power above {its} chip.tdp by more than "
+            f"{PEAK_OVER_TDP_MARGIN:.0%} (up to {r:.2f}×: {label}, {_watts(m['peak_power_w'])} on a "
+            f"{_watts(m['tdp_w'])} TDP): {its} tok/s per kW is taken on the TDP (the power basis), and under a "
+            "heavier load than the points priced the chip would throttle, which is not priced; a "
+            "[[search.constraints]] bound on peak_power_w keeps the designs within a power budget")
+    return notes
 
 
 def power_gap_warnings(spec: Spec) -> list[str]:
@@ -768,6 +795,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
         # a reason whose numbers differ between its trials is one example of them ("e.g.")
         console.print("[red]no feasible design[/red]; most common reasons: "
                       + escape(reasons_text(doc["infeasible_reasons"])), highlight=False)
+    for note in doc.get("notes") or []:  # a TDP far below the designs' peak power, ...
+        console.print(f"note: {note}", highlight=False, markup=False)
     best = rows[0] if rows else None
     if best and best.get("sensitivities"):
         st = Table(title=f"Sensitivities at trial {best['trial']} (elasticity: % change of the objective "

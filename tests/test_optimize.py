@@ -190,6 +190,41 @@ def test_pareto_json_gives_counts_as_integers(cli, tmp_path):
         assert r["metrics"]["chips"] == r["configs"]["peak_mixed_tok_s_per_kw"]["deployment.tp"]
 
 
+def test_front_designs_far_above_their_own_tdp_are_noted(cli, tmp_path):
+    """A search of chip.tdp with no peak_power_w constraint lands at the TDP's lower bound (tok/s per
+    kW divides by it) and the report said nothing of the designs' own peak power (fresh-user trial, session 43).
+    GB200 at 400 W or 1200 W (a grid of both): its peak power does not depend on the TDP, 1200.058 W
+    (specs/technology/n4p.toml's figures put GB200 at its TDP at full rates), and its heaviest point
+    draws 338 W (test_evaluate), so both are feasible at the same latency and 400 W triples the tok/s
+    per kW: the front is the 400 W design alone, 1200.058 / 400 = 3.00x its TDP (beyond 1.25x). The
+    note is in pareto.json's notes, the table's "note:" line and sweep_front.json's notes."""
+    p = tmp_path / "cool.toml"
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "cool"\n'
+                 '[search]\nsampler = "grid"\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
+                 '[search.params]\n"chip.tdp" = { choices = ["400 W", "1200 W"] }\n'
+                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    (row,) = doc["pareto"]
+    assert row["params"]["chip.tdp"] == 400
+    want = (f"1 of 1 Pareto designs has a modelled peak power above its chip.tdp by more than 25% (up to "
+            f"3.00×: trial {row['trial']}, 1,200 W on a 400 W TDP): its tok/s per kW is taken on the TDP (the "
+            "power basis), and under a heavier load than the points priced the chip would throttle, which is "
+            "not priced")
+    (note,) = [n for n in doc["notes"] if "chip.tdp" in n]
+    assert note.startswith(want), note
+    rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out)  # the table, from the stored study
+    assert rc == 0 and "note: " + want[:60] in stdout, stdout
+    rc, stdout, err = cli("sweep", p, "--method", "grid", "--points", "2", "--out", tmp_path / "sw", "--json")
+    assert rc == 0, err
+    (note,) = [n for n in json.loads(stdout)["notes"] if "chip.tdp" in n]
+    assert note.startswith("1 of 1 front designs has a modelled peak power above its chip.tdp by more than 25% "
+                           "(up to 3.00×: row 1 of sweep_front.csv, 1,200 W on a 400 W TDP)"), note
+
+
 def _gb200_search(tmp_path, name, body):
     p = tmp_path / f"{name}.toml"
     p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST

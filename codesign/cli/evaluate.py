@@ -38,6 +38,9 @@ def run(args) -> int:
     # the point the peak is reached at (its concurrency, TTFT, TPOT), as optimize reports it
     summary.update({k: design_value(k, v[0]) for k, v in ev_slo.peak_point().items()})
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
+    # remarks on the figures (also in --json's notes): a TDP far below the modelled peak power
+    hot = _peak_power_warning(design)
+    notes = [n for n in (hot,) if n]
     if args.json:
         priced_by = cost_model_record(spec, cost_model=args.cost_model)
         doc = {
@@ -66,6 +69,9 @@ def run(args) -> int:
             # it meets it, and the summary is taken over the points that do
             "slo": {m: b for m, b in slo} or None,
             "summary": summary,
+            # what to keep in mind reading the figures, one line each (the table prints them below
+            # it): a chip.tdp far below the modelled peak power
+            "notes": notes,
         }
         if slo:
             for p, ok in zip(doc["points"], ev_slo.feasible[0]):
@@ -84,8 +90,29 @@ def run(args) -> int:
                 f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
                 "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
                 markup=False, highlight=False)
+        if hot:
+            print(f"warning: {hot}", file=sys.stderr)
     # as optimize and sweep: a design that no concurrency can run (at its SLO) is no result (a script sees it)
     return ExitCode.OK if ev_slo.feasible.any() else ExitCode.NO_RESULT
+
+
+def _peak_power_warning(design) -> str | None:
+    """What a ``chip.tdp`` far below the design's modelled peak power means
+    (:func:`codesign.evaluation.peak_over_tdp`), or None. ``tdp = "700 W"`` on the GB200 example
+    (a 1,200 W peak) printed its tok/s per kW on 700 W without a word, where an area over
+    ``chip.area.max`` is warned of (fresh-user trial, session 43)."""
+    from ..evaluation import PEAK_OVER_TDP_MARGIN, _watts, peak_over_tdp
+
+    ratio = peak_over_tdp(design)
+    if ratio is None:
+        return None
+    tdp = _watts(design["tdp_w"])
+    return (f"chip.tdp {tdp} is below the modelled peak power {_watts(design['peak_power_w'])} ({ratio:.2f}× the "
+            f"TDP): the power basis is the TDP (tok/s per kW divides by {tdp}) and points whose modelled power "
+            "exceeds it are marked infeasible, but a chip whose peak exceeds its TDP would throttle under a "
+            "heavier load, which is not priced (said beyond "
+            f"{1 + PEAK_OVER_TDP_MARGIN:g}× the TDP: a chip at full rate on every unit exceeds its TDP by design, "
+            "the shipped specs by up to 1.14×)")
 
 
 def _describe_slo(slo) -> str:

@@ -51,7 +51,7 @@ def run(args) -> int:
     from ..evaluation import cost_model_record, efficiency_record, jsonable, load_spec_checked
     from ..search import (INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_points_problem,
                           grid_shape, run_sweep)
-    from ..report import SHOWN, CauseCounter, param_header, reasons_text
+    from ..report import SHOWN, CauseCounter, front_notes, param_header, reasons_text
     from ..search import _check_out_dir, check_study_dir
     from ._common import default_out_dir, ensure_out_dir, progress_bar
 
@@ -106,6 +106,9 @@ def run(args) -> int:
     rows = [{"params": {k: int(v[i]) if k in whole else jsonable(v[i].item() if hasattr(v[i], "item") else v[i])
                         for k, v in fc.items()},
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
+    # as pareto.json's notes, over every metric of each front design (tdp_w is no column)
+    notes = front_notes([(f"row {i + 1} of sweep_front.csv", {k: fm[k][i] for k in fm}) for i in range(n)],
+                        noun="front designs")
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
         # whose calibrated knobs priced the designs (spec.efficiency_from), or null: as pareto.json
@@ -119,6 +122,7 @@ def run(args) -> int:
         # as optimize's infeasible_reasons, counting designs instead of trials
         "infeasible_reasons": reasons,
         "warnings": warned,
+        "notes": notes,  # what to keep in mind reading the front's figures (report.front_notes)
         "objectives": [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in space.objectives],
         "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
                         for c in space.constraints],  # as pareto.json's
@@ -147,5 +151,7 @@ def run(args) -> int:
               f"hypervolume {res['hypervolume']:.6g}")
         if reasons:
             print(f"no feasible design; most common reasons: {reasons_text(reasons, 'designs')}")
+        for note in notes:
+            print(f"note: {note}")
         print(f"wrote {out}/sweep_front.csv and {out}/sweep_front.json")
     return ExitCode.OK if n else ExitCode.NO_RESULT
