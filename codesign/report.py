@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import numbers
 import os
 import re
 from pathlib import Path
@@ -349,7 +350,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         # a bound on power or area the search lacks; a reference priced on another model or workload
         "warnings": search_warnings(spec) if warnings is None else warnings,
         # what to keep in mind reading the Pareto designs' figures, one line each (front_notes)
-        "notes": front_notes([(f"trial {r['trial']}", r["metrics"]) for r in rows]),
+        "notes": front_notes([(f"trial {r['trial']}", r["metrics"]) for r in rows],
+                             largest=max(spec.workload.concurrency), slo=bool(slo)),
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
@@ -404,16 +406,21 @@ def search_warnings(spec: Spec) -> list[str]:
     return budget_warnings(spec) + power_gap_warnings(spec) + reference_warnings(spec)
 
 
-def front_notes(designs, noun: str = "Pareto designs") -> list[str]:
+def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = None,
+                slo: bool = True) -> list[str]:
     """What to keep in mind reading a front's figures, one line each ([] when nothing): designs
     whose modelled peak power is far above their own ``chip.tdp``
-    (:func:`codesign.evaluation.peak_over_tdp`).
+    (:func:`codesign.evaluation.peak_over_tdp`); designs whose peak tok/s per kW is at ``largest``,
+    the largest concurrency of ``workload.concurrency`` (the efficiency still rising at the edge of
+    the list), and, when no SLO bounds the search (``slo`` false), that the peak ignores latency.
 
     ``designs``: ``(label, metrics)`` per design (``"trial 12"``, a row's metrics as
     ``pareto.json`` gives them). A search of ``chip.tdp`` without a ``peak_power_w`` constraint
     lands at the TDP's lower bound (tok/s per kW divides by it) and the front said nothing of the
-    designs' own peak power (fresh-user trial, session 43)."""
+    designs' own peak power; ``concurrency = [1, 1e9]`` put every peak at 10^9 users, at a TTFT of
+    155 days (fresh-user trial, session 43). Which point is the peak is not changed."""
     from .evaluation import PEAK_OVER_TDP_MARGIN, _watts, peak_over_tdp
+    from .units import format_duration
 
     notes = []
     hot = [(label, m, r) for label, m in designs if (r := peak_over_tdp(m)) is not None]
@@ -426,6 +433,24 @@ def front_notes(designs, noun: str = "Pareto designs") -> list[str]:
             f"{_watts(m['tdp_w'])} TDP): {its} tok/s per kW is taken on the TDP (the power basis), and under a "
             "heavier load than the points priced the chip would throttle, which is not priced; a "
             "[[search.constraints]] bound on peak_power_w keeps the designs within a power budget")
+
+    def at_edge(m) -> bool:
+        c = m.get("peak_concurrency")
+        return largest is not None and isinstance(c, numbers.Real) and math.isfinite(c) and int(c) == largest
+
+    edge = [m for _, m in designs if at_edge(m)]
+    if edge and len(designs) and largest is not None:
+        has, its = ("has", "its") if len(edge) == 1 else ("have", "their")
+        note = (f"{len(edge)} of {len(designs)} {noun} {has} {its} peak tok/s per kW at the largest concurrency of "
+                f"workload.concurrency ({largest:,} users): the efficiency was still rising at the edge of the "
+                "list, so the true peak may lie beyond it")
+        if not slo:
+            ttft = [float(m["ttft_at_peak_s"]) for m in edge if isinstance(m.get("ttft_at_peak_s"), numbers.Real)]
+            worst = f" (TTFT at the peak up to {format_duration(max(ttft))})" if ttft else ""
+            note += (f"; no SLO bounds the search, so the peak ignores latency{worst}: set one in [workload.slo] "
+                     '(ttft, tpot; e.g. ttft = "2 s") or as a [[search.constraints]] bound on ttft_s or tpot_s, '
+                     "and the peak is taken over the points that meet it")
+        notes.append(note)
     return notes
 
 

@@ -428,6 +428,51 @@ def test_no_shipped_spec_is_warned_of_its_tdp():
     assert seen >= 10  # the 7 examples, the 3 Jalapeño searches and kv-locality
 
 
+def test_a_peak_at_the_largest_concurrency_is_said(tmp_path, cli):
+    """``concurrency = [1, 1e9]`` put the peak tok/s per kW at 10^9 users, at a TTFT of 155 days,
+    feasible and without a word (fresh-user trial, session 43). The peak stays where it is (the
+    efficiency there is above that of 1 user), and a note says that it sits at the edge of the list,
+    so the true peak may lie beyond it, and, with no SLO set, that it ignores latency, its TTFT, and
+    where an SLO is set. Expected TTFT by Little's law for a closed loop of C users: nearly all of
+    a request's time is its wait in the queue, so TTFT ~ C / X, X = requests/s = mixed tok/s per
+    chip x 8 chips / (0.9 x (8192 + 1024)) tokens per request (lengths drawn from [0.8 L, L])."""
+    import re
+
+    f = tmp_path / "edge.toml"
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1e9]\n')
+    rc, out, err = cli("evaluate", f, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["summary"]["peak_concurrency"] == 10**9, err
+    one, many = doc["points"]
+    assert doc["summary"]["peak_mixed_tok_s_per_kw"] == pytest.approx(many["mixed_tok_s_per_kw"])
+    days = 1e9 / (many["mixed_tok_s_per_chip"] * 8 / (0.9 * (8192 + 1024))) / 86400
+    (note,) = [n for n in doc["notes"] if "largest concurrency" in n]
+    assert note.startswith("the peak tok/s per kW is at the largest concurrency of workload.concurrency "
+                           "(1,000,000,000 users): the efficiency was still rising at the edge of the list, so the "
+                           "true peak may lie beyond it; no SLO is set, so the peak ignores latency (its TTFT is "), note
+    said = float(re.search(r"its TTFT is ([\d.,]+) days", note).group(1).replace(",", ""))
+    assert said == pytest.approx(days, rel=0.01), (said, days)
+    assert "[workload.slo]" in note and "ttft" in note
+    rc, out, err = cli("evaluate", f)
+    assert "note: the peak tok/s per kW is at the largest concurrency" in out and "days" in out
+    # an SLO that 10^6 users meet (a TTFT of 3.7 h by the same law): the note keeps the edge and
+    # leaves out the latency
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1e6]\n'
+                 '[workload.slo]\nttft = "5 h"\n')
+    (note,) = [n for n in _doc(cli, f)["notes"] if "largest concurrency" in n]
+    assert note.endswith("so the true peak may lie beyond it"), note
+    # an SLO that only 1 user meets (TTFT 16 ms, test_json_document's range): the peak is at 1, no note
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1e9]\n'
+                 '[workload.slo]\nttft = "2 s"\n')
+    doc = _doc(cli, f)
+    assert doc["summary"]["peak_concurrency"] == 1 and not [n for n in doc["notes"] if "largest concurrency" in n]
+    # a peak inside the list is no edge: [1, 5e8, 1e9] is a plateau beyond the KV slots (more users
+    # only queue, at the same throughput), whose peak is its start (the lowest concurrency within 0.01%)
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 5e8, 1e9]\n')
+    doc = _doc(cli, f)
+    assert doc["summary"]["peak_concurrency"] == 5 * 10**8 and not [n for n in doc["notes"] if "largest" in n]
+
+
 def test_an_operating_point_above_the_tdp_is_infeasible(tmp_path, cli):
     """``tdp = "1 mW"`` on GB200's spec was priced without a word: 65 billion mixed tok/s per kW
     "(TDP 0 W)", exit 0 (noticed in session 28, left then). tok/s per kW divides by the TDP, and a

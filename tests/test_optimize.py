@@ -225,6 +225,50 @@ def test_front_designs_far_above_their_own_tdp_are_noted(cli, tmp_path):
                            "(up to 3.00×: row 1 of sweep_front.csv, 1,200 W on a 400 W TDP)"), note
 
 
+def test_front_peaks_at_the_largest_concurrency_are_noted(cli, tmp_path):
+    """``concurrency = [1, 1e9]`` put every design's peak tok/s per kW at 10^9 users, at a TTFT of
+    155 days, and the report said nothing (fresh-user trial, session 43). GB200 at 4 or 8 TB/s of HBM
+    over [1, 64, 1e9] users: 10^9 users saturate either (beyond its KV slots more users queue) and
+    64 do not (GB200's own sweep rises from 64 to 1024 users, test_evaluate), so every Pareto design
+    peaks at the edge of the list. No SLO bounds the search: the note says that the peak ignores
+    latency and how to set one. The peak itself is not moved."""
+    p = tmp_path / "edge.toml"
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "edge"\n[workload]\nconcurrency = [1, 64, 1e9]\n'
+                 '[search]\nsampler = "grid"\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
+                 '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
+                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out, "--json")
+    assert rc == 0, err
+    doc = json.loads(stdout)
+    n = len(doc["pareto"])
+    assert n and all(r["metrics"]["peak_concurrency"] == 10**9 for r in doc["pareto"])
+    (note,) = [x for x in doc["notes"] if "largest concurrency" in x]
+    assert note.startswith(f"{n} of {n} Pareto designs {'has its' if n == 1 else 'have their'} peak tok/s per kW at "
+                           "the largest concurrency of workload.concurrency (1,000,000,000 users): the efficiency "
+                           "was still rising at the edge of the list, so the true peak may lie beyond it; no SLO "
+                           "bounds the search, so the peak ignores latency (TTFT at the peak up to "), note
+    assert " days)" in note and "[workload.slo]" in note and "ttft_s" in note
+
+
+def test_front_notes_leave_out_the_latency_under_an_slo():
+    """report.front_notes: with an SLO bounding the search the peak is taken at it, so the note of a
+    peak at the largest concurrency says the edge alone; designs whose peak is elsewhere, or whose
+    peak power is within 1.25x their TDP (1.2x here), are not counted."""
+    from codesign.report import front_notes
+
+    at = {"peak_concurrency": 1024, "ttft_at_peak_s": 0.5, "peak_power_w": 840.0, "tdp_w": 700.0}
+    inside = dict(at, peak_concurrency=512)
+    (note,) = front_notes([("trial 1", at), ("trial 2", inside)], largest=1024, slo=True)
+    assert note == ("1 of 2 Pareto designs has its peak tok/s per kW at the largest concurrency of "
+                    "workload.concurrency (1,024 users): the efficiency was still rising at the edge of the list, "
+                    "so the true peak may lie beyond it")
+    (note,) = front_notes([("trial 1", at), ("trial 2", at)], largest=1024, slo=False)
+    assert note.startswith("2 of 2 Pareto designs have their peak") and "(TTFT at the peak up to 500 ms)" in note
+    assert front_notes([("trial 2", inside)], largest=1024, slo=False) == []
+
+
 def _gb200_search(tmp_path, name, body):
     p = tmp_path / f"{name}.toml"
     p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST

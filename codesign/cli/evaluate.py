@@ -38,9 +38,11 @@ def run(args) -> int:
     # the point the peak is reached at (its concurrency, TTFT, TPOT), as optimize reports it
     summary.update({k: design_value(k, v[0]) for k, v in ev_slo.peak_point().items()})
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
-    # remarks on the figures (also in --json's notes): a TDP far below the modelled peak power
+    # remarks on the figures (also in --json's notes): a TDP far below the modelled peak power; a
+    # peak at the edge of the concurrency list
     hot = _peak_power_warning(design)
-    notes = [n for n in (hot,) if n]
+    edge = _peak_edge_note(ev.concurrency, summary, slo)
+    notes = [n for n in (hot, edge) if n]
     if args.json:
         priced_by = cost_model_record(spec, cost_model=args.cost_model)
         doc = {
@@ -70,7 +72,7 @@ def run(args) -> int:
             "slo": {m: b for m, b in slo} or None,
             "summary": summary,
             # what to keep in mind reading the figures, one line each (the table prints them below
-            # it): a chip.tdp far below the modelled peak power
+            # it): a chip.tdp far below the modelled peak power; a peak at the largest concurrency
             "notes": notes,
         }
         if slo:
@@ -78,7 +80,7 @@ def run(args) -> int:
                 p["meets_slo"] = bool(ok)
         print_json(doc)
     else:
-        _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0])
+        _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0], edge=edge)
         from ..report import power_gap_warnings
 
         for w in power_gap_warnings(spec):
@@ -113,6 +115,26 @@ def _peak_power_warning(design) -> str | None:
             "heavier load, which is not priced (said beyond "
             f"{1 + PEAK_OVER_TDP_MARGIN:g}× the TDP: a chip at full rate on every unit exceeds its TDP by design, "
             "the shipped specs by up to 1.14×)")
+
+
+def _peak_edge_note(concurrency, summary, slo) -> str | None:
+    """What a peak tok/s per kW at the largest concurrency of ``workload.concurrency`` means, or
+    None: the efficiency was still rising there, so the true peak may lie beyond the list; without
+    an SLO (``slo``: :func:`codesign.evaluation.slo_bounds`), that it ignores latency, its TTFT and
+    the key that sets one. ``concurrency = [1, 1e9]`` put the peak at 10^9 users and a TTFT of 155
+    days, feasible and without a word (fresh-user trial, session 43). The peak is not moved."""
+    from ..units import format_duration
+
+    users = summary.get("peak_concurrency")  # an int, or NaN without a feasible point (at the SLO)
+    if len(concurrency) < 2 or not isinstance(users, int) or users != max(int(c) for c in concurrency):
+        return None
+    note = (f"the peak tok/s per kW is at the largest concurrency of workload.concurrency ({users:,} users): "
+            "the efficiency was still rising at the edge of the list, so the true peak may lie beyond it")
+    if not slo:
+        note += (f"; no SLO is set, so the peak ignores latency (its TTFT is "
+                 f"{format_duration(summary['ttft_at_peak_s'])}): set one in [workload.slo] (ttft, tpot; e.g. "
+                 'ttft = "2 s"), and the peak is taken over the points that meet it')
+    return note
 
 
 def _describe_slo(slo) -> str:
@@ -154,9 +176,10 @@ def _fmt(x, scale=1.0, digits=3, unit=""):
     return f"{text} {unit}" if unit else text
 
 
-def _print_table(spec, ev, summary, design, meets=None):
+def _print_table(spec, ev, summary, design, meets=None, edge=None):
     """The table of ``ev``'s points and its summary lines; ``meets`` (per point) whether the point
-    meets the spec's [workload.slo], when it sets one."""
+    meets the spec's [workload.slo], when it sets one; ``edge``, a note printed under the peak
+    (:func:`_peak_edge_note`)."""
     import math
 
     from rich.console import Console
@@ -239,6 +262,8 @@ def _print_table(spec, ev, summary, design, meets=None):
     at = (f" at {users:,} users (TTFT {_fmt(summary['ttft_at_peak_s'], 1e3, unit='ms')}, "
           f"TPOT {_fmt(summary['tpot_at_peak_s'], 1e3, unit='ms')})" if isinstance(users, int) else "")
     con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}{at}")
+    if edge:
+        con.print(f"note: {edge}", highlight=False, markup=False)
     con.print(f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
               f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
     area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")

@@ -108,7 +108,8 @@ def run(args) -> int:
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     # as pareto.json's notes, over every metric of each front design (tdp_w is no column)
     notes = front_notes([(f"row {i + 1} of sweep_front.csv", {k: fm[k][i] for k in fm}) for i in range(n)],
-                        noun="front designs")
+                        noun="front designs", largest=max(spec.workload.concurrency),
+                        slo=any(c.slo for c in space.constraints))
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
         # whose calibrated knobs priced the designs (spec.efficiency_from), or null: as pareto.json
