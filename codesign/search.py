@@ -43,7 +43,8 @@ from attrs import frozen
 
 from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
-from .errors import PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, PluginBugError, SpecError, format_value
+from .errors import (PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, Interrupted, PluginBugError, SpecError,
+                     format_value)
 from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, check_priceable, cost_model_name, meets_slos, slo_bounds
 from .spec import (SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind,
                    toml_key_path, unread_key_problem)
@@ -2880,12 +2881,13 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
     file = journal if journal is not None else _sqlite_path(storage)  # the study's file, if it has one
     fresh = file is not None and not file.exists()
     made = _missing_dirs(file.parent) if file is not None else []
+    ctx = None
     try:
         ctx = _open_study(spec, seed=seed, out_dir=out_dir, storage=storage, evaluate=evaluate, repair=private,
                           claim=True)
         total = _grid_total(ctx, total, note)
         _prepare(ctx, total, private=private)
-    except BaseException:
+    except BaseException as exc:
         # refused before any trial ran (the cost model refused the spec, say, or the output
         # directory holds another study): leave no new journal (or SQLite database) behind, or the
         # corrected spec would clash with its recorded spec, and no directory this call created.
@@ -2901,6 +2903,12 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
                 d.rmdir()
             except OSError:
                 break
+        if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, Interrupted):
+            if fresh:  # its new journal (or database) is gone: "completed trials, if any, are kept" was untrue
+                raise Interrupted("interrupted before the search ran a trial: nothing was stored (no study is "
+                                  f"kept in {file}); rerun the same command to start the search") from None
+            if ctx is not None:
+                raise _interrupted(ctx) from None
         raise
     done = _resuming(ctx, total, note)
     todo = max(total - done, 0)
@@ -2912,6 +2920,10 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         else:
             new = _spawn_workers(spec, ctx, workers, todo, storage, out_dir, seed,
                                  poll=(lambda k: progress(done + k, total)) if progress else None)
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Interrupted):
+            raise
+        raise _interrupted(ctx) from None
     except Exception as exc:
         # a cost model raising once trials are stored (in the refinement between batches, say) is
         # no refused input: its study is kept, and the error says so and how to resume, as an
@@ -2919,6 +2931,26 @@ def run_search(spec: Spec, *, trials: int | None, seed: int | None, out_dir, sto
         _note_kept(ctx, exc)
         raise
     return _result(ctx, new)
+
+
+def _interrupted(ctx: _Context) -> Interrupted:
+    """The line an interrupt (Ctrl-C, SIGTERM) of a search whose study storage is kept ends with:
+    how many completed trials it holds and where, and how to go on. The CLI's generic "completed
+    trials, if any, are kept in the study storage" was printed even by a run interrupted before its
+    first batch, whose new journal had been removed (fresh-user trial, session 43). The count is
+    read again from the storage (the interrupted batch's trials were given back); when it cannot be
+    read, the generic line is said."""
+    import optuna
+
+    try:
+        n = len(ctx.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)))
+    except Exception:  # noqa: BLE001 - the storage failing too: the generic line, never a second error
+        return Interrupted("interrupted: completed trials, if any, are kept in the study storage; rerun to resume")
+    if n:
+        return Interrupted(f"interrupted: {n} completed trial{'' if n == 1 else 's'} {'is' if n == 1 else 'are'} "
+                           f"kept in the study storage ({ctx.storage}); rerun the same command to resume")
+    return Interrupted(f"interrupted before any trial completed: the study storage ({ctx.storage}) holds none "
+                       "yet; rerun the same command to start the search")
 
 
 def _note_kept(ctx: _Context, exc: BaseException) -> None:

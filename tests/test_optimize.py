@@ -1183,6 +1183,59 @@ def test_a_cost_model_raising_in_the_seed_sweep_leaves_no_study_and_the_rerun_st
     assert rc == 0 and "resuming" not in err, err
 
 
+def test_an_interrupt_says_what_it_kept(cli, tmp_path, monkeypatch):
+    """Ctrl-C said "completed trials, if any, are kept in the study storage; rerun to resume" however
+    early it came, also before the first batch, when the new study's journal and output directory
+    had been removed (fresh-user trial, session 43). Each stage now says what it left: before the
+    search (the [search] check), nothing run or written; in the seed sweep of a new study, nothing
+    stored (the directory is gone); in the first batch, a study with no completed trial; in the
+    second, the first batch's 8 trials (batch_size 8)."""
+    import codesign.search as S
+
+    journal = lambda out: out / "study.journal"  # noqa: E731
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+
+    # before the search: the [search] check (which asks the cost model, importing JAX)
+    with monkeypatch.context() as m:
+        m.setattr(S, "check_search", interrupt)
+        out = tmp_path / "a"
+        rc, _, err = cli("optimize", _named(tmp_path, "a"), "--trials", "8", "--out", out)
+        assert rc == 130 and err.splitlines()[-1] == (
+            "interrupted before the search started: nothing was run or written; rerun the same command to run it"), err
+        assert not out.exists()
+    # in the seed sweep of a new study (before its first trial): its journal and directory are removed
+    with monkeypatch.context() as m:
+        m.setattr(S, "sweep_seeds", interrupt)
+        out = tmp_path / "b"
+        rc, _, err = cli("optimize", _small_flagship(tmp_path, "b"), "--trials", "8", "--out", out)
+        assert rc == 130 and err.splitlines()[-1] == (
+            f"interrupted before the search ran a trial: nothing was stored (no study is kept in {journal(out)}); "
+            "rerun the same command to start the search"), err
+        assert not out.exists()
+    # in the first batch, then in the second (as its first trial is recorded)
+    real = S._record
+    for stop, want in ((1, "interrupted before any trial completed: the study storage ({}) holds none yet; rerun "
+                           "the same command to start the search"),
+                       (9, "interrupted: 8 completed trials are kept in the study storage ({}); rerun the same "
+                           "command to resume")):
+        calls = []
+
+        def record(*a, stop=stop, calls=calls, **k):
+            calls.append(1)
+            if len(calls) == stop:
+                raise KeyboardInterrupt
+            return real(*a, **k)
+
+        with monkeypatch.context() as m:
+            m.setattr(S, "_record", record)
+            out = tmp_path / f"c{stop}"
+            rc, _, err = cli("optimize", _named(tmp_path, f"c{stop}"), "--trials", "24", "--out", out)
+        assert rc == 130 and err.splitlines()[-1] == want.format(journal(out)), err
+        assert journal(out).is_file()
+
+
 def test_an_interrupt_while_the_report_is_written_says_so_and_the_rerun_rebuilds_it(cli, tmp_path, monkeypatch):
     """Ctrl-C after the search, while the report was written, said only "completed trials ... are
     kept; rerun to resume", over a directory whose pareto.json and pareto.csv looked complete with
