@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from .errors import SpecError
+from .errors import SpecError, close_name
 from .spec import Spec, load_raw, spec_from_dict
 
 
@@ -195,8 +195,10 @@ def _reference_of(spec_path: str, name: str, *, pm=None, check_knobs: bool = Tru
     path = Path(setter).parent / name if setter else Path(name)
     if not path.exists():
         have = ", ".join(sorted(baselines)) or "none registered"
+        close = close_name(name, sorted(baselines))  # 'GB200' for 'gb200'
+        mean = f"; did you mean {close!r}?" if close else ""
         raise SpecError([(where, "search.reference",
-                          f"{name!r} is neither a registered baseline ({have}) nor a spec file (no file "
+                          f"{name!r} is neither a registered baseline ({have}){mean} nor a spec file (no file "
                           f"{path}: a relative path is read from the directory of the file that sets it)")])
     raw_ref, origins = load_raw(path)
     if "model" not in raw_ref or "workload" not in raw_ref:
@@ -395,7 +397,10 @@ def resolve_efficiency(spec: Spec, *, pm=None, cost_model: str | None = None) ->
     where = spec.origin("efficiency_from")
     if b is None:
         have = ", ".join(sorted(pm.baselines)) or "none registered"
-        raise SpecError([(where, "efficiency_from", f"{spec.efficiency_from!r} is not a registered baseline ({have})")])
+        close = close_name(spec.efficiency_from, sorted(pm.baselines))  # 'GB200' for 'gb200'
+        mean = f"; did you mean {close!r}?" if close else ""
+        raise SpecError([(where, "efficiency_from",
+                          f"{spec.efficiency_from!r} is not a registered baseline ({have}){mean}")])
     # --cost-model auto prices with the model it picks for this spec (evaluate names it); the spec's
     # own "auto" is judged as written, since a search's reference takes the knobs by that name
     # (_reference_of) and designs and reference must share them

@@ -151,3 +151,27 @@ def _toml_key(key) -> str:
 
     key = str(key)
     return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
+
+
+def close_name(name, candidates, *, cutoff: float = 0.8) -> str | None:
+    """The one of ``candidates`` that ``name`` most likely stands for, for a message's "did you
+    mean": one that differs from it in case alone (``'MXFP4'`` for ``'mxfp4'``, ``'Aggregated'``);
+    else the closest by :func:`difflib.get_close_matches` (ratio >= ``cutoff``), compared without
+    case (``'maximise'``, the British spelling, for ``'maximize'``; ``'NSGA-2'`` for ``'nsga2'``);
+    else None, also for a ``name`` that is no string. Every "did you mean" of a name (a key, a
+    number format, a metric, a cost model) asks this one. Case-blind: difflib alone compares case,
+    so ``moe_weights_format = "MXFP4"`` got no guess (fresh-user trial, session 43)."""
+    import difflib
+
+    if not isinstance(name, str):
+        return None
+    names = [str(c) for c in candidates]
+    folded = name.casefold()
+    same = [c for c in names if c.casefold() == folded]
+    if same:
+        return same[0]
+    by_fold = {}
+    for c in names:
+        by_fold.setdefault(c.casefold(), c)
+    close = difflib.get_close_matches(folded, list(by_fold), n=1, cutoff=cutoff)
+    return by_fold[close[0]] if close else None

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from .costmodel import DESIGN_METRICS, NAN_DESIGN_METRICS, POINT_METRICS, Evaluation
-from .errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, PluginError, format_value
+from .errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, PluginError, close_name, format_value
 from .spec import Spec, absent_tier_problem
 
 SCHEMA_VERSION = 1
@@ -513,7 +513,9 @@ def _format_problem(field: str, name, formats) -> str | None:
     if name is None:
         return None
     if name not in formats:
-        return f"unknown number format {name!r}; registered: {', '.join(sorted(formats))}"
+        close = close_name(name, sorted(formats))  # 'MXFP4' for 'mxfp4' (fresh-user trial, session 43)
+        mean = f" (did you mean {close!r}?)" if close else ""
+        return f"unknown number format {name!r}{mean}; registered: {', '.join(sorted(formats))}"
     if field in WEIGHT_ONLY_REFUSED and formats[name].weight_only:
         return f"{name!r} is a weight-only number format{WEIGHT_ONLY_REFUSED[field]}"
     return None

@@ -33,7 +33,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
-from .errors import PLUGIN_EXCEPTIONS, PluginBugError, PluginError
+from .errors import PLUGIN_EXCEPTIONS, PluginBugError, PluginError, close_name
 
 GROUP = "codesign"
 #: Environment variable that makes plugin failures fatal.
@@ -377,8 +377,8 @@ class PluginManager:
         ``roofline`` where it was not installed said only "no cost model named 'roofline' is
         registered" (fresh-user trial, session 42)."""
         models = sorted(self.cost_models)
-        guess = difflib.get_close_matches(name, models, n=1) if isinstance(name, str) else []
-        mean = f" (did you mean {guess[0]!r}?)" if guess else ""
+        guess = close_name(name, models, cutoff=0.6)  # difflib's default; 'Analytical' too
+        mean = f" (did you mean {guess!r}?)" if guess else ""
         parts = [f"no cost model named {name!r} is registered{mean}; available: {', '.join(models) or 'none'} "
                  "(or 'auto')"]
         failed = [st.label for st in self.status if st.status == "failed"]

@@ -44,7 +44,7 @@ from attrs import frozen
 from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
 from .errors import (PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, Interrupted, PluginBugError, SpecError,
-                     format_value)
+                     close_name, format_value)
 from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, check_priceable, cost_model_name, meets_slos, slo_bounds
 from .spec import (SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind,
                    toml_key_path, unread_key_problem)
@@ -304,12 +304,11 @@ def _envelope_key_problem(key: str, parameters: list[str] | None) -> str | None:
 
 
 def _did_you_mean(key: str, candidates, *, cutoff: float) -> str:
-    """``"; did you mean 'x'?"`` for the candidate closest to ``key`` (difflib ratio >= ``cutoff``),
+    """``"; did you mean 'x'?"`` for the candidate ``key`` most likely stands for
+    (:func:`codesign.errors.close_name`: one differing in case, else difflib ratio >= ``cutoff``),
     else ``""``."""
-    import difflib
-
-    close = difflib.get_close_matches(key, list(candidates), n=1, cutoff=cutoff)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    close = close_name(key, candidates, cutoff=cutoff)
+    return f"; did you mean {close!r}?" if close else ""
 
 
 def search_key_problems(spec: Spec, parameters: list[str] | None) -> list[tuple[str, str, str]]:
@@ -411,11 +410,9 @@ def metric_problem(metric: str, *, slo: bool = False) -> str | None:
     names = list(SEARCH_METRICS) + (list(SLO_METRICS) if slo else [])
     if metric in names:
         return None
-    import difflib
-
     # 'ttft' for 'ttft_s': a spec key's typo gets a guess, a metric name's got the list only (session 41)
-    close = difflib.get_close_matches(str(metric), names, n=1, cutoff=0.75)
-    guess = f"did you mean {close[0]!r}? " if close else ""
+    close = close_name(str(metric), names, cutoff=0.75)
+    guess = f"did you mean {close!r}? " if close else ""
     return f"unknown metric {metric!r}; {guess}expected one of {', '.join(names)}"
 
 
@@ -1695,7 +1692,10 @@ def sampler_problem(name: str, pm=None) -> str | None:
     plugins = (pm or get_plugin_manager()).samplers
     if name in plugins:
         return None
-    return f"unknown sampler {name!r}; expected one of {', '.join(list(BUILTIN_SAMPLERS) + sorted(plugins))}"
+    names = list(BUILTIN_SAMPLERS) + sorted(plugins)
+    close = close_name(name, names)  # 'nsga-2' for 'nsga2'
+    guess = f"did you mean {close!r}? " if close else ""
+    return f"unknown sampler {name!r}; {guess}expected one of {', '.join(names)}"
 
 
 # ------------------------------------------------------------------------------- storage

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import collections
 import copy
-import difflib
 import functools
 import os
 import re
@@ -30,7 +29,7 @@ from typing import Any, Literal, NewType
 import attrs
 from attrs import field, frozen
 
-from .errors import SpecError, format_value
+from .errors import SpecError, close_name, format_value
 from .units import KINDS, QuantityError, parse_quantity
 
 if sys.version_info >= (3, 11):
@@ -1105,7 +1104,10 @@ def converter():
     def _literal(value, type_):  # the allowed strings, and the value as the TOML wrote it
         allowed = typing.get_args(type_)
         if isinstance(value, bool) or value not in allowed:
-            raise ValueError(f"expected one of {', '.join(repr(x) for x in allowed)} (got {format_value(value)})")
+            # a case slip or the British spelling ('maximise'): fresh-user trial, session 43
+            close = close_name(value, allowed)
+            mean = f"; did you mean {close!r}?" if close else ""
+            raise ValueError(f"expected one of {', '.join(repr(x) for x in allowed)} (got {format_value(value)}){mean}")
         return value
 
     conv.register_structure_hook_func(lambda t: typing.get_origin(t) is Literal, _literal)
@@ -1180,7 +1182,7 @@ def _did_you_mean(key: str, names: list[str], cls: type | None = None) -> str:
     the closest field name; else, for a key that is a field of another table of the spec
     (``max_batch_size`` under ``[deployment.decode]``), the table(s) it belongs in, with the
     field's ``doc`` metadata when it says what the key means there; else every field name."""
-    close = difflib.get_close_matches(key, names, n=1)
+    close = close_name(key, names, cutoff=0.6)  # difflib's default; 'TDP' for 'tdp' too
     homes, tree = _key_homes()
     elsewhere = [(table, doc) for table, doc, owner in homes.get(key, ()) if owner is not cls] if cls in tree else []
     belongs = ""
@@ -1190,7 +1192,7 @@ def _did_you_mean(key: str, names: list[str], cls: type | None = None) -> str:
         docs = list(dict.fromkeys(d for _, d in elsewhere if d))
         belongs = f"{key} belongs in {where}" + (f" ({docs[0]})" if len(docs) == 1 else "")
     if close:
-        return f"unknown key; did you mean {close[0]!r}?" + (f" ({belongs})" if belongs else "")
+        return f"unknown key; did you mean {close!r}?" + (f" ({belongs})" if belongs else "")
     if belongs:
         return f"unknown key here; {belongs}"
     return f"unknown key; expected one of {', '.join(names)}"

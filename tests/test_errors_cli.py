@@ -1139,6 +1139,66 @@ def test_an_unknown_metric_gets_a_guess():
     assert "did you mean" not in metric_problem("zzzz", slo=True)
 
 
+_FORMATS = ("bf16, fp8_e4m3, fp8_e5m2, int4_g32, mxfp4, mxfp6_e2m3, mxfp6_e3m2, mxfp8_e4m3, mxfp8_e5m2, mxint8, "
+            "nvfp4")  # the number formats the shipped plugins register, sorted
+
+
+@pytest.mark.parametrize("table, key, line", [
+    # the formats registry's names are lower-case (formats.NumberFormat.name): a case slip of one
+    ('[deployment]\nmoe_weights_format = "MXFP4"\n', "deployment.moe_weights_format",
+     f"unknown number format 'MXFP4' (did you mean 'mxfp4'?); registered: {_FORMATS}"),
+    ('[deployment]\nkv_cache_format = "FP8_E4M3"\n', "deployment.kv_cache_format",
+     f"unknown number format 'FP8_E4M3' (did you mean 'fp8_e4m3'?); registered: {_FORMATS}"),
+    # no registered name is near "fp5": the list alone
+    ('[deployment]\nweights_format = "fp5"\n', "deployment.weights_format",
+     f"unknown number format 'fp5'; registered: {_FORMATS}"),
+    # the spec's enumerated strings (typing.Literal): a case slip, and the British spelling
+    ('[deployment]\nmode = "Aggregated"\n', "deployment.mode",
+     "expected one of 'aggregated', 'disaggregated' (got 'Aggregated'); did you mean 'aggregated'?"),
+    (_SEARCH.replace('direction = "maximize"', 'direction = "maximise"'), "search.objectives.0.direction",
+     "expected one of 'maximize', 'minimize' (got 'maximise'); did you mean 'maximize'?"),
+    (_SEARCH.replace('direction = "maximize"', 'direction = "MAXIMIZE"'), "search.objectives.0.direction",
+     "expected one of 'maximize', 'minimize' (got 'MAXIMIZE'); did you mean 'maximize'?"),
+    # "max" is no slip of either: the list alone
+    (_SEARCH.replace('direction = "maximize"', 'direction = "max"'), "search.objectives.0.direction",
+     "expected one of 'maximize', 'minimize' (got 'max')"),
+    # a key in the wrong case (difflib alone compares case: 'TDP' got the whole list)
+    ('[chip]\nTDP = "1200 W"\n', "chip.TDP", "unknown key; did you mean 'tdp'?"),
+])
+def test_an_enumerated_name_in_the_wrong_case_or_spelling_gets_a_guess(cli, tmp_path, table, key, line):
+    """``moe_weights_format = "MXFP4"`` and ``direction = "maximise"`` got the list of allowed names
+    with no "did you mean" (fresh-user trial, session 43): difflib compares case, and the literal
+    check had no guess at all. errors.close_name (every "did you mean" of a name) takes a name
+    differing in case alone, else the closest without case."""
+    spec = _example_with(tmp_path, table)
+    err = _refused(cli("evaluate", spec))
+    assert err.strip() == f"error: {spec}: {key}: {line}", err
+
+
+def test_close_name_guesses_case_slips_and_spellings():
+    """The one helper behind the guesses: case first, then difflib without case; None for nothing
+    near, for a name that is no string, and for an empty list."""
+    from codesign.errors import close_name
+
+    assert close_name("MXFP4", ["bf16", "mxfp4", "nvfp4"]) == "mxfp4"
+    assert close_name("minimise", ["maximize", "minimize"]) == "minimize"
+    assert close_name("NSGA-2", ["tpe", "nsga2", "random"]) == "nsga2"
+    assert close_name("zzz", ["maximize", "minimize"]) is None
+    assert close_name(3, ["3"]) is None and close_name("x", []) is None
+
+
+def test_a_sampler_and_a_baseline_name_get_a_guess(cli, tmp_path):
+    """The other enumerated names of a spec: search.sampler (any case is read) and
+    efficiency_from, a registered baseline's name ('GB200' for 'gb200')."""
+    from codesign.search import sampler_problem
+
+    assert sampler_problem("nsga-2").startswith("unknown sampler 'nsga-2'; did you mean 'nsga2'? expected one of ")
+    spec = _example_with(tmp_path, 'efficiency_from = "GB200"\n')  # top level: the example has no table
+    err = _refused(cli("evaluate", spec))
+    assert f"error: {spec}: efficiency_from: 'GB200' is not a registered baseline (" in err, err
+    assert err.strip().endswith("); did you mean 'gb200'?"), err
+
+
 # ------------------------------------------- a unit typed in the wrong case gets the spelling to use
 def _example_with(tmp_path, table):
     """specs/examples/gb200-gpt-oss-120b.toml copied to ``tmp_path`` (its includes made absolute),

@@ -287,7 +287,7 @@ def test_a_plugin_sampler_is_accepted_when_the_spec_is_loaded(tmp_path, monkeypa
     with pytest.raises(SpecError) as exc:
         load_spec(f)
     assert [(k, m) for _, k, m in exc.value.problems] == [
-        ("search.sampler", "unknown sampler 'qmcc'; expected one of nsga2, tpe, gp, random, grid, qmc")]
+        ("search.sampler", "unknown sampler 'qmcc'; did you mean 'qmc'? expected one of nsga2, tpe, gp, random, grid, qmc")]
 
 
 @pytest.mark.slow

@@ -531,7 +531,8 @@ def test_search_problems_are_all_named_at_load(cli, tmp_path):
                     '[[search.constraints]]\nmetric = "area_mm2"\n'
                     '[[search.constraints]]\nmetric = "ttft"\nmax = "2 s"\n')
     want = [("search.trials", "must be a whole number >= 1 (got 0)"),
-            ("search.sampler", "unknown sampler 'nsga3'; expected one of nsga2, tpe, gp, random, grid"),
+            # the nearest registered name is offered (errors.close_name; session 43)
+            ("search.sampler", "unknown sampler 'nsga3'; did you mean 'nsga2'? expected one of nsga2, tpe, gp, random, grid"),
             # a bad seed was reported one run later (an attrs validator runs after every key structured)
             ("search.seed", "must be a whole number in [0, 2**32) (got -1)"),
             ("search.seed_sweep", "must be a whole number >= 0 (got -1)"),
