@@ -8,6 +8,7 @@ design in the batch. The core knows no particular cost model; plugins register t
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Protocol
 
 import attrs
@@ -65,11 +66,33 @@ NAN_DESIGN_METRICS = ("area_mm2",)
 COUNT_DESIGN_METRICS = ("chips", "max_concurrency", "peak_concurrency")
 
 
+#: Design metrics a cost model gives as a fractional need of whole things, which reports give as the
+#: whole count needed (:func:`whole_needed`): ``hbm_stacks``, the analytical model's HBM capacity or
+#: bandwidth over one stack's (the larger), which it prices area on and a search may bound or
+#: minimise as it is. ``"hbm_stacks": 6.67`` in ``evaluate --json`` read as a stack count; a package
+#: carries 7 (fresh-user trial, session 43).
+WHOLE_NEEDED_METRICS = ("hbm_stacks",)
+
+
+def whole_needed(x: float) -> int:
+    """The whole count a fractional need ``x`` takes: ``x`` rounded up, past a float32 cost model's
+    rounding (relative 1e-6: 6 TB/s over 1.2 TB/s per stack is 5.00000048 there, 5 stacks, not 6).
+
+    Raises:
+        ValueError: ``x`` is not finite (callers keep NaN and inf as they are)."""
+    if not math.isfinite(x):
+        raise ValueError(f"no whole count of {x}")
+    return max(0, math.ceil(x * (1.0 - 1e-6)))
+
+
 def design_value(key: str, x) -> float | int:
     """A metric's value for a JSON document: a float; a count (:data:`COUNT_DESIGN_METRICS`) with a
     whole value as an int, so ``"chips": 8``, not ``8.0`` (``evaluate``, ``optimize`` and ``sweep``
-    alike). NaN and inf stay floats (``jsonable`` makes them null)."""
+    alike); a fractional need (:data:`WHOLE_NEEDED_METRICS`) as the whole count it takes, an int
+    (``"hbm_stacks": 7`` for 6.67). NaN and inf stay floats (``jsonable`` makes them null)."""
     x = float(x)
+    if key in WHOLE_NEEDED_METRICS and math.isfinite(x):
+        return whole_needed(x)
     return int(x) if key in COUNT_DESIGN_METRICS and x.is_integer() else x
 
 #: Summary metrics, computed by :meth:`Evaluation.summary` from the feasible points.

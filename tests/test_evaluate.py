@@ -91,6 +91,41 @@ def test_more_hbm_bandwidth_never_slows_decode(cli, tmp_path):
         assert all(f <= s for s, f in zip(slow, fast))
 
 
+@pytest.mark.parametrize("hbm, stacks", [
+    ("", 7),  # GB200's own 186 GB and 8 TB/s: max(186 / 36 = 5.17, 8 / 1.2 = 6.67) -> 7 whole stacks
+    # 144 GB and 6 TB/s: max(144 / 36 = 4, 6 / 1.2 = 5) = 5 exactly (the float32 model gives
+    # 5.00000048, which is no sixth stack)
+    ('[memory.hbm]\ncapacity = "144 GB"\nbandwidth = "6 TB/s"\n', 5),
+])
+def test_hbm_stacks_are_a_whole_count(cli, tmp_path, hbm, stacks):
+    """``"hbm_stacks": 6.67`` in --json read as a stack count; a package carries whole stacks
+    (fresh-user trial, session 43). specs/technology/n4p.toml: HBM3E stacks of 36 GB and 1.2 TB/s."""
+    spec = tmp_path / "hbm.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n' + hbm)
+    got = _doc(cli, spec)["design"]["hbm_stacks"]
+    assert got == stacks and type(got) is int
+
+
+def test_too_many_hbm_stacks_say_what_asks_for_them(cli, tmp_path):
+    """"HBM needs 13.3 stacks, the package holds 8" said neither how many whole stacks nor why
+    (fresh-user trial, session 43). n4p.toml: 1.2 TB/s and 36 GB per HBM3E stack, 8 on the package.
+    16 TB/s is 16 / 1.2 = 13.3 stacks' bandwidth, 14 whole stacks; 576 GB is 576 / 36 = 16 stacks."""
+    spec = tmp_path / "hbm.toml"
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n[memory.hbm]\nbandwidth = "16 TB/s"\n')
+    doc = _doc(cli, spec)
+    assert doc["infeasible_reason"] == (
+        "HBM needs 14 stacks, the package holds 8 (chip.area.max_hbm_stacks): 16 TB/s of HBM bandwidth "
+        "(memory.hbm.bandwidth) at 1.2 TB/s per stack (chip.area.hbm_stack_bandwidth) is 13.3 stacks")
+    assert doc["design"]["hbm_stacks"] == 14
+    spec.write_text(f'include = ["{GB200.as_posix()}"]\n[memory.hbm]\nbandwidth = "16 TB/s"\ncapacity = "576 GB"\n')
+    assert _doc(cli, spec)["infeasible_reason"] == (
+        "HBM needs 16 stacks, the package holds 8 (chip.area.max_hbm_stacks): 16 TB/s of HBM bandwidth "
+        "(memory.hbm.bandwidth) at 1.2 TB/s per stack (chip.area.hbm_stack_bandwidth) is 13.3 stacks and 576 GB "
+        "of HBM capacity (memory.hbm.capacity) at 36 GB per stack (chip.area.hbm_stack_capacity) is 16 stacks")
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 1 and "HBM needs 16 stacks, the package holds 8" in " ".join(out.split()), out
+
+
 def test_weights_that_do_not_fit_are_infeasible_not_priced(cli, tmp_path):
     # gpt-oss-120b holds about 65 GB of weights: at TP 1 they cannot fit in 40 GB of HBM
     spec = tmp_path / "small.toml"

@@ -1427,8 +1427,32 @@ class AnalyticalModel:
         elif design["max_concurrency"][i] < 1:
             why.append("the KV cache of one request at the longest context does not fit beside the weights")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
-            why.append(f"HBM needs {design['hbm_stacks'][i]:.1f} stacks, the package holds {int(a['max_stacks'][i])}")
+            why.append(_stacks_reason(float(design["hbm_stacks"][i]), a, i))
         return "; ".join(why) or "infeasible deployment"
+
+
+def _stacks_reason(stacks: float, a, i: int) -> str:
+    """Why design ``i`` (params ``a``) has more HBM stacks than the package holds: the whole stacks
+    needed and what asks for them, the HBM capacity or bandwidth over one stack's (each that needs
+    more than the package holds). "HBM needs 9.9 stacks" said neither why nor how many whole stacks
+    (fresh-user trial, session 43)."""
+    from codesign.costmodel import whole_needed
+    from codesign.units import format_quantity
+
+    most = int(a["max_stacks"][i])
+    need = whole_needed(stacks)
+    # at the limit to float32 rounding (8.0000005 stacks), the digits that show it is over
+    count = f"{need}" if need > most else f"{stacks:.8g}"
+    asks = []
+    for key, per_key, kind, what in (("hbm_bw", "stack_bw", "B/s", "bandwidth"),
+                                     ("hbm_cap", "stack_cap", "B", "capacity")):
+        total, per = float(a[key][i]), float(a[per_key][i])
+        if total / per > most + 1e-9:
+            asks.append(f"{format_quantity(total, kind, digits=3)} of HBM {what} (memory.hbm.{what}) at "
+                        f"{format_quantity(per, kind, digits=3)} per stack (chip.area.hbm_stack_{what}) is "
+                        f"{total / per:.3g} stacks")
+    return (f"HBM needs {count} stacks, the package holds {most} (chip.area.max_hbm_stacks)"
+            + (": " + " and ".join(asks) if asks else ""))
 
 
 @functools.lru_cache(maxsize=64)
