@@ -199,6 +199,18 @@ def test_pareto_json_gives_counts_as_integers(cli, tmp_path):
         assert r["metrics"]["chips"] == r["configs"]["peak_mixed_tok_s_per_kw"]["deployment.tp"]
 
 
+def _gb200_grid(tmp_path, name: str, param: str, extra: str = "") -> Path:
+    """A spec of GB200 (``extra`` TOML after its name) searched on a grid of one parameter (``param``,
+    a ``[search.params]`` line) for peak tok/s per kW and minimum E2E latency."""
+    p = tmp_path / f"{name}.toml"
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n{extra}'
+                 '[search]\nsampler = "grid"\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
+                 f'[search.params]\n{param}\n'
+                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    return p
+
+
 def test_front_designs_far_above_their_own_tdp_are_noted(cli, tmp_path):
     """A search of chip.tdp with no peak_power_w constraint lands at the TDP's lower bound (tok/s per
     kW divides by it) and the report said nothing of the designs' own peak power (fresh-user trial, session 43).
@@ -207,12 +219,7 @@ def test_front_designs_far_above_their_own_tdp_are_noted(cli, tmp_path):
     draws 338 W (test_evaluate), so both are feasible at the same latency and 400 W triples the tok/s
     per kW: the front is the 400 W design alone, 1200.058 / 400 = 3.00x its TDP (beyond 1.25x). The
     note is in pareto.json's notes, the table's "note:" line and sweep_front.json's notes."""
-    p = tmp_path / "cool.toml"
-    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "cool"\n'
-                 '[search]\nsampler = "grid"\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
-                 '[search.params]\n"chip.tdp" = { choices = ["400 W", "1200 W"] }\n'
-                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
-                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    p = _gb200_grid(tmp_path, "cool", '"chip.tdp" = { choices = ["400 W", "1200 W"] }')
     out = tmp_path / "run"
     rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out, "--json")
     assert rc == 0, err
@@ -241,12 +248,8 @@ def test_front_peaks_at_the_largest_concurrency_are_noted(cli, tmp_path):
     64 do not (GB200's own sweep rises from 64 to 1024 users, test_evaluate), so every Pareto design
     peaks at the edge of the list. No SLO bounds the search: the note says that the peak ignores
     latency and how to set one. The peak itself is not moved."""
-    p = tmp_path / "edge.toml"
-    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "edge"\n[workload]\nconcurrency = [1, 64, 1e9]\n'
-                 '[search]\nsampler = "grid"\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
-                 '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
-                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
-                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    p = _gb200_grid(tmp_path, "edge", '"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }',
+                    extra="[workload]\nconcurrency = [1, 64, 1e9]\n")
     out = tmp_path / "run"
     rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out, "--json")
     assert rc == 0, err
