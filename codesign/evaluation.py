@@ -838,6 +838,15 @@ def over_budget(spec: Spec, design: Mapping[str, float]) -> list[str]:
 PEAK_OVER_TDP_MARGIN = 0.25
 
 
+def list_edge(concurrency) -> int | None:
+    """The largest concurrency of a ``workload.concurrency`` list, where a peak tok/s per kW says the
+    efficiency was still rising at the edge of the list; None for a list of one value (a peak there
+    is no edge: nothing was seen rising). The one rule of ``codesign evaluate``'s note and of
+    :func:`codesign.report.front_notes` (optimize, sweep)."""
+    cs = {int(c) for c in concurrency}
+    return max(cs) if len(cs) > 1 else None
+
+
 def peak_over_tdp(design: Mapping[str, float]) -> float | None:
     """``peak_power_w / tdp_w`` of one design (its design metrics, [W] each) when the peak is more
     than :data:`PEAK_OVER_TDP_MARGIN` above the TDP, else None (also when either is missing, not

@@ -17,7 +17,7 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
 from .costmodel import design_value, metric_unit
 from .baselines import reference_warnings
-from .evaluation import cost_model_record, efficiency_record, jsonable, slo_bounds
+from .evaluation import cost_model_record, efficiency_record, jsonable, list_edge, slo_bounds
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
@@ -351,7 +351,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "warnings": search_warnings(spec) if warnings is None else warnings,
         # what to keep in mind reading the Pareto designs' figures, one line each (front_notes)
         "notes": front_notes([(f"trial {r['trial']}", r["metrics"]) for r in rows],
-                             largest=max(spec.workload.concurrency), slo=bool(slo)),
+                             largest=list_edge(spec.workload.concurrency), slo=bool(slo)),
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
@@ -412,7 +412,8 @@ def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = 
     whose modelled peak power is far above their own ``chip.tdp``
     (:func:`codesign.evaluation.peak_over_tdp`); designs whose peak tok/s per kW is at ``largest``,
     the largest concurrency of ``workload.concurrency`` (the efficiency still rising at the edge of
-    the list), and, when no SLO bounds the search (``slo`` false), that the peak ignores latency.
+    the list; :func:`codesign.evaluation.list_edge`, None for a list of one value), and, when no SLO
+    bounds the search (``slo`` false), that the peak ignores latency.
 
     ``designs``: ``(label, metrics)`` per design (``"trial 12"``, a row's metrics as
     ``pareto.json`` gives them). A search of ``chip.tdp`` without a ``peak_power_w`` constraint

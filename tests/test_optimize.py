@@ -281,6 +281,21 @@ def test_front_notes_leave_out_the_latency_under_an_slo():
     assert front_notes([("trial 2", inside)], largest=1024, slo=False) == []
 
 
+def test_a_one_value_concurrency_list_has_no_edge():
+    """evaluation.list_edge, the one rule of evaluate's and the front's peak-at-the-edge notes: the
+    largest of two or more concurrencies (10^9 of [1, 1e9]); none for a list of one value, where a
+    peak is no sign of a rising efficiency (optimize and sweep noted every design of
+    ``concurrency = [64]``, while evaluate said nothing). 840 W on 700 W is 1.2x, within 1.25x: no
+    power note either."""
+    from codesign.evaluation import list_edge
+    from codesign.report import front_notes
+
+    assert list_edge([1, 1e9]) == 10**9 and list_edge([64, 1, 256]) == 256
+    assert list_edge([64]) is None and list_edge([64, 64.0]) is None
+    at = {"peak_concurrency": 64, "ttft_at_peak_s": 0.5, "peak_power_w": 840.0, "tdp_w": 700.0}
+    assert front_notes([("trial 1", at)], largest=list_edge([64]), slo=False) == []
+
+
 def _gb200_search(tmp_path, name, body):
     p = tmp_path / f"{name}.toml"
     p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST

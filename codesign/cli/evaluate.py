@@ -123,10 +123,12 @@ def _peak_edge_note(concurrency, summary, slo) -> str | None:
     an SLO (``slo``: :func:`codesign.evaluation.slo_bounds`), that it ignores latency, its TTFT and
     the key that sets one. ``concurrency = [1, 1e9]`` put the peak at 10^9 users and a TTFT of 155
     days, feasible and without a word (fresh-user trial, session 43). The peak is not moved."""
+    from ..evaluation import list_edge
     from ..units import format_duration
 
     users = summary.get("peak_concurrency")  # an int, or NaN without a feasible point (at the SLO)
-    if len(concurrency) < 2 or not isinstance(users, int) or users != max(int(c) for c in concurrency):
+    largest = list_edge(concurrency)
+    if largest is None or not isinstance(users, int) or users != largest:
         return None
     note = (f"the peak tok/s per kW is at the largest concurrency of workload.concurrency ({users:,} users): "
             "the efficiency was still rising at the edge of the list, so the true peak may lie beyond it")

@@ -48,7 +48,7 @@ def run(args) -> int:
 
     from ..costmodel import design_value
     from ..errors import CodesignError, ExitCode
-    from ..evaluation import cost_model_record, efficiency_record, jsonable, load_spec_checked
+    from ..evaluation import cost_model_record, efficiency_record, jsonable, list_edge, load_spec_checked
     from ..search import (INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_points_problem,
                           grid_shape, run_sweep)
     from ..report import SHOWN, CauseCounter, front_notes, param_header, reasons_text
@@ -108,7 +108,7 @@ def run(args) -> int:
              "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
     # as pareto.json's notes, over every metric of each front design (tdp_w is no column)
     notes = front_notes([(f"row {i + 1} of sweep_front.csv", {k: fm[k][i] for k in fm}) for i in range(n)],
-                        noun="front designs", largest=max(spec.workload.concurrency),
+                        noun="front designs", largest=list_edge(spec.workload.concurrency),
                         slo=any(c.slo for c in space.constraints))
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
