@@ -42,7 +42,7 @@ import numpy as np
 from attrs import frozen
 
 from . import interrupts
-from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS
+from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS, WHOLE_NEEDED_METRICS, whole_needed
 from .errors import (PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, Interrupted, PluginBugError, SpecError,
                      close_name, format_value)
 from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, check_priceable, cost_model_name, meets_slos, slo_bounds
@@ -654,6 +654,12 @@ def _metric_value(metric: str, raw, sense: str = "max") -> float:
         what = (f"must be >= 0: {metric} is never negative, so a min of {value:g} holds for every design"
                 if sense == "min" else f"must be > 0: {metric} is never negative, so no design meets a max of {value:g}")
         raise QuantityError(f"{what} (got {format_value(raw)})")
+    # a whole count (hbm_stacks) is reported as the whole count its fractional need takes, so a
+    # bound of 7.5 stacks let a design needing 7.3 (7.3 <= 7.5) through to a report of 8 stacks
+    # (review, session 43): a bound on it is a whole number too
+    if metric in WHOLE_NEEDED_METRICS and not float(value).is_integer():
+        raise QuantityError(f"must be a whole number: {metric} counts whole stacks, and a design "
+                            f"needing {value:g} takes {whole_needed(value)} (got {format_value(raw)})")
     return value
 
 

@@ -776,6 +776,21 @@ def test_a_bound_of_zero_or_below_on_a_metric_never_negative_is_refused(cli, tmp
                                                         f"{must}: {metric} is never negative, so {what} (got {got})")
 
 
+def test_a_fractional_bound_on_hbm_stacks_is_refused(cli, tmp_path):
+    """Reports give ``hbm_stacks`` as the whole stacks a design's fractional need takes, so a max of
+    7.5 let a design needing 7.3 stacks through (7.3 <= 7.5) to a report of 8, above its own bound
+    (review, session 43). A bound on a whole count is a whole number: 7.5 is refused, naming the
+    whole count a need of 7.5 takes (ceil 7.5 = 8); 8 is read as 8."""
+    from codesign.search import _metric_value
+
+    assert _metric_value("hbm_stacks", "8 stacks", "max") == 8.0
+    spec = tmp_path / "s.toml"
+    spec.write_text(BASE + '[[search.constraints]]\nmetric = "hbm_stacks"\nmax = 7.5\n')
+    _refused_by_optimize_and_sweep(cli, tmp_path, spec, f"error: {spec}: search.constraints.0.max: must be a whole "
+                                                        "number: hbm_stacks counts whole stacks, and a design needing "
+                                                        "7.5 takes 8 (got 7.5)")
+
+
 def test_a_min_of_zero_is_accepted():
     """``min = 0`` on a metric that is never negative bounds nothing, as the user wrote: read as 0,
     not refused (a max of 0 is: no design meets it)."""
