@@ -534,22 +534,29 @@ def load_spec_checked(path, *, cost_model: str | None = None, pm=None) -> Spec:
     against the plugins once the spec has loaded, so a misspelt ``[chip]`` key hid
     ``weights_format = "fp5"`` until it was fixed. A name whose own value the loader refused (not
     a string) is left to that line. ``cost_model``: a command line's ``--cost-model``, priced
-    instead of ``deployment.cost_model`` (which is then not judged).
+    instead of ``deployment.cost_model`` (which is then not judged). A spec that loads has its
+    :func:`codesign.spec.unit_notes` (a size or bandwidth written in bits) printed on stderr, one
+    ``note:`` line each, as the commands that load a spec with it print their warnings.
 
     Raises:
         SpecError: every problem, the loader's first (:attr:`~codesign.errors.SpecError.file` the
             spec's), then the names'.
     """
+    import sys
+
     from .errors import SpecError
-    from .spec import load_spec
+    from .spec import load_spec, unit_notes
 
     try:
-        return load_spec(path)
+        spec = load_spec(path)
     except SpecError as exc:
         more = _raw_name_problems(path, exc, cost_model=cost_model, pm=pm)
         if not more:
             raise
         raise SpecError(exc.problems + more, file=exc.file) from None
+    for line in unit_notes(spec):
+        print(f"note: {line}", file=sys.stderr)
+    return spec
 
 
 def _raw_name_problems(path, exc, *, cost_model: str | None, pm) -> list[tuple[str, str, str]]:

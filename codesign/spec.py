@@ -41,6 +41,7 @@ __all__ = [
     "Spec", "Chip", "PeakFlops", "Energy", "Area", "Memory", "MemoryTier", "Network", "Model",
     "Workload", "Slo", "Deployment", "Pool", "Search", "SearchParam", "Objective", "Constraint",
     "load_spec", "load_raw", "spec_from_dict", "quantity_kind", "deployment_value_problem", "SPEC_SCHEMA_VERSION",
+    "unit_notes",
 ]
 
 SPEC_SCHEMA_VERSION = 1
@@ -1779,6 +1780,42 @@ def power_gaps(spec: Spec) -> list[str]:
             out.append(f"memory.{name}.energy_per_byte")
     if spec.network.scaleup_energy_per_byte is None:
         out.append("network.scaleup_energy_per_byte")
+    return out
+
+
+def unit_notes(spec: Spec) -> list[str]:
+    """How the spec's sizes and bandwidths written in bits were read, one line each, naming the file
+    that set the key: ``'gb200.toml: memory.hbm.capacity = "186 Gb" is read as 23.25 GB (Gb is
+    gigabits; write GB for gigabytes)'`` (:func:`codesign.units.bits_note`). Bits are a valid unit
+    and priced as written, but ``"186 Gb"`` for a chip's 186 GB of HBM was priced as 23.25 GB with
+    exit 0 (fresh-user trial, session 44). ``[network]`` is left out (its links' rates are quoted in
+    bits: Ethernet and InfiniBand's ``"800 Gb/s"``, every shipped hardware spec's scale-out), and
+    ``[search]``; ``[]`` for a spec with no file (``spec.path``) or none written in bits."""
+    from .units import bits_note
+
+    if not spec.path:
+        return []
+    try:
+        data, _ = load_raw(spec.path)
+    except SpecError:  # pragma: no cover - the spec was loaded from it
+        return []
+    out = []
+
+    def walk(table: dict, prefix: tuple) -> None:
+        for k, v in table.items():
+            path = prefix + (k,)
+            if isinstance(v, dict) and path not in (("search",), ("network",)):
+                walk(v, path)
+            elif isinstance(v, str):
+                key = ".".join(path)
+                try:
+                    kind = quantity_kind(key)
+                except KeyError:
+                    continue
+                if said := bits_note(v, kind or ""):
+                    out.append(f'{spec.origin_of(*path)}: {key} = "{v}" {said}')
+
+    walk(data, ())
     return out
 
 

@@ -22,9 +22,15 @@ Three readings of pint's are not what an architect wrote, and are refused or cor
   count of operations. Where a compute rate is expected (kind ``"FLOP/s"``) a count can never be
   meant, so they are read as the rate (per second); elsewhere a count where a rate is expected is
   refused as a count.
-- A peak compute rate below 1 GFLOP/s or a bandwidth below 100 MB/s (:data:`SANITY_FLOOR`) is
-  refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``), and so is an energy above 1 nJ/FLOP or 1 uJ/B
-  or a time above one day (:data:`SANITY_CEIL`: ``"0.3 PJ/FLOP"`` for ``"0.3 pJ/FLOP"``).
+- A peak compute rate below 1 GFLOP/s, a bandwidth below 100 MB/s or a power below 1 W
+  (:data:`SANITY_FLOOR`) is refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``), and so is an
+  energy above 1 nJ/FLOP or 1 uJ/B, a time above one day or a power above 50 kW
+  (:data:`SANITY_CEIL`: ``"0.3 PJ/FLOP"`` for ``"0.3 pJ/FLOP"``, ``"1.2 MW"`` for ``"1.2 kW"``); a
+  power slip is told the power it most likely stands for (``did you mean '1.2 kW'?``).
+
+A size or bandwidth written in bits (``"186 Gb"``, ``"8 Tb/s"``) is a valid reading, and priced as
+such, but an architect writing a chip's memory more often meant bytes: :func:`bits_note` says how
+it was read (the spec loader's note, :func:`codesign.spec.unit_notes`).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import re
 from .errors import format_value
 
 __all__ = ["UNITS", "QuantityError", "parse_quantity", "parse_in_unit", "format_quantity", "SANITY_FLOOR",
-           "SANITY_CEIL"]
+           "SANITY_CEIL", "bits_note"]
 
 _DEFINITIONS = """
 # SI prefixes
@@ -120,16 +126,34 @@ MAX_SI = 1e30
 #: least a thousand times above these floors on any accelerator (hardware_specs.csv: GB/s of host
 #: links, TB/s of HBM, TFLOP/s of peak compute); a value below one is surely a slip. The bandwidth
 #: floor, 100 MB/s, sits below 1 Gb/s Ethernet (125 MB/s), which an architect may give a scale-out
-#: network to ask what a slow one costs: one bandwidth kind covers memory tiers and links alike.
-SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e8}
+#: network to ask what a slow one costs: one bandwidth kind covers memory tiers and links alike. Every
+#: power in a spec (``chip.tdp``, ``chip.energy.static``) is one chip's, a chip with HBM (one stack
+#: alone draws watts) and the least of hardware_specs.csv draws 300 W (Groq LPU v1): 1 W is 300 times
+#: below it, and catches ``"1.2 mW"`` for ``"1.2 kW"`` (a slip whose m reads as milli).
+SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e8, "W": 1.0}
 
 #: Largest value accepted, in SI units, per kind: a sanity ceiling against unit slips that pint reads
 #: as another prefix (``"0.3 PJ/FLOP"``, peta-joules, for ``"0.3 pJ/FLOP"``; ``"2 Ms"``, megaseconds,
 #: for ``"2 ms"``), not a physical constant. Accelerators spend about 0.1-10 pJ per FLOP and 1-20 pJ
 #: per bit moved (hardware_specs.csv, ``specs/hardware/``), so 1 nJ/FLOP and 1 uJ/B are at least a
 #: hundred times above any of them; every time in a spec is a link latency (us) or a TTFT/TPOT SLO
-#: (ms to s), so one day is far above any.
-SANITY_CEIL: dict[str, float] = {"J/FLOP": 1e-9, "J/B": 1e-6, "s": 86400.0}
+#: (ms to s), so one day is far above any. Every power in a spec is one chip's (``chip.tdp``,
+#: ``chip.energy.static``; per GPU of a multi-die package, :class:`codesign.spec.Chip`: a rack is its
+#: ``network.scaleup_domain`` chips, never one ``tdp``), and the largest one chip draws is a wafer's:
+#: Cerebras WSE-3, 23 kW for its CS-3 system (hardware_specs.csv, ``cerebras_wse3``); 50 kW is twice
+#: that, and a watt figure of any chip above 50 W written with a stray k or M (``"700 kW"``,
+#: ``"1.2 MW"`` for ``"1.2 kW"``) lands above it.
+SANITY_CEIL: dict[str, float] = {"J/FLOP": 1e-9, "J/B": 1e-6, "s": 86400.0, "W": 5e4}
+
+#: Why a value below :data:`SANITY_FLOOR` cannot be meant, per kind.
+_FLOOR_WHY = {"FLOP/s": "no accelerator is that slow", "B/s": "no accelerator is that slow",
+              "W": "no accelerator draws that little"}
+
+#: The units a slip of a kind most likely stands for, and the range ``[low, high)`` in SI units a
+#: real value lies in, a thousand wide so that the number written fits it in at most one of them:
+#: a chip's power (hardware_specs.csv: 300 W to 23 kW) in W from 50 W, else in kW below 50 kW.
+_MEANT: dict[str, tuple[tuple[tuple[str, float], ...], float, float]] = {
+    "W": ((("W", 1.0), ("kW", 1e3)), 50.0, 5e4)}
 
 
 class QuantityError(ValueError):
@@ -170,8 +194,8 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
     Raises:
         QuantityError: not a string with a unit, wrong dimension, not finite, not positive, an
             operation with a prefix below one (``"5 pflops"``: pico, not peta), or non-zero below
-            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 100 MB/s) or above its :data:`SANITY_CEIL`
-            (1 nJ/FLOP, 1 uJ/B, one day).
+            the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 100 MB/s, 1 W) or above its :data:`SANITY_CEIL`
+            (1 nJ/FLOP, 1 uJ/B, one day, 50 kW); a power's says what it most likely stands for.
     """
     import pint
 
@@ -201,13 +225,50 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
     if 0 < mag < SANITY_FLOOR.get(kind, 0.0):
         floor = format_quantity(SANITY_FLOOR[kind], kind)
         raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, below {floor}, the sanity floor "
-                            f"of {human} (no accelerator is that slow): a unit slip? e.g. {example!r}")
+                            f"of {human} ({_FLOOR_WHY[kind]}): a unit slip? {_slip_fix(text, kind)}")
     if mag > SANITY_CEIL.get(kind, math.inf):
         ceil = format_quantity(SANITY_CEIL[kind], kind)
         raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, above {ceil}, the sanity "
                             f"ceiling of {human}: a unit slip? Prefixes are case-sensitive (m milli, M mega; "
-                            f"p pico, P peta), e.g. {example!r}")
+                            f"p pico, P peta), {_slip_fix(text, kind)}")
     return mag
+
+
+def _slip_fix(text: str, kind: str) -> str:
+    """What to write for the slip ``text`` of ``kind``: ``"did you mean '1.2 kW'?"``, its number in
+    the one unit of :data:`_MEANT` that puts it in the kind's real range (``"1.2 MW"`` and
+    ``"1.2 mW"`` -> ``"1.2 kW"``, ``"700 kW"`` -> ``"700 W"``); else the kind's example
+    (``"e.g. '2 us'"``): a kind with no such range, or a number no unit puts there."""
+    units, low, high = _MEANT.get(kind, ((), 0.0, 0.0))
+    m = _LEADING.match(text)
+    number = float(m.group()) if m else math.nan
+    meant = next((f"{m.group()} {unit}" for unit, scale in units if low <= number * scale < high), None)
+    return f"did you mean {meant!r}?" if meant else f"e.g. {KINDS[kind][2]!r}"
+
+
+def bits_note(value: object, kind: str) -> str | None:
+    """How a size or bandwidth written in bits is read, where one of bytes was more likely meant:
+    ``bits_note("186 Gb", "B") == "is read as 23.25 GB (Gb is gigabits; write GB for gigabytes)"``
+    (186 x 10^9 bits / 8), ``"8 Tb/s"`` on ``"B/s"`` "is read as 1 TB/s (Tb is terabits; ...)".
+
+    Returns:
+        The phrase, or None: ``kind`` is not ``"B"`` or ``"B/s"``, ``value`` is no string that
+        :func:`parse_quantity` reads, or its unit has no bit in it.
+    """
+    if kind not in ("B", "B/s") or not isinstance(value, str):
+        return None
+    try:
+        mag = parse_quantity(value, kind, allow_zero=True)
+    except QuantityError:
+        return None
+    ureg = _registry()
+    for token in dict.fromkeys(re.findall(r"[A-Za-zµμ_]+", _unit_part(value.strip()))):
+        read = ureg.parse_unit_name(token)
+        if read and read[0][1] == "bit":
+            prefix = read[0][0]
+            return (f"is read as {format_quantity(mag, kind)} ({token} is {prefix}bits; write "
+                    f"{ureg.get_symbol(prefix + 'byte')} for {prefix}bytes)")
+    return None
 
 
 def parse_in_unit(value: object, unit: str) -> float:
@@ -397,6 +458,13 @@ def _shape_problem(text: str) -> str | None:
     return None
 
 
+def _in_bits(q) -> bool:
+    """Whether the pint quantity ``q`` is written in bits (``"900 Gb"``, ``"8 Tbit"``), no byte."""
+    names = [_registry().parse_unit_name(name) for name, _ in q.unit_items()]
+    read = {r[0][1] for r in names if r}
+    return "bit" in read and "byte" not in read
+
+
 def _describe(q) -> str:
     dims = q.dimensionality
     if dims == _registry().FLOP.dimensionality:
@@ -404,6 +472,8 @@ def _describe(q) -> str:
     for kind, (si, human, _) in KINDS.items():
         try:
             if _registry().Quantity(1, si).dimensionality == dims:
+                if kind == "B" and _in_bits(q):
+                    return "a size in bits"  # "900 Gb" was called "a size in bytes"
                 return human
         except Exception:  # pragma: no cover - registry always parses KINDS
             continue

@@ -1284,11 +1284,43 @@ def test_a_bound_in_its_metrics_unit_in_the_wrong_case_gets_the_spelling_to_use(
     ('[network]\nscaleup_latency = "2 Ms"\n', "network.scaleup_latency",
      "'2 Ms' reads as 2e+06 s, above 86400 s, the sanity ceiling of a time: a unit slip? Prefixes are "
      "case-sensitive (m milli, M mega; p pico, P peta), e.g. '2 us'"),
+    # M is mega: 1.2 MW is 1.2 x 10^6 W, 50 times WSE-3's 23 kW, the most one chip draws; 1.2 kW was meant
+    ('[chip]\ntdp = "1.2 MW"\n', "chip.tdp",
+     "'1.2 MW' reads as 1.2e+06 W, above 50000 W, the sanity ceiling of a power: a unit slip? Prefixes are "
+     "case-sensitive (m milli, M mega; p pico, P peta), did you mean '1.2 kW'?"),
+    # m is milli: 1.2 mW is 1.2 x 10^-3 W, below the 1 W floor
+    ('[chip]\ntdp = "1.2 mW"\n', "chip.tdp",
+     "'1.2 mW' reads as 0.0012 W, below 1 W, the sanity floor of a power (no accelerator draws that little): "
+     "a unit slip? did you mean '1.2 kW'?"),
+    ('[chip.energy]\nstatic = "150 kW"\n', "chip.energy.static",
+     "'150 kW' reads as 150000 W, above 50000 W, the sanity ceiling of a power: a unit slip? Prefixes are "
+     "case-sensitive (m milli, M mega; p pico, P peta), did you mean '150 W'?"),
 ])
 def test_a_prefix_slip_above_the_sanity_ceiling_is_refused(cli, tmp_path, table, key, line):
-    """"0.3 PJ/FLOP" (peta for pico) and "2 Ms" (mega for milli) are units pint reads, so no case
-    guess applies; they were accepted silently (evaluate priced the GB200 example with exit 0). Above 1 nJ/FLOP,
-    1 uJ/B or one day (units.SANITY_CEIL) a value is refused as a slip."""
+    """"0.3 PJ/FLOP" (peta for pico), "2 Ms" (mega for milli) and "1.2 MW" (mega for kilo) are units
+    pint reads, so no case guess applies; they were accepted silently (evaluate priced the GB200
+    example with exit 0; the power in session 44). Above 1 nJ/FLOP, 1 uJ/B, one day or 50 kW
+    (units.SANITY_CEIL), or a power below 1 W (SANITY_FLOOR), a value is refused as a slip."""
     spec = _example_with(tmp_path, table)
     err = _refused(cli("evaluate", spec))
     assert err.strip() == f"error: {spec}: {key}: {line}", err
+
+
+@pytest.mark.parametrize("table, said", [
+    # 186 Gb = 186 x 10^9 bits / 8 = 23.25 x 10^9 bytes
+    ('[memory.hbm]\ncapacity = "186 Gb"\n',
+     'memory.hbm.capacity = "186 Gb" is read as 23.25 GB (Gb is gigabits; write GB for gigabytes)'),
+    # 8 Tb/s = 8 x 10^12 bit/s / 8 = 10^12 B/s
+    ('[memory.hbm]\nbandwidth = "8 Tb/s"\n',
+     'memory.hbm.bandwidth = "8 Tb/s" is read as 1 TB/s (Tb is terabits; write TB for terabytes)'),
+])
+def test_a_size_or_bandwidth_in_bits_is_priced_with_a_note(cli, tmp_path, table, said):
+    """Bits for bytes were priced silently ("186 Gb" as 23.25 GB, exit 0; fresh-user trial, session
+    44). Bits are a valid unit, so the spec is priced as written, with one note on stderr naming the
+    file, the key and the reading. GB200's own "800 Gb/s" scale-out (a link, quoted in bits) gets none."""
+    spec = _example_with(tmp_path, table)
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 0 and "Traceback" not in err, err
+    assert [line for line in err.splitlines() if line.startswith("note:")] == [f"note: {spec}: {said}"], err
+    rc, out, err = cli("evaluate", _EXAMPLE, "--json")
+    assert rc == 0 and "note:" not in err, err

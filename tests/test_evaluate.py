@@ -510,14 +510,16 @@ def test_a_peak_at_the_largest_concurrency_is_said(tmp_path, cli):
 
 def test_an_operating_point_above_the_tdp_is_infeasible(tmp_path, cli):
     """``tdp = "1 mW"`` on GB200's spec was priced without a word: 65 billion mixed tok/s per kW
-    "(TDP 0 W)", exit 0 (noticed in session 28, left then). tok/s per kW divides by the TDP, and a
-    point whose own modelled power is above it would throttle, which is not priced: it is
-    infeasible, with that reason. No chip serves an LLM on a milliwatt, so every point is, and
-    evaluate exits 1 (no feasible point) naming the range of the modelled powers, which are those
-    the same design prices at its real TDP (1200 W: every point feasible). A TDP between the
-    lightest and the heaviest point's power cuts the sweep there, with power rising with load."""
+    "(TDP 0 W)", exit 0 (noticed in session 28, left then); a milliwatt is now refused as a unit
+    slip (units.SANITY_FLOOR, 1 W), so 2.5 W stands for a TDP far below the load here. tok/s per kW
+    divides by the TDP, and a point whose own modelled power is above it would throttle, which is
+    not priced: it is infeasible, with that reason. No GB200 serves an LLM on 2.5 W (its idle static
+    power alone is 150 W, specs/technology/n4p.toml), so every point is, and evaluate exits 1 (no
+    feasible point) naming the range of the modelled powers, which are those the same design prices
+    at its real TDP (1200 W: every point feasible). A TDP between the lightest and the heaviest
+    point's power cuts the sweep there, with power rising with load."""
     f = tmp_path / "cold.toml"
-    f.write_text(f'include = ["{GB200.as_posix()}"]\n[chip]\ntdp = "1 mW"\n')
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[chip]\ntdp = "2.5 W"\n')
     rc, out, err = cli("evaluate", f, "--json")
     assert rc == 1, err
     doc = json.loads(out)
@@ -525,11 +527,11 @@ def test_an_operating_point_above_the_tdp_is_infeasible(tmp_path, cli):
     real = _doc(cli, GB200)["points"]
     assert all(p["feasible"] for p in real)
     lo, hi = min(p["power_w"] for p in real), max(p["power_w"] for p in real)
-    want = f"modelled power {lo:,.0f}-{hi:,.0f} W/chip > chip.tdp 0.001 W: the chip would throttle, which is not priced"
+    want = f"modelled power {lo:,.0f}-{hi:,.0f} W/chip > chip.tdp 2.5 W: the chip would throttle, which is not priced"
     assert {p["infeasible_reason"] for p in doc["points"]} == {want}
     assert doc["infeasible_reason"] == want
     rc, out, err = cli("evaluate", f)
-    assert rc == 1 and "TDP 0.001 W" in out and "TDP 0 W" not in out
+    assert rc == 1 and "TDP 2.5 W" in out and "TDP 2 W" not in out  # not rounded to whole watts
     # a TDP between the lightest and the heaviest point: the points above it go, the others stay
     mid = (lo + hi) / 2
     f.write_text(f'include = ["{GB200.as_posix()}"]\n[chip]\ntdp = "{mid} W"\n')

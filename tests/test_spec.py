@@ -85,6 +85,75 @@ def test_units_refuse_bad_values(text, kind, needle):
         parse_quantity(text, kind)
 
 
+@pytest.mark.parametrize("text, said", [
+    # M is mega: 1.2 MW = 1.2 x 10^6 W, above the 5 x 10^4 W ceiling; the same 1.2 in kW is 1200 W,
+    # within [50 W, 50 kW), where in W (1.2 W) it is not: the slip was most likely for kW
+    ("1.2 MW", "'1.2 MW' reads as 1.2e+06 W, above 50000 W, the sanity ceiling of a power: a unit slip? Prefixes "
+               "are case-sensitive (m milli, M mega; p pico, P peta), did you mean '1.2 kW'?"),
+    # a stray k: 700 kW = 7 x 10^5 W, above the ceiling; 700 W is within the range, 700 kW is not
+    ("700 kW", "'700 kW' reads as 700000 W, above 50000 W, the sanity ceiling of a power: a unit slip? Prefixes "
+               "are case-sensitive (m milli, M mega; p pico, P peta), did you mean '700 W'?"),
+    # m is milli: 1.2 mW = 1.2 x 10^-3 W, below the 1 W floor; again 1.2 kW is the one in range
+    ("1.2 mW", "'1.2 mW' reads as 0.0012 W, below 1 W, the sanity floor of a power (no accelerator draws that "
+               "little): a unit slip? did you mean '1.2 kW'?"),
+    ("700 mW", "'700 mW' reads as 0.7 W, below 1 W, the sanity floor of a power (no accelerator draws that "
+               "little): a unit slip? did you mean '700 W'?"),
+    # 0.01 W and 10 W are both below 50 W: no unit puts 0.01 in range, so no guess, the example
+    ("0.01 mW", "'0.01 mW' reads as 1e-05 W, below 1 W, the sanity floor of a power (no accelerator draws that "
+                "little): a unit slip? e.g. '700 W'"),
+])
+def test_a_power_slip_is_refused_with_what_it_most_likely_meant(text, said):
+    """``chip.tdp = "1.2 MW"`` (for "1.2 kW") priced GB200 with exit 0 (fresh-user trial, session 44).
+    Every power of a spec is one chip's; the largest one chip draws is Cerebras WSE-3's 23 kW
+    (hardware_specs.csv), so above 50 kW (units.SANITY_CEIL) and below 1 W (SANITY_FLOOR) a power
+    is a unit slip, refused with the value as read and the power it most likely stands for."""
+    with pytest.raises(QuantityError) as exc:
+        parse_quantity(text, "W")
+    assert str(exc.value) == said
+
+
+@pytest.mark.parametrize("text, si", [
+    ("23 kW", 23e3),     # Cerebras WSE-3, the largest chip of hardware_specs.csv (cerebras_wse3 tdp_w)
+    ("50 kW", 5e4),      # the ceiling itself is taken, as the floors are
+    ("1 W", 1.0),
+    ("300 W", 300.0),    # Groq LPU v1, the least of hardware_specs.csv
+    ("1.4 kW", 1400.0),  # GB300, MI355X (specs/hardware/)
+])
+def test_every_real_chip_power_is_read(text, si):
+    assert parse_quantity(text, "W") == si
+
+
+@pytest.mark.parametrize("text, kind, si, note", [
+    # 186 Gb = 186 x 10^9 bits = 186e9 / 8 bytes = 23.25 x 10^9 B
+    ("186 Gb", "B", 186e9 / 8, "is read as 23.25 GB (Gb is gigabits; write GB for gigabytes)"),
+    # 8 Tb/s = 8 x 10^12 bit/s / 8 = 1 x 10^12 B/s
+    ("8 Tb/s", "B/s", 8e12 / 8, "is read as 1 TB/s (Tb is terabits; write TB for terabytes)"),
+    ("8 Tbit/s", "B/s", 8e12 / 8, "is read as 1 TB/s (Tbit is terabits; write TB for terabytes)"),
+    # 2 Gib = 2 x 2^30 bits / 8 = 2^28 B = 256 MiB
+    ("2 Gib", "B", 2 * 2**30 / 8, "is read as 256 MiB (Gib is gibibits; write GiB for gibibytes)"),
+    ("186 GB", "B", 186e9, None),
+    ("8 TB/s", "B/s", 8e12, None),
+    ("3.9 pJ/bit", "J/B", 3.9e-12 * 8, None),  # bits on an energy per byte: no size or bandwidth
+])
+def test_a_size_or_bandwidth_in_bits_is_read_and_said(text, kind, si, note):
+    """"186 Gb" for a chip's 186 GB of HBM was priced as 23.25 GB with exit 0 (fresh-user trial,
+    session 44). Bits are a valid unit: still read, and units.bits_note says how."""
+    from codesign.units import bits_note
+
+    assert parse_quantity(text, kind) == pytest.approx(si, rel=1e-12)
+    assert bits_note(text, kind) == note
+
+
+@pytest.mark.parametrize("text, which", [
+    ("900 Gb", "a size in bits"),    # was "a size in bytes"
+    ("900 GB", "a size in bytes"),
+])
+def test_a_size_where_a_bandwidth_belongs_is_named_in_its_own_unit(text, which):
+    with pytest.raises(QuantityError) as exc:
+        parse_quantity(text, "B/s")
+    assert str(exc.value) == f"expected a bandwidth, e.g. '8 TB/s' (got {text!r}, which is {which})"
+
+
 @pytest.mark.parametrize("si,digits,text", [
     (2**30, 3, "1 GiB"),                 # was "1.07 GB" in the kv-locality report (session 41)
     (64 * 2**20, 3, "64 MiB"),           # was "67.1 MB"
