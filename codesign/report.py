@@ -21,7 +21,7 @@ from .evaluation import cost_model_record, efficiency_record, jsonable, list_edg
 from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
                      budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
-from .units import format_quantity, parse_quantity
+from .units import format_duration, format_quantity, parse_quantity
 
 
 SCHEMA_VERSION = 1
@@ -767,6 +767,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     def f(m, x):
         if x is None or (isinstance(x, float) and not math.isfinite(x)):
             return "—"
+        if m.endswith("_s") and abs(x) >= 1000:  # a duration [s]: "155 days", not "13,353,081" (session 44)
+            return format_duration(x)
         scale = SHORT.get(m, ("", 1.0))[1]
         v = x * scale
         return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"

@@ -45,7 +45,8 @@ from . import interrupts
 from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS, WHOLE_NEEDED_METRICS, whole_needed
 from .errors import (PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, Interrupted, PluginBugError, SpecError,
                      close_name, format_value)
-from .evaluation import FORMAT_FIELDS, TDP_RTOL, check_names, check_priceable, cost_model_name, meets_slos, slo_bounds
+from .evaluation import (FORMAT_FIELDS, TDP_RTOL, _watts, check_names, check_priceable, cost_model_name, meets_slos,
+                         slo_bounds)
 from .spec import (SearchParam, Spec, absent_tier_problem, deployment_value_problem, quantity_allows_zero, quantity_kind,
                    toml_key_path, unread_key_problem)
 from .units import KINDS, QuantityError, format_quantity, parse_in_unit, parse_quantity
@@ -474,8 +475,8 @@ def budget_warnings(spec: Spec) -> list[str]:
         # a searched TDP: the budget is the highest TDP the search may choose, not the base spec's
         searched_tdp = search.params.get("chip.tdp")
         top = _param_high(searched_tdp) if searched_tdp is not None else None
-        tdp = format_quantity(top if top is not None else spec.chip.tdp, "W")
-        basis = "its own chip.tdp" if searched_tdp is not None else f"chip.tdp ({tdp})"
+        tdp = format_quantity(top if top is not None else spec.chip.tdp, "W")  # a TOML value (no "1,200")
+        basis = "its own chip.tdp" if searched_tdp is not None else f"chip.tdp ({_watts(spec.chip.tdp)})"
         out.append(f"the search varies the hardware ({shown}) with no constraint on peak_power_w: every "
                    f"design is priced at {basis} whatever power it would draw; add [[search.constraints]] "
                    f'metric = "peak_power_w", max = "{tdp}"' + _replaced_bound(spec, "peak_power_w"))

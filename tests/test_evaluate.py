@@ -508,6 +508,39 @@ def test_a_peak_at_the_largest_concurrency_is_said(tmp_path, cli):
     assert doc["summary"]["peak_concurrency"] == 5 * 10**8 and not [n for n in doc["notes"] if "largest" in n]
 
 
+def test_a_huge_ttft_is_printed_in_days_and_watts_with_thousands(tmp_path, cli):
+    """A TTFT of 10^7 s was printed "13,353,081,000 ms" in the table and the peak line (fresh-user
+    trial, session 44): a duration of 1000 s or more is written with its own unit (units.format_duration).
+    Expected by Little's law, as in the edge test above: TTFT ~ C / X for C = 10^9 users,
+    X = mixed tok/s per chip x 8 chips / (0.9 x (8192 + 1024)) requests/s, in days of 86,400 s; E2E
+    adds OSL x TPOT (about 1024 x 0.1 s, under two minutes), the same days to 3 digits.
+
+    The line under the table printed "area 1099 mm², peak power 1200 W" where the TDP above it said
+    "1,200 W": GB200's peak power by specs/technology/n4p.toml's comments is 150 W static + 728.5 W
+    FP8 + 249.6 W HBM + 72 W NVLink = 1200.1 W, and its modelled area 1099.4 mm² (as the roofline
+    test below derives them): "1,200 W" and "1,099 mm²"."""
+    import re
+
+    f = tmp_path / "edge.toml"
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1e9]\n')
+    doc = _doc(cli, f)
+    many = doc["points"][1]
+    days = 1e9 / (many["mixed_tok_s_per_chip"] * 8 / (0.9 * (8192 + 1024))) / 86400
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0, err
+    text = " ".join(out.split())
+    (row,) = [line for line in out.splitlines() if re.match(r"^\W*1000000000\b", line)]
+    ttft, e2e = re.findall(r"([\d.,]+) days", row)
+    assert float(ttft) == pytest.approx(days, rel=0.01) and float(e2e) == pytest.approx(days, rel=0.01), row
+    at = re.search(r"at 1,000,000,000 users \(TTFT ([\d.]+) days, TPOT ([\d.]+) ms\)", text)
+    assert at and float(at.group(1)) == pytest.approx(days, rel=0.01), text
+    assert f"TPOT {at.group(2)} ms" in text and float(at.group(2)) == pytest.approx(many["tpot_s"] * 1e3, rel=0.01)
+    assert not re.search(r"\d,\d{3},\d{3} ms", out), out  # no duration in millions of ms
+    assert "area 1,099 mm², peak power 1,200 W," in text, text
+    assert doc["design"]["peak_power_w"] == pytest.approx(150.0 + 728.5 + 249.6 + 72.0, rel=1e-3)
+    assert doc["design"]["area_mm2"] == pytest.approx(1099.4, rel=1e-4)
+
+
 def test_an_operating_point_above_the_tdp_is_infeasible(tmp_path, cli):
     """``tdp = "1 mW"`` on GB200's spec was priced without a word: 65 billion mixed tok/s per kW
     "(TDP 0 W)", exit 0 (noticed in session 28, left then); a milliwatt is now refused as a unit
@@ -720,7 +753,8 @@ def test_the_table_cuts_no_number_of_a_huge_concurrency(cli, tmp_path, monkeypat
     """``concurrency = [1, 1000000000]`` printed "10000000…" and "13,353,0…" at the default 80-column
     terminal (session 42): rich narrowed every column alike to fit. Each column is now as wide as
     its longest number, the headers wrap between words, and the table keeps to the 132 columns
-    evaluate prints at; the TTFT and E2E cells are --json's figures, whole."""
+    evaluate prints at; the TTFT and E2E cells are --json's figures, in days from 1000 s (they
+    were "13,353,081,000" ms: session 44), to 3 significant digits."""
     monkeypatch.setenv("COLUMNS", "80")
     spec = tmp_path / "huge.toml"
     spec.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1000000000]\n')
@@ -732,5 +766,5 @@ def test_the_table_cuts_no_number_of_a_huge_concurrency(cli, tmp_path, monkeypat
     huge = doc["points"][1]
     assert huge["concurrency"] == 1_000_000_000
     cells = [c.strip() for c in row.strip("│ ").split("│")]
-    assert cells[0] == "1000000000" and cells[1] == f"{huge['ttft_s'] * 1e3:,.0f}", row
-    assert cells[3] == f"{huge['e2e_latency_s']:,.0f}", row
+    assert cells[0] == "1000000000" and cells[1] == f"{huge['ttft_s'] / 86400:.3g} days", row
+    assert cells[3] == f"{huge['e2e_latency_s'] / 86400:.3g} days", row

@@ -497,6 +497,27 @@ def test_the_table_counts_one_trial_in_the_singular():
     assert "1 trials" not in text, text
 
 
+def test_the_table_writes_a_huge_duration_in_days():
+    """A design whose peak sits at 10^9 users had its TTFT at the peak printed "13,353,081" [s] and
+    evaluate's "13,353,081,000 ms" (fresh-user trial, session 44): a duration of 1000 s or more is
+    written with its own unit. 13,353,081 s / 86,400 s per day = 154.55 days: "155 days"; 1,500 s is
+    25 min; 1.45 s stays a number in the column's seconds."""
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+
+    doc = _table_doc(0)
+    doc["pareto"][0]["metrics"].update(peak_concurrency=10**9, ttft_at_peak_s=13_353_081.0)
+    doc["reference"]["metrics"].update(min_e2e_latency_s=1500.0)
+    buf = io.StringIO()
+    print_table(doc, Console(file=buf, width=200, color_system=None))
+    text = buf.getvalue()
+    assert "155 days" in text and "13,353,081" not in text, text
+    assert "25 min" in text and "1,500" not in text and "1.45" in text, text
+
+
 @pytest.mark.parametrize("n_params, width", [(5, 160), (6, 160), (7, 160), (7, 120), (7, 100)])
 def test_the_table_never_cuts_the_headline(n_params, width):
     import io

@@ -167,13 +167,19 @@ def _check_search_keys(spec, cost_model: str | None) -> None:
         raise SpecError(problems)
 
 
-def _fmt(x, scale=1.0, digits=3, unit=""):
+def _fmt(x, scale=1.0, digits=3, unit="", seconds=False):
     """``x × scale`` to ``digits`` significant digits (thousands whole), then `` unit``; "—" (no
-    unit) for a missing or non-finite value."""
+    unit) for a missing or non-finite value. ``seconds``: ``x`` is a duration [s], which from 1000 s
+    is written with its own unit (:func:`codesign.units.format_duration`: ``"155 days"``, where the
+    TTFT column [ms] said ``"13,353,081,000"``; fresh-user trial, session 44)."""
     import math
+
+    from ..units import format_duration
 
     if x is None or not math.isfinite(x):
         return "—"
+    if seconds and abs(x) >= 1000:
+        return format_duration(x)
     text = f"{x * scale:,.{digits}g}" if abs(x * scale) < 1000 else f"{x * scale:,.0f}"
     return f"{text} {unit}" if unit else text
 
@@ -190,6 +196,7 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
     from ..evaluation import _watts, slo_bounds
     from ..report import fit_columns, print_uncut
     from ..spec import unread_key_problem
+    from ..units import format_duration
 
     bounds = slo_bounds(spec)
     con = Console(width=max(Console().width, 140 if bounds else 132))  # full headers (with units) even when piped
@@ -234,7 +241,7 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
     for j, c in enumerate(ev.concurrency):
         row = [str(int(c))]
         for _, key, scale in cols[1:]:
-            row.append(_fmt(float(ev.points[key][0, j]), scale))
+            row.append(_fmt(float(ev.points[key][0, j]), scale, seconds=key.endswith("_s")))
         why = (ev.point_reasons[0, j] if ev.point_reasons is not None else "") or ev.reasons[0] \
             or "no reason given by the cost model"  # (an empty reason printed "...: " and nothing)
         row.append("yes" if ev.feasible[0, j] else "no")
@@ -261,17 +268,18 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
         con.print(f"SLO ([workload.slo]): {_describe_slo(bounds)}; the figures below are over the points that meet it"
                   + ("" if meets.any() or not ev.feasible[0].any() else ": none does"), highlight=False, markup=False)
     users = summary["peak_concurrency"]  # an int, or NaN without a feasible point
-    at = (f" at {users:,} users (TTFT {_fmt(summary['ttft_at_peak_s'], 1e3, unit='ms')}, "
-          f"TPOT {_fmt(summary['tpot_at_peak_s'], 1e3, unit='ms')})" if isinstance(users, int) else "")
+    # durations as a person reads them: a TTFT of 10^7 s said "13,353,081,000 ms" (session 44)
+    at = (f" at {users:,} users (TTFT {format_duration(summary['ttft_at_peak_s'])}, "
+          f"TPOT {format_duration(summary['tpot_at_peak_s'])})" if isinstance(users, int) else "")
     con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}{at}")
     if edge:
         con.print(f"note: {edge}", highlight=False, markup=False)
-    con.print(f"min E2E latency: {_fmt(summary['min_e2e_latency_s'], unit='s')}   "
-              f"min TPOT: {_fmt(summary['min_tpot_s'], 1e3, unit='ms')}")
+    con.print(f"min E2E latency: {format_duration(summary['min_e2e_latency_s'])}   "
+              f"min TPOT: {format_duration(summary['min_tpot_s'])}")
     area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")
     # without [chip.energy] the shipped cost models take power as the TDP; a column of "1,200 W"
     # read as modelled power otherwise
-    peak = (f"peak power {design['peak_power_w']:.0f} W" if spec.chip.energy is not None
+    peak = (f"peak power {_watts(design['peak_power_w'])}" if spec.chip.energy is not None
             else "power not modelled (no \\[chip.energy]: taken as chip.tdp)")
     # what happens to users beyond the slots is the cost model's to say: the analytical model
     # queues them, the roofline example refuses the point; read it off the points
@@ -280,9 +288,10 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
     beyond = np.asarray(ev.concurrency, dtype=np.float64) > design["max_concurrency"]
     fate = ("; more users queue" if (beyond & ev.feasible[0]).any()
             else "; more users do not fit" if beyond.any() else "")
-    con.print(f"area {f'{area:.0f} mm²' if math.isfinite(area) else 'not modelled'}, {peak}, "
+    # thousands separated, as every number of the table above (and the TDP: "1,200 W")
+    con.print(f"area {f'{area:,.0f} mm²' if math.isfinite(area) else 'not modelled'}, {peak}, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")
               + ("" if ev.reasons[0] else
                  f", {'decode slots (KV cache and batch limit' if d.max_batch_size else 'KV slots (KV cache'}"
-                 f"{fate}) {design['max_concurrency']:.0f}"))
+                 f"{fate}) {design['max_concurrency']:,.0f}"))
