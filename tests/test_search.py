@@ -110,6 +110,26 @@ def test_a_grid_is_at_most_the_points_asked_for(tmp_path):
             f"{n} asked for; ask for 80 or more, or sample with sobol or random, which take any count")
 
 
+def test_grid_levels_carry_no_float_noise(tmp_path):
+    """The middle level of the flagship's log grid of HBM bandwidth, 1 to 16 TB/s, was
+    3999999999999.997 in sweep_front.csv (fresh-user trial, session 44). By hand: a log grid's
+    levels are geometric, so 3 levels of [1, 16] TB/s are 1, sqrt(1 x 16) = 4 and 16 TB/s, and 5
+    levels 1, 2, 4, 8, 16 TB/s; the scale-up bandwidth's [100 GB/s, 3.6 TB/s] has the middle
+    sqrt(10^11 x 3.6 x 10^12) = sqrt(3.6 x 10^23) = 6 x 10^11 B/s; the SRAM's linear [0, 1024 MiB]
+    has 512 MiB = 2^29 B. Exact, in the sweep's grid and in the grid sampler's alike."""
+    from codesign.search import grid_levels, grid_space, sample_columns
+
+    _, space = _space(BASE, tmp_path)
+    keys = [p.key for p in space.params]
+    levels = dict(zip(keys, grid_levels(space, 1000)))  # 3 levels each (test_a_grid_is_at_most_...)
+    assert levels["memory.hbm.bandwidth"] == [1e12, 4e12, 16e12]
+    assert levels["network.scaleup_bandwidth"] == [1e11, 6e11, 3.6e12]
+    assert levels["memory.sram.capacity"] == [0, 2**29, 2**30]
+    assert grid_space(space, 5)["memory.hbm.bandwidth"] == [1e12, 2e12, 4e12, 8e12, 16e12]
+    cols, _ = sample_columns(space, 1000, 0, "grid")
+    assert sorted(set(cols["memory.hbm.bandwidth"].tolist())) == [1e12, 4e12, 16e12]
+
+
 def test_sweep_grid_refuses_points_below_its_coarsest_grid_and_says_its_shape(cli, tmp_path):
     rc, out, err = cli("sweep", FLAGSHIP, "--method", "grid", "--points", "10", "--out", tmp_path / "w")
     assert rc == 2 and out == "" and not (tmp_path / "w").exists(), err
