@@ -870,3 +870,36 @@ def peak_over_tdp(design: Mapping[str, float]) -> float | None:
     if not (math.isfinite(peak) and math.isfinite(tdp) and tdp > 0):
         return None
     return peak / tdp if peak > tdp * (1.0 + PEAK_OVER_TDP_MARGIN) else None
+
+
+#: How far apart (a ratio) the concurrency of the peak at an SLO and the next larger concurrency of
+#: ``workload.concurrency``, which misses the SLO, may be before a report says the list is coarse
+#: there (:func:`slo_gap`): the shipped lists double (1, 2, 4, ..., 1024), and a doubling is fine
+#: enough; ``concurrency = [1, 1e9]`` under a TTFT SLO of 2 s is not.
+SLO_GAP_RATIO = 2.0
+
+
+def slo_gap(concurrency, feasible, meets, peak) -> tuple[int, int] | None:
+    """``(peak, next)`` when the peak at an SLO (``peak``, its concurrency [users]) has a next larger
+    concurrency in ``concurrency`` (the workload's list, any order) whose point is feasible but
+    misses the SLO, more than :data:`SLO_GAP_RATIO` times ``peak``: a concurrency between them may
+    meet the SLO at a higher tok/s per kW, which the list did not price. None otherwise (no SLO
+    miss next, the two close enough, ``peak`` not a concurrency of the list: NaN without a feasible
+    point at the SLO).
+
+    ``feasible``, ``meets``: one design's ``(c,)`` bools, its points feasible before the SLO and
+    those that also meet it (:func:`meets_slos`, :func:`at_slo`), in ``concurrency``'s order."""
+    try:
+        p = float(peak)
+    except (TypeError, ValueError):
+        return None
+    cs = [float(c) for c in concurrency]
+    if not math.isfinite(p) or p not in cs:
+        return None
+    above = [j for j, c in enumerate(cs) if c > p]
+    if not above:
+        return None
+    j = min(above, key=lambda j: cs[j])
+    if not bool(feasible[j]) or bool(meets[j]) or cs[j] <= SLO_GAP_RATIO * p:
+        return None
+    return int(p), int(cs[j])

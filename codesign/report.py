@@ -26,8 +26,10 @@ from .units import format_duration, format_quantity, parse_quantity
 
 SCHEMA_VERSION = 1
 #: Metrics shown for every Pareto design (after the objectives).
+#: ``hbm_stacks`` is the whole stacks the design needs (:func:`codesign.costmodel.whole_needed`), as
+#: pareto.json gives it; empty (null) where the cost model does not count them.
 SHOWN = ["peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
-         "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2",
+         "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2", "hbm_stacks",
          "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s"]
 #: Short column headers for searched parameters.
 PARAM_SHORT = {
@@ -372,6 +374,11 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
+        # Pareto designs strictly better than the reference on every objective (each row's
+        # beats_reference), and how many of those peak more than evaluation.PEAK_OVER_TDP_MARGIN above
+        # their own chip.tdp (their tok/s per kW divides by a TDP they exceed: see notes); null
+        # without a reference, or with one that cannot be served (reference_headline)
+        **beat_counts(rows, result.reference),
         "reference": result.reference and dict(
             result.reference, metrics=_reported(result.reference["metrics"], slo),
             configs={k: v for k, v in (result.reference.get("configs") or {}).items() if k not in slo}),
@@ -384,6 +391,46 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
     _replace(out / "pareto.png", lambda tmp: _plot(tmp, result, spec))
     _replace(out / "hypervolume.png", lambda tmp: _plot_hv(tmp, hv, spec))
     return doc
+
+
+def beat_counts(rows, reference) -> dict[str, int | None]:
+    """``{"beat_reference": n, "beat_reference_peak_over_tdp": k}`` of pareto.json: ``n`` Pareto
+    designs (``rows``, :func:`build_rows`) beat ``reference`` (the search's, ``None`` without one)
+    on every objective, ``k`` of them with a modelled peak power more than
+    :data:`~codesign.evaluation.PEAK_OVER_TDP_MARGIN` above their own ``chip.tdp``
+    (:func:`codesign.evaluation.peak_over_tdp`); both None without a reference or when it cannot be
+    served (``infeasible_reason``). A search of ``chip.tdp`` printed "31 Pareto design(s) beat gb200
+    on every objective" while every one of them peaked at 2.2-2.7× its TDP (fresh-user trial,
+    session 44): a tok/s per kW on a TDP the chip exceeds is no fair win."""
+    from .evaluation import peak_over_tdp
+
+    if not reference or reference.get("infeasible_reason"):
+        return {"beat_reference": None, "beat_reference_peak_over_tdp": None}
+    won = [r for r in rows if r.get("beats_reference")]
+    return {"beat_reference": len(won),
+            "beat_reference_peak_over_tdp": sum(1 for r in won if peak_over_tdp(r["metrics"]) is not None)}
+
+
+def reference_headline(doc: dict) -> str | None:
+    """The line ``codesign optimize`` prints under its table of how many Pareto designs beat the
+    reference on every objective (``doc``: pareto.json's document, :func:`write_outputs`), and how
+    many of those peak more than :data:`~codesign.evaluation.PEAK_OVER_TDP_MARGIN` above their own
+    TDP (:func:`beat_counts`; the front's note says more); None without a reference or when it
+    cannot be served (the caller says why)."""
+    from .evaluation import PEAK_OVER_TDP_MARGIN
+
+    ref, n, hot = doc.get("reference"), doc.get("beat_reference"), doc.get("beat_reference_peak_over_tdp")
+    if not ref or n is None:
+        return None
+    choices = "; ".join(f"{k} = {', '.join(str(v) for v in vs)}" for k, vs in (ref.get("choices") or {}).items())
+    line = (f"{n} Pareto design{' beats' if n == 1 else 's beat'} {ref['name']} on every objective (reference: each "
+            f"metric at its best over {choices or 'its deployment'})")
+    if hot:
+        who = "it" if n == 1 else f"{hot} of them"
+        peaks, its = ("peaks", "its") if hot == 1 else ("peak", "their")
+        line += (f"; {who} {peaks} above {1 + PEAK_OVER_TDP_MARGIN:g}× {its} own chip.tdp, so {its} tok/s per kW "
+                 "divides by a TDP the chip exceeds (see the note above)")
+    return line + "."
 
 
 def _replace(path: Path, write) -> None:
@@ -406,52 +453,116 @@ def search_warnings(spec: Spec) -> list[str]:
     return budget_warnings(spec) + power_gap_warnings(spec) + reference_warnings(spec)
 
 
+def users(n: int) -> str:
+    """``"1 user"``, ``"1,024 users"``: a concurrency as the reports write it."""
+    return f"{n:,} user" if n == 1 else f"{n:,} users"
+
+
+def peak_power_note(design) -> str | None:
+    """What a modelled peak power far above the design's own ``chip.tdp`` means, for one design, or
+    None when it is within :data:`~codesign.evaluation.PEAK_OVER_TDP_MARGIN` of it
+    (:func:`codesign.evaluation.peak_over_tdp`). ``design``: its metrics (``peak_power_w`` and
+    ``tdp_w`` [W]). The one wording of ``codesign evaluate``'s warning and of :func:`front_notes`
+    (optimize, sweep), which says it of the front's highest design."""
+    from .evaluation import PEAK_OVER_TDP_MARGIN, _watts, peak_over_tdp
+
+    ratio = peak_over_tdp(design)
+    if ratio is None:
+        return None
+    tdp = _watts(design["tdp_w"])
+    return (f"modelled peak power {_watts(design['peak_power_w'])} is {ratio:.2f}× chip.tdp {tdp}: tok/s per kW "
+            f"divides by the TDP (the power basis) and a point drawing more than {tdp} is infeasible, but a chip "
+            "whose peak is that far above its TDP would throttle under a heavier load than the points priced, "
+            f"which is not priced (a peak up to {1 + PEAK_OVER_TDP_MARGIN:g}× the TDP is not flagged: with every "
+            "unit at full rate at once a chip exceeds its TDP by design, the shipped specs by up to 1.14×)")
+
+
+def peak_edge_note(metrics, largest: int | None, *, slo: bool, search: bool = False) -> str | None:
+    """What a peak tok/s per kW at ``largest``, the largest concurrency of ``workload.concurrency``
+    (:func:`codesign.evaluation.list_edge`, None for a list of one value), means for one design, or
+    None when its peak (``metrics["peak_concurrency"]``) is elsewhere: the efficiency was still
+    rising at the edge of the list, so the true peak may lie beyond it; without an SLO (``slo``
+    false), that the peak ignores latency, its TTFT (``ttft_at_peak_s`` [s]) and where to set one
+    (``search``: also as a ``[[search.constraints]]`` bound). ``concurrency = [1, 1e9]`` put the
+    peak at 10^9 users and a TTFT of 155 days without a word (fresh-user trial, session 43). The
+    one wording of ``codesign evaluate``'s note and of :func:`front_notes`. The peak is not moved."""
+    from .units import format_duration
+
+    c = metrics.get("peak_concurrency")
+    if largest is None or not (isinstance(c, numbers.Real) and math.isfinite(c) and int(c) == largest):
+        return None
+    note = (f"the peak tok/s per kW is at {users(largest)}, the largest concurrency of workload.concurrency: the "
+            "efficiency was still rising at the edge of the list, so the true peak may lie beyond it")
+    if not slo:
+        ttft = metrics.get("ttft_at_peak_s")
+        its = (f" (its TTFT is {format_duration(float(ttft))})"
+               if isinstance(ttft, numbers.Real) and math.isfinite(ttft) else "")
+        note += (f"; no SLO is set, so the peak ignores latency{its}: set one in [workload.slo] (ttft, tpot; e.g. "
+                 'ttft = "2 s")' + (" or as a [[search.constraints]] bound on ttft_s or tpot_s" if search else "")
+                 + ", and the peak is taken over the points that meet it")
+    return note
+
+
+def coarse_slo_note(gap: tuple[int, int] | None, slo: str) -> str | None:
+    """What a coarse concurrency list under an SLO means for one design, or None (``gap`` None):
+    ``gap`` is ``(peak, next)`` of :func:`codesign.evaluation.slo_gap`, the concurrency of the peak
+    at the SLO and the next larger one of ``workload.concurrency``, which misses the SLO and is more
+    than :data:`~codesign.evaluation.SLO_GAP_RATIO` times it; ``slo`` the SLO as a person reads it
+    (``"TTFT <= 2 s"``). The peak at the SLO is only as good as the list: ``concurrency = [1, 1e9]``
+    under a TTFT SLO of 2 s took it at 1 user without a word, though the SLO allows far more users.
+    Suggests the powers of 2 between the two (at least one lies there)."""
+    if gap is None:
+        return None
+    lo, hi = gap
+    twos = [2 ** k for k in range(max(lo, 1).bit_length(), hi.bit_length() + 1) if lo < 2 ** k < hi]
+    eg = ", ".join(f"{c:,}" for c in twos) if len(twos) <= 5 else \
+        f"{twos[0]:,}, {twos[1]:,}, …, {twos[-1]:,}"
+    apart = f"{hi / lo:,.0f}" if hi / lo >= 100 else f"{hi / lo:.3g}"
+    return (f"the peak tok/s per kW at the SLO is at {users(lo)} and the next concurrency of workload.concurrency, "
+            f"{users(hi)}, misses the SLO ({slo}): the list is coarse there ({apart}× apart), and a concurrency "
+            f"between them may meet the SLO at a higher tok/s per kW; add values between {lo:,} and {hi:,} to "
+            f"workload.concurrency (e.g. powers of 2: {eg})")
+
+
 def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = None,
                 slo: bool = True) -> list[str]:
-    """What to keep in mind reading a front's figures, one line each ([] when nothing): designs
-    whose modelled peak power is far above their own ``chip.tdp``
-    (:func:`codesign.evaluation.peak_over_tdp`); designs whose peak tok/s per kW is at ``largest``,
-    the largest concurrency of ``workload.concurrency`` (the efficiency still rising at the edge of
-    the list; :func:`codesign.evaluation.list_edge`, None for a list of one value), and, when no SLO
-    bounds the search (``slo`` false), that the peak ignores latency.
+    """What to keep in mind reading a front's figures, one line each ([] when nothing): how many
+    designs have a modelled peak power far above their own ``chip.tdp`` (:func:`peak_power_note`,
+    said of the highest), and how many peak at ``largest``, the largest concurrency of
+    ``workload.concurrency`` (:func:`peak_edge_note`, said of the one with the longest TTFT at its
+    peak when no SLO bounds the search, ``slo`` false; else of the first); each says how many of
+    the front share it, then the fact in the words ``codesign evaluate`` gives it of one design.
 
     ``designs``: ``(label, metrics)`` per design (``"trial 12"``, a row's metrics as
     ``pareto.json`` gives them). A search of ``chip.tdp`` without a ``peak_power_w`` constraint
     lands at the TDP's lower bound (tok/s per kW divides by it) and the front said nothing of the
     designs' own peak power; ``concurrency = [1, 1e9]`` put every peak at 10^9 users, at a TTFT of
     155 days (fresh-user trial, session 43). Which point is the peak is not changed."""
-    from .evaluation import PEAK_OVER_TDP_MARGIN, _watts, peak_over_tdp
-    from .units import format_duration
+    from .evaluation import PEAK_OVER_TDP_MARGIN, peak_over_tdp
 
     notes = []
+    n = len(designs)
     hot = [(label, m, r) for label, m in designs if (r := peak_over_tdp(m)) is not None]
     if hot:
-        label, m, r = max(hot, key=lambda h: h[2])
-        has, its = ("has", "its") if len(hot) == 1 else ("have", "their")
-        notes.append(
-            f"{len(hot)} of {len(designs)} {noun} {has} a modelled peak power above {its} chip.tdp by more than "
-            f"{PEAK_OVER_TDP_MARGIN:.0%} (up to {r:.2f}×: {label}, {_watts(m['peak_power_w'])} on a "
-            f"{_watts(m['tdp_w'])} TDP): {its} tok/s per kW is taken on the TDP (the power basis), and under a "
-            "heavier load than the points priced the chip would throttle, which is not priced; a "
-            "[[search.constraints]] bound on peak_power_w keeps the designs within a power budget")
+        label, m, _ = max(hot, key=lambda h: h[2])
+        k = len(hot)
+        over = f"{1 + PEAK_OVER_TDP_MARGIN:g}×"
+        head = (f"peaks above {over} its chip.tdp ({label})" if k == 1 else
+                f"peak above {over} their chip.tdp (the highest ratio, {label})")
+        notes.append(f"{k} of {n} {noun} {head}: {peak_power_note(m)}; a [[search.constraints]] bound on "
+                     "peak_power_w keeps the designs within a power budget")
 
-    def at_edge(m) -> bool:
-        c = m.get("peak_concurrency")
-        return largest is not None and isinstance(c, numbers.Real) and math.isfinite(c) and int(c) == largest
+    def ttft(m) -> float:
+        t = m.get("ttft_at_peak_s")
+        return float(t) if isinstance(t, numbers.Real) and math.isfinite(t) else -math.inf
 
-    edge = [m for _, m in designs if at_edge(m)]
-    if edge and len(designs) and largest is not None:
-        has, its = ("has", "its") if len(edge) == 1 else ("have", "their")
-        note = (f"{len(edge)} of {len(designs)} {noun} {has} {its} peak tok/s per kW at the largest concurrency of "
-                f"workload.concurrency ({largest:,} users): the efficiency was still rising at the edge of the "
-                "list, so the true peak may lie beyond it")
-        if not slo:
-            ttft = [float(m["ttft_at_peak_s"]) for m in edge if isinstance(m.get("ttft_at_peak_s"), numbers.Real)]
-            worst = f" (TTFT at the peak up to {format_duration(max(ttft))})" if ttft else ""
-            note += (f"; no SLO bounds the search, so the peak ignores latency{worst}: set one in [workload.slo] "
-                     '(ttft, tpot; e.g. ttft = "2 s") or as a [[search.constraints]] bound on ttft_s or tpot_s, '
-                     "and the peak is taken over the points that meet it")
-        notes.append(note)
+    edge = [(label, m) for label, m in designs if peak_edge_note(m, largest, slo=True) is not None]
+    if edge:
+        k = len(edge)
+        label, m = max(edge, key=lambda e: ttft(e[1])) if not slo else edge[0]
+        which = (label if k == 1 else f"the longest TTFT at the peak, {label}" if not slo else f"e.g. {label}")
+        notes.append(f"{k} of {n} {noun} {'peaks' if k == 1 else 'peak'} at the edge of the concurrency list "
+                     f"({which}): {peak_edge_note(m, largest, slo=slo, search=True)}")
     return notes
 
 
@@ -530,10 +641,11 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
     3. The metrics: the objectives in ``[[search.objectives]]`` order, then each of :data:`SHOWN`
        that is not an objective (``peak_mixed_tok_s_per_kw``, ``min_e2e_latency_s``,
        ``min_tpot_s``, ``min_ttft_s``, ``mixed_tok_s_per_kw_at_tpot``, ``peak_power_w``,
-       ``area_mm2``, then the peak's operating point ``peak_concurrency``, ``ttft_at_peak_s``,
-       ``tpot_at_peak_s``: :data:`codesign.costmodel.PEAK_POINT_METRICS`), each in its unit
+       ``area_mm2``, ``hbm_stacks`` (whole stacks), then the peak's operating point
+       ``peak_concurrency``, ``ttft_at_peak_s``, ``tpot_at_peak_s``:
+       :data:`codesign.costmodel.PEAK_POINT_METRICS`), each in its unit
        (:data:`codesign.search.SEARCH_METRICS`; the name says it: ``_s`` s, ``_w`` W, ``_mm2`` mm²,
-       ``_per_kw`` tok/s per kW of TDP, ``peak_concurrency`` users). ``pareto.json`` has
+       ``_per_kw`` tok/s per kW of TDP, ``peak_concurrency`` users, ``hbm_stacks`` stacks). ``pareto.json`` has
        every metric the cost model reports but the SLOs' point metrics (:func:`slo_point_metrics`).
     4. ``METRIC_vs_reference``, design / reference, for each metric of
        :func:`codesign.search.ratio_metrics`: the objectives, then ``peak_mixed_tok_s_per_kw``,

@@ -175,6 +175,7 @@ def test_pareto_json_gives_counts_as_integers(cli, tmp_path):
     integers, for every Pareto design and for the reference; so does hbm_stacks, the whole stacks
     the design needs (WHOLE_NEEDED_METRICS: it was 6.67; session 43), by hand from
     specs/technology/n4p.toml's 36 GB and 1.2 TB/s per stack. The other metrics stay floats."""
+    import csv
     import math
 
     def stacks(cap, bw):  # whole stacks for the capacity and for the bandwidth, the larger
@@ -191,23 +192,41 @@ def test_pareto_json_gives_counts_as_integers(cli, tmp_path):
         assert type(m["chips"]) is int and type(m["max_concurrency"]) is int and m["max_concurrency"] >= 1, m
         assert type(m["tdp_w"]) is float and type(m["hbm_stacks"]) is int, m
     assert doc["reference"]["metrics"]["hbm_stacks"] == stacks(186e9, 8e12) == 7  # GB200: 186 GB, 8 TB/s
+    with (out / "pareto.csv").open(newline="") as fh:
+        cells = {int(r["trial"]): r["hbm_stacks"] for r in csv.DictReader(fh)}
     for r in doc["pareto"]:
         assert r["metrics"]["hbm_stacks"] == stacks(r["params"]["memory.hbm.capacity"],
                                                      r["params"]["memory.hbm.bandwidth"]), r
+        # pareto.csv gives the same whole count (it had no hbm_stacks column: session 44)
+        assert cells[r["trial"]] == str(r["metrics"]["hbm_stacks"]), cells
         # aggregated serving, no PP or attention DP: the design's chips are the TP its record is at
         # (the deployment of the first objective)
         assert r["metrics"]["chips"] == r["configs"]["peak_mixed_tok_s_per_kw"]["deployment.tp"]
 
 
-def _gb200_grid(tmp_path, name: str, param: str, extra: str = "") -> Path:
-    """A spec of GB200 (``extra`` TOML after its name) searched on a grid of one parameter (``param``,
-    a ``[search.params]`` line) for peak tok/s per kW and minimum E2E latency."""
+#: GB200's HBM bandwidth at 4 or 8 TB/s, a ``[search.params]`` line: at the same TDP, 8 TB/s decodes
+#: faster (decode reads the weights and KV cache every step), so it alone is the front.
+HBM_CHOICES = '"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
+#: :data:`HBM_CHOICES` × 3 scale-up bandwidth levels (450 GB/s, its midpoint 1125 GB/s, 1800 GB/s) at
+#: ``grid_points = 3``: 6 designs.
+HBM_SCALEUP = HBM_CHOICES + '"network.scaleup_bandwidth" = { low = "450 GB/s", high = "1800 GB/s" }\n'
+
+
+def _gb200(tmp_path, name: str, extra: str = "", *, params: str = HBM_CHOICES, grid: bool = False,
+           grid_points: int | None = None, search_keys: str = "") -> Path:
+    """A spec of GB200 (specs/examples) named ``name``, searched over ``params`` (``[search.params]``
+    lines; default :data:`HBM_CHOICES`) for peak tok/s per kW and minimum E2E latency, then ``extra``
+    TOML (constraints, ``[workload]``, ...). The search: NSGA-II on a small budget (:data:`FAST`), or
+    with ``grid`` the grid sampler (4 designs a batch; ``search.grid_points`` when given);
+    ``search_keys``, more ``[search]`` lines (``reference = ...``)."""
+    search = FAST if not grid else ('[search]\nsampler = "grid"\n'
+                                    + (f"grid_points = {grid_points}\n" if grid_points else "")
+                                    + "batch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n")
+    search += search_keys
     p = tmp_path / f"{name}.toml"
-    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n{extra}'
-                 '[search]\nsampler = "grid"\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
-                 f'[search.params]\n{param}\n'
-                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
-                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
+    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + search + f"[search.params]\n{params}"
+                 + '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
+                 + '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n' + extra)
     return p
 
 
@@ -218,27 +237,88 @@ def test_front_designs_far_above_their_own_tdp_are_noted(cli, tmp_path):
     (specs/technology/n4p.toml's figures put GB200 at its TDP at full rates), and its heaviest point
     draws 338 W (test_evaluate), so both are feasible at the same latency and 400 W triples the tok/s
     per kW: the front is the 400 W design alone, 1200.058 / 400 = 3.00x its TDP (beyond 1.25x). The
-    note is in pareto.json's notes, the table's "note:" line and sweep_front.json's notes."""
-    p = _gb200_grid(tmp_path, "cool", '"chip.tdp" = { choices = ["400 W", "1200 W"] }')
+    note is in pareto.json's notes, the table's "note:" line and sweep_front.json's notes, and says
+    the fact in the words `codesign evaluate` gives it of that design (report.peak_power_note)."""
+    p = _gb200(tmp_path, "cool", params='"chip.tdp" = { choices = ["400 W", "1200 W"] }\n', grid=True)
     out = tmp_path / "run"
     rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out, "--json")
     assert rc == 0, err
     doc = json.loads(stdout)
     (row,) = doc["pareto"]
     assert row["params"]["chip.tdp"] == 400
-    want = (f"1 of 1 Pareto designs has a modelled peak power above its chip.tdp by more than 25% (up to "
-            f"3.00×: trial {row['trial']}, 1,200 W on a 400 W TDP): its tok/s per kW is taken on the TDP (the "
-            "power basis), and under a heavier load than the points priced the chip would throttle, which is "
-            "not priced")
+    fact = ("modelled peak power 1,200 W is 3.00× chip.tdp 400 W: tok/s per kW divides by the TDP (the power "
+            "basis) and a point drawing more than 400 W is infeasible, but a chip whose peak is that far above its "
+            "TDP would throttle under a heavier load than the points priced, which is not priced (a peak up to "
+            "1.25× the TDP is not flagged: with every unit at full rate at once a chip exceeds its TDP by design, "
+            "the shipped specs by up to 1.14×)")
+    want = (f"1 of 1 Pareto designs peaks above 1.25× its chip.tdp (trial {row['trial']}): {fact}; a "
+            "[[search.constraints]] bound on peak_power_w keeps the designs within a power budget")
     (note,) = [n for n in doc["notes"] if "chip.tdp" in n]
-    assert note.startswith(want), note
+    assert note == want
+    # evaluate of the design's file says the same fact in the same words, as a warning
+    rc, _, ev_err = cli("evaluate", row["design_file"])
+    assert rc == 0 and f"warning: {fact}" in ev_err.splitlines(), ev_err
     rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out)  # the table, from the stored study
     assert rc == 0 and "note: " + want[:60] in stdout, stdout
     rc, stdout, err = cli("sweep", p, "--method", "grid", "--points", "2", "--out", tmp_path / "sw", "--json")
     assert rc == 0, err
     (note,) = [n for n in json.loads(stdout)["notes"] if "chip.tdp" in n]
-    assert note.startswith("1 of 1 front designs has a modelled peak power above its chip.tdp by more than 25% "
-                           "(up to 3.00×: row 1 of sweep_front.csv, 1,200 W on a 400 W TDP)"), note
+    assert note.startswith("1 of 1 front designs peaks above 1.25× its chip.tdp (row 1 of sweep_front.csv): "
+                           "modelled peak power 1,200 W is 3.00× chip.tdp 400 W: "), note
+
+
+def test_the_reference_headline_counts_designs_far_above_their_tdp(cli, tmp_path):
+    """A search of chip.tdp printed "31 Pareto design(s) beat gb200 … on every objective" while every
+    one of them peaked at 2.2-2.7x its own TDP, which a note said and the headline did not (fresh-user
+    trial, session 44). GB200 at 400 W with 9 TB/s of HBM against GB200 itself (1200 W, 8 TB/s): one
+    design, so the front; the faster HBM decodes faster (a lower E2E latency) and tok/s per kW divides
+    by a third of the power, so it beats the reference on both objectives, and its peak power is at
+    least GB200's own 1200.058 W (more HBM bandwidth only adds power: 3.9 pJ/bit in n4p.toml), at
+    least 3x its 400 W TDP. The headline counts it apart, and pareto.json gives both counts."""
+    p = _gb200(tmp_path, "hot", grid=True, search_keys=f'reference = "{GB200.as_posix()}"\n',
+               params='"chip.tdp" = { choices = ["400 W"] }\n"memory.hbm.bandwidth" = { choices = ["9 TB/s"] }\n')
+    out = tmp_path / "run"
+    rc, stdout, err = cli("optimize", p, "--trials", "1", "--out", out)
+    assert rc == 0, err
+    doc = json.loads((out / "pareto.json").read_text())
+    (row,) = doc["pareto"]
+    assert row["beats_reference"] and row["metrics"]["peak_power_w"] >= 1200 and row["metrics"]["tdp_w"] == 400
+    assert (doc["beat_reference"], doc["beat_reference_peak_over_tdp"]) == (1, 1)
+    text = " ".join(stdout.split())
+    assert ("1 Pareto design beats gb200-gpt-oss-120b on every objective (reference: each metric at its best over its "
+            "deployment); it peaks above 1.25× its own chip.tdp, so its tok/s per kW divides by a TDP the chip exceeds "
+            "(see the note above).") in text, text
+    assert "design(s) beat" not in text
+
+
+def test_beat_counts_and_the_headline_by_hand():
+    """report.beat_counts and reference_headline on three stated designs: A beats the reference and
+    peaks at 1000 W on a 400 W TDP (2.5x, beyond 1.25x), B beats it at 840 W on 700 W (1.2x, within),
+    C does not beat it (5x, so not counted either way). Without a reference, or with one that
+    cannot be served, there is nothing to count (null) and no headline."""
+    from codesign.report import beat_counts, reference_headline
+
+    rows = [{"beats_reference": True, "metrics": {"peak_power_w": 1000.0, "tdp_w": 400.0}},
+            {"beats_reference": True, "metrics": {"peak_power_w": 840.0, "tdp_w": 700.0}},
+            {"beats_reference": False, "metrics": {"peak_power_w": 2000.0, "tdp_w": 400.0}}]
+    ref = {"name": "gb200", "metrics": {}, "choices": {"deployment.tp": [1, 2]}}
+    counts = beat_counts(rows, ref)
+    assert counts == {"beat_reference": 2, "beat_reference_peak_over_tdp": 1}
+    assert reference_headline(dict(counts, reference=ref)) == (
+        "2 Pareto designs beat gb200 on every objective (reference: each metric at its best over deployment.tp = 1, "
+        "2); 1 of them peaks above 1.25× its own chip.tdp, so its tok/s per kW divides by a TDP the chip exceeds "
+        "(see the note above).")
+    rows[1]["metrics"]["tdp_w"] = 400.0  # 2.1x: both winners far above their TDP
+    counts = beat_counts(rows, ref)
+    assert reference_headline(dict(counts, reference=ref)).endswith(
+        "; 2 of them peak above 1.25× their own chip.tdp, so their tok/s per kW divides by a TDP the chip exceeds "
+        "(see the note above).")
+    counts = beat_counts(rows[2:], ref)  # no design beats it: nothing to add
+    assert reference_headline(dict(counts, reference=ref)) == (
+        "0 Pareto designs beat gb200 on every objective (reference: each metric at its best over deployment.tp = 1, 2).")
+    none = {"beat_reference": None, "beat_reference_peak_over_tdp": None}
+    assert beat_counts(rows, None) == none == beat_counts(rows, dict(ref, infeasible_reason="tp 128 > 64 heads"))
+    assert reference_headline(dict(none, reference=None)) is None
 
 
 def test_front_peaks_at_the_largest_concurrency_are_noted(cli, tmp_path):
@@ -247,38 +327,57 @@ def test_front_peaks_at_the_largest_concurrency_are_noted(cli, tmp_path):
     over [1, 64, 1e9] users: 10^9 users saturate either (beyond its KV slots more users queue) and
     64 do not (GB200's own sweep rises from 64 to 1024 users, test_evaluate), so every Pareto design
     peaks at the edge of the list. No SLO bounds the search: the note says that the peak ignores
-    latency and how to set one. The peak itself is not moved."""
-    p = _gb200_grid(tmp_path, "edge", '"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }',
-                    extra="[workload]\nconcurrency = [1, 64, 1e9]\n")
+    latency, its TTFT (of the design with the longest) and how to set one. The peak itself is not moved."""
+    p = _gb200(tmp_path, "edge", "[workload]\nconcurrency = [1, 64, 1e9]\n", grid=True)
     out = tmp_path / "run"
     rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", out, "--json")
     assert rc == 0, err
     doc = json.loads(stdout)
     n = len(doc["pareto"])
     assert n and all(r["metrics"]["peak_concurrency"] == 10**9 for r in doc["pareto"])
+    slow = max(doc["pareto"], key=lambda r: r["metrics"]["ttft_at_peak_s"])
+    which = f"trial {slow['trial']}" if n == 1 else f"the longest TTFT at the peak, trial {slow['trial']}"
     (note,) = [x for x in doc["notes"] if "largest concurrency" in x]
-    assert note.startswith(f"{n} of {n} Pareto designs {'has its' if n == 1 else 'have their'} peak tok/s per kW at "
-                           "the largest concurrency of workload.concurrency (1,000,000,000 users): the efficiency "
-                           "was still rising at the edge of the list, so the true peak may lie beyond it; no SLO "
-                           "bounds the search, so the peak ignores latency (TTFT at the peak up to "), note
+    assert note.startswith(f"{n} of {n} Pareto designs {'peaks' if n == 1 else 'peak'} at the edge of the concurrency "
+                           f"list ({which}): the peak tok/s per kW is at 1,000,000,000 users, the largest concurrency of "
+                           "workload.concurrency: the efficiency was still rising at the edge of the list, so the true "
+                           "peak may lie beyond it; no SLO is set, so the peak ignores latency (its TTFT is "), note
     assert " days)" in note and "[workload.slo]" in note and "ttft_s" in note
 
 
 def test_front_notes_leave_out_the_latency_under_an_slo():
     """report.front_notes: with an SLO bounding the search the peak is taken at it, so the note of a
     peak at the largest concurrency says the edge alone; designs whose peak is elsewhere, or whose
-    peak power is within 1.25x their TDP (1.2x here), are not counted."""
+    peak power is within 1.25x their TDP (1.2x here), are not counted. Without an SLO, the note
+    names the design with the longest TTFT at its peak (900 ms, trial 2) and gives its TTFT."""
     from codesign.report import front_notes
 
     at = {"peak_concurrency": 1024, "ttft_at_peak_s": 0.5, "peak_power_w": 840.0, "tdp_w": 700.0}
     inside = dict(at, peak_concurrency=512)
     (note,) = front_notes([("trial 1", at), ("trial 2", inside)], largest=1024, slo=True)
-    assert note == ("1 of 2 Pareto designs has its peak tok/s per kW at the largest concurrency of "
-                    "workload.concurrency (1,024 users): the efficiency was still rising at the edge of the list, "
-                    "so the true peak may lie beyond it")
-    (note,) = front_notes([("trial 1", at), ("trial 2", at)], largest=1024, slo=False)
-    assert note.startswith("2 of 2 Pareto designs have their peak") and "(TTFT at the peak up to 500 ms)" in note
+    assert note == ("1 of 2 Pareto designs peaks at the edge of the concurrency list (trial 1): the peak tok/s per "
+                    "kW is at 1,024 users, the largest concurrency of workload.concurrency: the efficiency was still "
+                    "rising at the edge of the list, so the true peak may lie beyond it")
+    (note,) = front_notes([("trial 1", at), ("trial 2", dict(at, ttft_at_peak_s=0.9))], largest=1024, slo=False)
+    assert note.startswith("2 of 2 Pareto designs peak at the edge of the concurrency list (the longest TTFT at the "
+                           "peak, trial 2): ") and "(its TTFT is 900 ms)" in note, note
+    (note,) = front_notes([("trial 1", at), ("trial 2", at)], largest=1024, slo=True)
+    assert note.startswith("2 of 2 Pareto designs peak at the edge of the concurrency list (e.g. trial 1): ")
     assert front_notes([("trial 2", inside)], largest=1024, slo=False) == []
+
+
+def test_front_notes_count_the_designs_far_above_their_tdp():
+    """report.front_notes on stated designs: 1000 W on 400 W is 2.50x and 1500 W on 500 W 3.00x, both
+    beyond 1.25x; 840 W on 700 W is 1.20x, within. Two of three are counted, and the fact is said of
+    the highest ratio (trial 3) in report.peak_power_note's words."""
+    from codesign.report import front_notes, peak_power_note
+
+    designs = [("trial 1", {"peak_power_w": 1000.0, "tdp_w": 400.0}), ("trial 2", {"peak_power_w": 840.0, "tdp_w": 700.0}),
+               ("trial 3", {"peak_power_w": 1500.0, "tdp_w": 500.0})]
+    (note,) = front_notes(designs)
+    assert note.startswith("2 of 3 Pareto designs peak above 1.25× their chip.tdp (the highest ratio, trial 3): "
+                           "modelled peak power 1,500 W is 3.00× chip.tdp 500 W: tok/s per kW divides by the TDP"), note
+    assert peak_power_note(designs[2][1]) in note and peak_power_note(designs[1][1]) is None
 
 
 def test_a_one_value_concurrency_list_has_no_edge():
@@ -294,28 +393,6 @@ def test_a_one_value_concurrency_list_has_no_edge():
     assert list_edge([64]) is None and list_edge([64, 64.0]) is None
     at = {"peak_concurrency": 64, "ttft_at_peak_s": 0.5, "peak_power_w": 840.0, "tdp_w": 700.0}
     assert front_notes([("trial 1", at)], largest=list_edge([64]), slo=False) == []
-
-
-def _gb200_search(tmp_path, name, body):
-    p = tmp_path / f"{name}.toml"
-    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n' + FAST
-                 + '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
-                 + '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
-                 + '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n' + body)
-    return p
-
-
-def _grid_spec(tmp_path, name):
-    """GB200 over a grid of 2 HBM bandwidth choices × 3 scale-up bandwidth levels (450 GB/s, its
-    midpoint 1125 GB/s, 1800 GB/s): 6 designs."""
-    p = tmp_path / f"{name}.toml"
-    p.write_text(f'include = ["{GB200.as_posix()}"]\nname = "{name}"\n'
-                 '[search]\nsampler = "grid"\ngrid_points = 3\nbatch_size = 4\nseed_sweep = 0\ngradient_seeds = 0\n'
-                 '[search.params]\n"memory.hbm.bandwidth" = { choices = ["4 TB/s", "8 TB/s"] }\n'
-                 '"network.scaleup_bandwidth" = { low = "450 GB/s", high = "1800 GB/s" }\n'
-                 '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n'
-                 '[[search.objectives]]\nmetric = "min_e2e_latency_s"\ndirection = "minimize"\n')
-    return p
 
 
 GRID_NOTE = ('the grid (search.sampler = "grid", search.grid_points = 3) has 6 designs (2 memory.hbm.bandwidth '
@@ -341,7 +418,7 @@ def test_a_grid_search_runs_each_design_once(cli, tmp_path):
     which raised outside Study.optimize, so any search that ran its whole grid ended in an internal
     error (exit 3; fresh-user trial, session 42). More trials than designs are capped at the grid's
     size, said on stderr; a rerun has nothing to run, and says the grid is whole."""
-    spec, out = _grid_spec(tmp_path, "grid"), tmp_path / "run"
+    spec, out = _gb200(tmp_path, "grid", params=HBM_SCALEUP, grid=True, grid_points=3), tmp_path / "run"
     rc, stdout, err = cli("optimize", spec, "--trials", "10", "--out", out, "--json")
     assert rc == 0 and "internal error" not in err, err
     assert f"{GRID_NOTE}: the search runs 6 trials, not the 10 asked for (a grid prices each design once)" in err
@@ -352,7 +429,7 @@ def test_a_grid_search_runs_each_design_once(cli, tmp_path):
 
 
 def test_a_worker_on_a_grid_stops_at_its_size(cli, tmp_path):
-    spec, journal = _grid_spec(tmp_path, "gridw"), tmp_path / "w.journal"
+    spec, journal = _gb200(tmp_path, "gridw", params=HBM_SCALEUP, grid=True, grid_points=3), tmp_path / "w.journal"
     rc, stdout, err = cli("worker", spec, "--storage", journal, "--trials", "4")
     assert rc == 0, err
     assert f"worker: note: {GRID_NOTE}: 4 trials price 4 of them, picked at random; ask for 6 trials for the whole grid" in err
@@ -366,7 +443,7 @@ def test_a_design_drawn_by_several_trials_is_listed_once(cli, tmp_path):
     # of HBM decodes faster than with 4 TB/s (decode reads the weights and KV cache every step),
     # so it alone is the front: one row, its first trial, the others with 8 TB/s merged into it
     out = tmp_path / "run"
-    spec = _gb200_search(tmp_path, "repeats", "")
+    spec = _gb200(tmp_path, "repeats")
     rc, stdout, err = cli("optimize", spec, "--trials", "12", "--out", out, "--json")
     assert rc == 0, err
     doc = json.loads(stdout)
@@ -390,7 +467,7 @@ def test_a_design_drawn_by_several_trials_is_listed_once(cli, tmp_path):
 def test_infeasible_reasons_count_missed_constraints(cli, tmp_path):
     # no chip draws 1 W, and no 8k-token prefill takes 1 ms (8192 tokens x 2 x 5.1e9 active
     # parameters = 8.4e13 FLOP, ~34 ms at GB200's 2.5 PFLOP/s FP8): every trial misses both
-    spec = _gb200_search(tmp_path, "tight", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n'
+    spec = _gb200(tmp_path, "tight", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n'
                                             '[[search.constraints]]\nmetric = "ttft_s"\nmax = "1 ms"\n')
     rc, stdout, err = cli("optimize", spec, "--trials", "6", "--out", tmp_path / "o", "--json")
     assert rc == 1, err
@@ -747,7 +824,7 @@ def _csv_header(path):
 # SHOWN metrics, ratios for the objectives then the Jalapeño-table metrics, verdict, file
 HBM_COLUMNS = ["trial", "memory.hbm.bandwidth [B/s]",
                "peak_mixed_tok_s_per_kw", "min_e2e_latency_s", "min_tpot_s", "min_ttft_s",
-               "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2",
+               "mixed_tok_s_per_kw_at_tpot", "peak_power_w", "area_mm2", "hbm_stacks",
                "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s",
                "peak_mixed_tok_s_per_kw_vs_reference", "min_e2e_latency_s_vs_reference",
                "min_tpot_s_vs_reference", "mixed_tok_s_per_kw_at_tpot_vs_reference",
@@ -763,14 +840,14 @@ def test_exit_codes_are_the_documented_ones(cli, tmp_path):
         assert says in helptext, helptext
         sweep_help = " ".join(build_parser()._subparsers._group_actions[0].choices["sweep"].format_help().split())
         assert says in sweep_help, sweep_help  # `codesign sweep` returns the same codes
-    feasible = _gb200_search(tmp_path, "fine", "")
+    feasible = _gb200(tmp_path, "fine")
     assert cli("optimize", feasible, "--trials", "2", "--out", tmp_path / "fine", "--json")[0] == 0
     # no chip draws 1 W: every trial infeasible, the files still written
-    none = _gb200_search(tmp_path, "none", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n')
+    none = _gb200(tmp_path, "none", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 W"\n')
     rc, stdout, err = cli("optimize", none, "--trials", "2", "--out", tmp_path / "none", "--json")
     assert rc == 1 and json.loads(stdout)["feasible_trials"] == 0, err
     assert (tmp_path / "none" / "pareto.json").is_file()
-    bad = _gb200_search(tmp_path, "bad", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 TB/s"\n')
+    bad = _gb200(tmp_path, "bad", '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "1 TB/s"\n')
     rc, _, err = cli("optimize", bad, "--trials", "2", "--out", tmp_path / "bad")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
 
@@ -891,7 +968,7 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
     # objectives first, each metric once; ratios for the objectives, then the table metrics
     expected = ["trial", "memory.hbm.bandwidth [B/s]", "deployment.tp",
                 "mixed_tok_s_per_kw_at_tpot", "area_mm2", "peak_mixed_tok_s_per_kw", "min_e2e_latency_s",
-                "min_tpot_s", "min_ttft_s", "peak_power_w",
+                "min_tpot_s", "min_ttft_s", "peak_power_w", "hbm_stacks",
                 "peak_concurrency", "ttft_at_peak_s", "tpot_at_peak_s",
                 "mixed_tok_s_per_kw_at_tpot_vs_reference", "area_mm2_vs_reference",
                 "peak_mixed_tok_s_per_kw_vs_reference", "min_e2e_latency_s_vs_reference",
@@ -900,7 +977,7 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
     full = {"trial": 3, "params": {"memory.hbm.bandwidth": 8e12, "deployment.tp": 4},
             "metrics": {"mixed_tok_s_per_kw_at_tpot": 90.0, "area_mm2": 700.0, "peak_mixed_tok_s_per_kw": 100.0,
                         "min_e2e_latency_s": 1.5, "min_tpot_s": 0.002, "min_ttft_s": 0.05, "peak_power_w": 650.0,
-                        "peak_concurrency": 256, "ttft_at_peak_s": 0.9, "tpot_at_peak_s": 0.02},
+                        "hbm_stacks": 7, "peak_concurrency": 256, "ttft_at_peak_s": 0.9, "tpot_at_peak_s": 0.02},
             "vs_reference": {"mixed_tok_s_per_kw_at_tpot": 1.5, "area_mm2": 0.5, "peak_mixed_tok_s_per_kw": 2.0,
                              "min_e2e_latency_s": 0.75, "min_tpot_s": 0.5},
             "beats_reference": True, "design_file": "d/trial-00003.toml"}
@@ -920,7 +997,8 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
     assert float(a["memory.hbm.bandwidth [B/s]"]) == 8e12 and a["deployment.tp"] == "4"
     blank = [k for k, v in b.items() if v == ""]
     assert [k for k, v in a.items() if v == ""] == []
-    assert blank == ["mixed_tok_s_per_kw_at_tpot", "min_ttft_s", "peak_concurrency", "ttft_at_peak_s",
+    assert a["hbm_stacks"] == "7"  # a whole count, as pareto.json gives it
+    assert blank == ["mixed_tok_s_per_kw_at_tpot", "min_ttft_s", "hbm_stacks", "peak_concurrency", "ttft_at_peak_s",
                      "tpot_at_peak_s", "mixed_tok_s_per_kw_at_tpot_vs_reference",
                      "area_mm2_vs_reference", "peak_mixed_tok_s_per_kw_vs_reference",
                      "min_e2e_latency_s_vs_reference", "min_tpot_s_vs_reference", "beats_reference"]
@@ -928,7 +1006,7 @@ def test_pareto_csv_columns_follow_the_spec_and_blank_what_does_not_apply(tmp_pa
 
 def test_a_finished_study_of_one_trial_says_trial(cli, tmp_path):
     """Re-running a study that already has its trials: "1 completed trial", not "1 completed trials"."""
-    spec = _gb200_search(tmp_path, "one", "")
+    spec = _gb200(tmp_path, "one")
     out = tmp_path / "o"
     assert cli("optimize", spec, "--trials", "1", "--out", out)[0] == 0
     rc, stdout, err = cli("optimize", spec, "--trials", "1", "--out", out)
@@ -964,7 +1042,7 @@ def test_pareto_csv_writes_float32_metrics_at_their_own_digits(cli, tmp_path):
     assert r["min_tpot_s"] == "0.1" and r["peak_power_w"] == "650.0" and r["area_mm2"] == ""
 
     out = tmp_path / "run"
-    rc, stdout, err = cli("optimize", _gb200_search(tmp_path, "digits", ""), "--trials", "4", "--out", out, "--json")
+    rc, stdout, err = cli("optimize", _gb200(tmp_path, "digits"), "--trials", "4", "--out", out, "--json")
     assert rc == 0, err
     doc = json.loads((out / "pareto.json").read_text())
     with (out / "pareto.csv").open(newline="") as fh:
@@ -1090,7 +1168,7 @@ def test_a_workload_slo_bounds_the_search(cli, tmp_path):
     ``{ metric = "ttft_s", max = ... }`` is: no 8k-token prefill takes 1 ms (8192 tokens x 2 x 5.1e9
     active parameters = 8.4e13 FLOP, ~34 ms at GB200's 2.5 PFLOP/s FP8), so every trial misses it,
     with the reason the constraint form gives."""
-    spec = _gb200_search(tmp_path, "slo", '[workload.slo]\nttft = "1 ms"\n')
+    spec = _gb200(tmp_path, "slo", '[workload.slo]\nttft = "1 ms"\n')
     rc, stdout, err = cli("optimize", spec, "--trials", "6", "--out", tmp_path / "o", "--json")
     assert rc == 1, err
     doc = json.loads(stdout)
@@ -1103,7 +1181,7 @@ def test_an_unknown_cost_model_is_named_at_its_key(cli, tmp_path):
     """``cost_model = "roofline2"``: optimize said "no cost model named 'roofline2' is registered"
     without the file or key, where evaluate names both (fresh-user trial, session 30). Now the same
     one line as evaluate, exit 2, nothing written."""
-    spec = _gb200_search(tmp_path, "cm", '[deployment]\ncost_model = "roofline2"\n')
+    spec = _gb200(tmp_path, "cm", '[deployment]\ncost_model = "roofline2"\n')
     for cmd in ("optimize", "sweep"):
         rc, stdout, err = cli(cmd, spec, "--out", tmp_path / cmd)
         assert rc == 2 and "Traceback" not in err, err

@@ -360,7 +360,14 @@ def test_sweep_cli_writes_front(cli, tmp_path):
 
 def test_sweep_json_gives_counts_as_integers(cli, tmp_path):
     """A count the sweep reports (a constraint on max_concurrency, the request slots) is a JSON
-    integer, as in `codesign evaluate --json`; the other metrics stay floats."""
+    integer, as in `codesign evaluate --json`; the other metrics stay floats. hbm_stacks, the whole
+    HBM stacks a design needs, is in sweep_front.json and .csv as in pareto.json (it was in neither:
+    session 44), by hand from specs/technology/n4p.toml's 36 GB and 1.2 TB/s per stack."""
+    import math
+
+    def stacks(cap, bw):  # whole stacks for the capacity and for the bandwidth, the larger
+        return max(math.ceil(round(cap / 36e9, 6)), math.ceil(round(bw / 1.2e12, 6)))
+
     spec = tmp_path / "slots.toml"
     spec.write_text(f'include = ["{FLAGSHIP.as_posix()}"]\n'
                     '[[search.constraints]]\nmetric = "max_concurrency"\nmin = 1\n')
@@ -369,9 +376,13 @@ def test_sweep_json_gives_counts_as_integers(cli, tmp_path):
     doc = json.loads(out)
     assert doc["front"] and json.loads((tmp_path / "o" / "sweep_front.json").read_text()) == doc
     assert doc["infeasible_reasons"] is None  # counted only when no design is feasible
-    for r in doc["front"]:
+    rows = list(csv.DictReader((tmp_path / "o" / "sweep_front.csv").open()))
+    assert len(rows) == len(doc["front"])
+    for r, line in zip(doc["front"], rows):
         assert type(r["metrics"]["max_concurrency"]) is int and r["metrics"]["max_concurrency"] >= 1, r
         assert type(r["metrics"]["peak_power_w"]) is float, r
+        want = stacks(r["params"]["memory.hbm.capacity"], r["params"]["memory.hbm.bandwidth"])
+        assert r["metrics"]["hbm_stacks"] == want and line["hbm_stacks"] == str(want), (r, line)
 
 
 def test_sweep_writes_searched_counts_as_integers(cli, tmp_path):

@@ -38,11 +38,18 @@ def run(args) -> int:
     # the point the peak is reached at (its concurrency, TTFT, TPOT), as optimize reports it
     summary.update({k: design_value(k, v[0]) for k, v in ev_slo.peak_point().items()})
     design = {k: design_value(k, v[0]) for k, v in ev.design.items()}
-    # remarks on the figures (also in --json's notes): a TDP far below the modelled peak power; a
-    # peak at the edge of the concurrency list
-    hot = _peak_power_warning(design)
-    edge = _peak_edge_note(ev.concurrency, summary, slo)
-    notes = [n for n in (hot, edge) if n]
+    # remarks on the figures (also in --json's notes), worded as optimize and sweep word them of their
+    # front designs (report.peak_power_note, peak_edge_note, coarse_slo_note): a TDP far below the
+    # modelled peak power; a peak at the edge of the concurrency list; under an SLO, a peak whose next
+    # concurrency misses it far away (a concurrency between them may meet it)
+    from ..evaluation import list_edge, slo_gap
+    from ..report import coarse_slo_note, peak_edge_note, peak_power_note
+
+    hot = peak_power_note(design)
+    edge = peak_edge_note(summary, list_edge(ev.concurrency), slo=bool(slo))
+    coarse = coarse_slo_note(slo_gap(ev.concurrency, ev.feasible[0], ev_slo.feasible[0], summary["peak_concurrency"]),
+                             _describe_slo(slo)) if slo else None
+    notes = [n for n in (hot, edge, coarse) if n]
     if args.json:
         priced_by = cost_model_record(spec, cost_model=args.cost_model)
         doc = {
@@ -72,7 +79,8 @@ def run(args) -> int:
             "slo": {m: b for m, b in slo} or None,
             "summary": summary,
             # what to keep in mind reading the figures, one line each (the table prints them below
-            # it): a chip.tdp far below the modelled peak power; a peak at the largest concurrency
+            # it): a chip.tdp far below the modelled peak power; a peak at the largest concurrency; a
+            # concurrency list coarse above the peak at the SLO
             "notes": notes,
         }
         if slo:
@@ -80,7 +88,8 @@ def run(args) -> int:
                 p["meets_slo"] = bool(ok)
         print_json(doc)
     else:
-        _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0], edge=edge)
+        _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0],
+                     remarks=[n for n in (edge, coarse) if n])
         from ..report import power_gap_warnings
 
         for w in power_gap_warnings(spec):
@@ -96,47 +105,6 @@ def run(args) -> int:
             print(f"warning: {hot}", file=sys.stderr)
     # as optimize and sweep: a design that no concurrency can run (at its SLO) is no result (a script sees it)
     return ExitCode.OK if ev_slo.feasible.any() else ExitCode.NO_RESULT
-
-
-def _peak_power_warning(design) -> str | None:
-    """What a ``chip.tdp`` far below the design's modelled peak power means
-    (:func:`codesign.evaluation.peak_over_tdp`), or None. ``tdp = "700 W"`` on the GB200 example
-    (a 1,200 W peak) printed its tok/s per kW on 700 W without a word, where an area over
-    ``chip.area.max`` is warned of (fresh-user trial, session 43)."""
-    from ..evaluation import PEAK_OVER_TDP_MARGIN, _watts, peak_over_tdp
-
-    ratio = peak_over_tdp(design)
-    if ratio is None:
-        return None
-    tdp = _watts(design["tdp_w"])
-    return (f"chip.tdp {tdp} is below the modelled peak power {_watts(design['peak_power_w'])} ({ratio:.2f}× the "
-            f"TDP): the power basis is the TDP (tok/s per kW divides by {tdp}) and points whose modelled power "
-            "exceeds it are marked infeasible, but a chip whose peak exceeds its TDP would throttle under a "
-            "heavier load, which is not priced (said beyond "
-            f"{1 + PEAK_OVER_TDP_MARGIN:g}× the TDP: a chip at full rate on every unit exceeds its TDP by design, "
-            "the shipped specs by up to 1.14×)")
-
-
-def _peak_edge_note(concurrency, summary, slo) -> str | None:
-    """What a peak tok/s per kW at the largest concurrency of ``workload.concurrency`` means, or
-    None: the efficiency was still rising there, so the true peak may lie beyond the list; without
-    an SLO (``slo``: :func:`codesign.evaluation.slo_bounds`), that it ignores latency, its TTFT and
-    the key that sets one. ``concurrency = [1, 1e9]`` put the peak at 10^9 users and a TTFT of 155
-    days, feasible and without a word (fresh-user trial, session 43). The peak is not moved."""
-    from ..evaluation import list_edge
-    from ..units import format_duration
-
-    users = summary.get("peak_concurrency")  # an int, or NaN without a feasible point (at the SLO)
-    largest = list_edge(concurrency)
-    if largest is None or not isinstance(users, int) or users != largest:
-        return None
-    note = (f"the peak tok/s per kW is at the largest concurrency of workload.concurrency ({users:,} users): "
-            "the efficiency was still rising at the edge of the list, so the true peak may lie beyond it")
-    if not slo:
-        note += (f"; no SLO is set, so the peak ignores latency (its TTFT is "
-                 f"{format_duration(summary['ttft_at_peak_s'])}): set one in [workload.slo] (ttft, tpot; e.g. "
-                 'ttft = "2 s"), and the peak is taken over the points that meet it')
-    return note
 
 
 def _describe_slo(slo) -> str:
@@ -184,10 +152,10 @@ def _fmt(x, scale=1.0, digits=3, unit="", seconds=False):
     return f"{text} {unit}" if unit else text
 
 
-def _print_table(spec, ev, summary, design, meets=None, edge=None):
+def _print_table(spec, ev, summary, design, meets=None, remarks=()):
     """The table of ``ev``'s points and its summary lines; ``meets`` (per point) whether the point
-    meets the spec's [workload.slo], when it sets one; ``edge``, a note printed under the peak
-    (:func:`_peak_edge_note`)."""
+    meets the spec's [workload.slo], when it sets one; ``remarks``, notes printed under the peak
+    (:func:`codesign.report.peak_edge_note`, :func:`codesign.report.coarse_slo_note`)."""
     import math
 
     from rich.console import Console
@@ -195,6 +163,7 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
 
     from ..evaluation import _watts, slo_bounds
     from ..report import fit_columns, print_uncut
+    from ..report import users as plural_users
     from ..spec import unread_key_problem
     from ..units import format_duration
 
@@ -269,11 +238,11 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
                   + ("" if meets.any() or not ev.feasible[0].any() else ": none does"), highlight=False, markup=False)
     users = summary["peak_concurrency"]  # an int, or NaN without a feasible point
     # durations as a person reads them: a TTFT of 10^7 s said "13,353,081,000 ms" (session 44)
-    at = (f" at {users:,} users (TTFT {format_duration(summary['ttft_at_peak_s'])}, "
+    at = (f" at {plural_users(users)} (TTFT {format_duration(summary['ttft_at_peak_s'])}, "
           f"TPOT {format_duration(summary['tpot_at_peak_s'])})" if isinstance(users, int) else "")
     con.print(f"peak mixed tok/s per kW (TDP {_watts(design['tdp_w'])}): {_fmt(summary['peak_mixed_tok_s_per_kw'])}{at}")
-    if edge:
-        con.print(f"note: {edge}", highlight=False, markup=False)
+    for note in remarks:
+        con.print(f"note: {note}", highlight=False, markup=False)
     con.print(f"min E2E latency: {format_duration(summary['min_e2e_latency_s'])}   "
               f"min TPOT: {format_duration(summary['min_tpot_s'])}")
     area = design["area_mm2"]  # NaN: a cost model that does not model area (printed "area nan mm²")
@@ -288,8 +257,12 @@ def _print_table(spec, ev, summary, design, meets=None, edge=None):
     beyond = np.asarray(ev.concurrency, dtype=np.float64) > design["max_concurrency"]
     fate = ("; more users queue" if (beyond & ev.feasible[0]).any()
             else "; more users do not fit" if beyond.any() else "")
+    # the whole HBM stacks the design needs (an int: costmodel.whole_needed), as --json, pareto.csv/json
+    # and sweep_front.csv/json give them; absent or NaN where the cost model does not count them
+    stacks = design.get("hbm_stacks")
+    hbm = f", {stacks} HBM stack{'' if stacks == 1 else 's'}" if isinstance(stacks, int) else ""
     # thousands separated, as every number of the table above (and the TDP: "1,200 W")
-    con.print(f"area {f'{area:,.0f} mm²' if math.isfinite(area) else 'not modelled'}, {peak}, "
+    con.print(f"area {f'{area:,.0f} mm²' if math.isfinite(area) else 'not modelled'}{hbm}, {peak}, "
               f"weights {design['weights_bytes_per_chip'] / 1e9:.1f} GB/chip"
               + (" (decode pool)" if d.mode == "disaggregated" else "")
               + ("" if ev.reasons[0] else

@@ -44,7 +44,7 @@ def run(args) -> int:
     from rich.markup import escape
 
     from ..errors import CodesignError, ExitCode
-    from ..report import print_table, write_outputs
+    from ..report import print_table, reference_headline, write_outputs
     from ..search import run_search
     from ..evaluation import load_spec_checked
     from ._common import default_out_dir, ensure_out_dir, progress_bar
@@ -124,7 +124,6 @@ def run(args) -> int:
         print_table(doc, con, kinds={p.key: p.kind for p in result.space.params})
         ref = doc.get("reference")
         if ref:
-            n = sum(1 for r in doc["pareto"] if r["beats_reference"])
             choices = "; ".join(f"{k} = {', '.join(str(v) for v in vs)}"
                                 for k, vs in (ref.get("choices") or {}).items())
             if ref.get("infeasible_reason"):
@@ -132,9 +131,8 @@ def run(args) -> int:
                           f"{escape(choices or 'its deployment')}: {escape(ref['infeasible_reason'])}; no design "
                           "is compared with it (widen " + escape("[search.envelope]") + " or change search.reference)",
                           highlight=False)
-            else:
-                con.print(f"{n} Pareto design(s) beat {ref['name']} on every objective "
-                          f"(reference: each metric at its best over {choices or 'its deployment'}).", highlight=False)
+            else:  # with how many of them peak far above their own TDP (report.beat_counts)
+                con.print(reference_headline(doc), highlight=False, markup=False)
         cm = doc["cost_model"]
         con.print(f"priced by cost model {cm['name']!r} {cm['version']} (plugin {cm['plugin']}), power basis TDP", highlight=False)
         con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png, hypervolume.png and {len(doc['pareto'])} design(s) in {out}/designs/")
