@@ -202,6 +202,15 @@ def _as_floats(a: np.ndarray) -> np.ndarray | None:
         return None
 
 
+#: The keys :func:`deployment_problems` reads (each pool's under ``deployment.decode`` and
+#: ``deployment.prefill`` in disaggregated serving): a search that varies none of them tries one
+#: deployment rule set for every design.
+DEPLOYMENT_RULE_KEYS = ("deployment.tp", "deployment.ep", "deployment.dp_attention", "deployment.pp",
+                        "deployment.multinode_tp", "network.scaleup_domain",
+                        *(f"deployment.{pool}.{k}" for pool in ("decode", "prefill")
+                          for k in ("tp", "ep", "dp_attention", "chips")))
+
+
 def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) -> list[str]:
     """Why each design of ``spec`` (and the ``n`` designs ``overrides`` describe) is a deployment no
     serving framework runs, whatever a cost model makes of it: one ``"; "``-joined string per
@@ -222,6 +231,29 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
     the roofline example, priced TP 3 on 64 heads, TP 1000 and PP 1000; noticed in session 32).
     The rules run as array masks over every design; messages are written once per distinct design
     that breaks one, so a million-design sweep costs a few strings, not a million."""
+    found, index = _broken_rules(spec, overrides)
+    texts = np.asarray(["; ".join(m for _, m in pairs) for pairs in found], dtype=object)
+    return texts[index].tolist()
+
+
+def unservable_everywhere(spec: Spec, overrides: Mapping[str, Any] | None = None) -> list[tuple[str, str]]:
+    """When no design of ``spec`` that ``overrides`` describe is servable (:func:`deployment_problems`
+    finds a problem in each), their distinct problems, each beside the key whose value breaks the
+    rule: ``[(key, message)]``, ``key`` a :data:`DEPLOYMENT_RULE_KEYS` entry (``"deployment.tp"``
+    for "tp 3 does not divide the model's 64 attention heads" and for "tp 16 is larger than the
+    scale-up domain", ``"deployment.decode.chips"`` for a pool of no whole instances); ``[]`` when
+    one design is servable. A search that tries no servable deployment is refused before it starts
+    (:func:`codesign.search.unservable_space_problems`)."""
+    found, index = _broken_rules(spec, overrides)
+    if (index == len(found) - 1).any():  # found's last entry, [], is the servable designs'
+        return []
+    return list(dict.fromkeys(pair for i in np.unique(index).tolist() for pair in found[i]))
+
+
+def _broken_rules(spec: Spec, overrides: Mapping[str, Any] | None) -> tuple[list[list[tuple[str, str]]], np.ndarray]:
+    """The rules of :func:`deployment_problems` over every design: ``(found, index)``, ``found`` a
+    ``[(key, message)]`` list per distinct design that breaks a rule and ``[]`` last, ``index`` the
+    entry of ``found`` of each design (``(n,)`` ints)."""
     overrides = overrides or {}
     n = max([1] + [int(np.size(v)) for v in overrides.values()])
     d, m = spec.deployment, spec.model
@@ -243,58 +275,59 @@ def deployment_problems(spec: Spec, overrides: Mapping[str, Any] | None = None) 
     heads, layers, experts = m.num_attention_heads, m.num_layers, (m.num_experts or 0) if any(m.moe_layers) else 0
     step = 4 if disagg else 3
 
-    def pool_rules(name, tp, ep, dp, chips, pp, multinode, domain):
-        """One pool's rules; its own scope, so each message reads its own pool's columns (the
-        messages are closures: written in the loop of :func:`rules`, every pool's read the last
-        pool's ``tp``, and a disaggregated decode TP 16 was reported as "prefill tp 1")."""
+    def pool_rules(name, key, tp, ep, dp, chips, pp, multinode, domain):
+        """One pool's rules, ``[(broken, key, message)]``; its own scope, so each message reads its
+        own pool's columns (the messages are closures: written in the loop of :func:`rules`, every
+        pool's read the last pool's ``tp``, and a disaggregated decode TP 16 was reported as
+        "prefill tp 1")."""
         stage = tp * dp
         tag = f"{name} " if name else ""
         out = [
-            (tp > heads, lambda: f"{tag}tp {tp:g} is above the model's {heads} attention heads"),
-            ((tp <= heads) & (np.mod(heads, tp) != 0),
+            (tp > heads, f"{key}.tp", lambda: f"{tag}tp {tp:g} is above the model's {heads} attention heads"),
+            ((tp <= heads) & (np.mod(heads, tp) != 0), f"{key}.tp",
              lambda: f"{tag}tp {tp:g} does not divide the model's {heads} attention heads"),
-            ((tp > domain) & ~multinode,
+            ((tp > domain) & ~multinode, f"{key}.tp",
              lambda: f"{tag}tp {tp:g} is larger than the scale-up domain ({domain:g} chips; "
                      "deployment.multinode_tp = true lets a TP group span domains)"),
         ]
         if chips is not None:
             inst = tp * dp * pp
-            out.append(((chips < inst) | (np.mod(chips, inst) != 0),
+            out.append(((chips < inst) | (np.mod(chips, inst) != 0), f"{key}.chips",
                         lambda: f"{name} chips {chips:g} are not whole instances of tp × dp_attention × pp "
                                 f"= {inst:g} chips"))
         out += [
-            (ep > max(experts, 1), lambda: f"{tag}ep {ep:g} is above the model's {experts} experts"),
-            (ep > stage, lambda: f"{tag}ep {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
-                                 "of a stage (tp × dp_attention)"),
-            ((ep <= stage) & (np.mod(stage, ep) != 0),
+            (ep > max(experts, 1), f"{key}.ep", lambda: f"{tag}ep {ep:g} is above the model's {experts} experts"),
+            (ep > stage, f"{key}.ep",
+             lambda: f"{tag}ep {ep:g} is larger than the {stage:g} chip{'s' if stage != 1 else ''} "
+                     "of a stage (tp × dp_attention)"),
+            ((ep <= stage) & (np.mod(stage, ep) != 0), f"{key}.ep",
              lambda: f"{tag}ep {ep:g} does not divide the {stage:g} chips of a stage (tp × dp_attention)"),
         ]
         return out
 
     def rules(t):
-        """``[(broken, message)]`` over the columns of ``t``: array columns give each rule's mask,
-        one row (scalars) gives its truth and the message. One set of rules for both."""
+        """``[(broken, key, message)]`` over the columns of ``t``: array columns give each rule's
+        mask, one row (scalars) gives its truth and the message. One set of rules for both."""
         pp, multinode, domain = t[..., 0], t[..., 1] > 0.5, t[..., 2]
         out = []
-        for i, (name, _, _) in enumerate(groups):
+        for i, (name, key, _) in enumerate(groups):
             tp, ep, dp = (t[..., 3 + i * step + j] for j in range(3))
             chips = t[..., 6 + i * step] if disagg else None
-            out += pool_rules(name, tp, ep, dp, chips, pp, multinode, domain)
-        out.append((pp > layers, lambda: f"pp {pp:g} is above the model's {layers} layers "
-                                         "(a pipeline stage holds at least one layer)"))
+            out += pool_rules(name, key, tp, ep, dp, chips, pp, multinode, domain)
+        out.append((pp > layers, "deployment.pp", lambda: f"pp {pp:g} is above the model's {layers} layers "
+                                                          "(a pipeline stage holds at least one layer)"))
         return out
 
     # the masks over every design; strings only for the distinct designs that break a rule (a
     # million-design sweep spent 4 s in np.unique over every row)
-    bad = np.logical_or.reduce([broken for broken, _ in rules(table)])
+    bad = np.logical_or.reduce([broken for broken, _, _ in rules(table)])
     if not bad.any():
-        return [""] * n
+        return [[]], np.zeros(n, dtype=int)
     combos, inverse = np.unique(table[bad], axis=0, return_inverse=True)
-    texts = np.asarray(["; ".join(say() for broken, say in rules(row) if broken) for row in combos] + [""],
-                       dtype=object)
-    index = np.full(n, len(combos))  # "" for the designs that break no rule
+    found = [[(key, say()) for broken, key, say in rules(row) if broken] for row in combos] + [[]]
+    index = np.full(n, len(combos))  # [] for the designs that break no rule
     index[bad] = np.asarray(inverse).reshape(-1)
-    return texts[index].tolist()
+    return found, index
 
 
 def mark_unservable(ev: Evaluation, problems: list[str]) -> Evaluation:

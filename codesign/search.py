@@ -360,7 +360,154 @@ def check_search(spec: Spec) -> SearchSpace:
             # (a user read only the reference file's name and looked for it in vain: session 36)
             via = f" (the search.reference of {spec.origin_of('search', 'reference')})"
             raise SpecError([(f, k, m + via) for f, k, m in exc.problems]) from None
+    if problems := unservable_space_problems(spec, space, pm):  # a search no trial of which can succeed
+        raise SpecError(problems)
     return space
+
+
+#: The most deployments :func:`unservable_space_problems` enumerates; a search space of more (a wide
+#: integer range on a deployment key) is left to the search to mark its designs infeasible.
+MAX_DEPLOYMENTS_CHECKED = 100_000
+
+
+def _where_varied(spec: Spec, key: str, space: SearchSpace) -> tuple[str, str]:
+    """``(file, TOML key path)`` of where the search takes ``key``'s values: its ``[search.envelope]``
+    or ``[search.params]`` entry (in the file that wrote its values: a spec that includes the flagship
+    and sets ``choices`` of one of its parameters), else the spec key itself in the file that set it."""
+    if key in dict(space.envelope):
+        return spec.origin_of("search", "envelope", key), toml_key_path("search", "envelope", key)
+    for prm in space.params:
+        if prm.key == key:
+            field = "choices" if prm.type == "categorical" else "high"
+            return spec.origin_of("search", "params", key, field), toml_key_path("search", "params", key)
+    return spec.origin(key), key
+
+
+def _tried(space: SearchSpace, key: str) -> list | None:
+    """Every value the search tries for ``key`` (an envelope's choices, a searched parameter's
+    choices or whole numbers); None when it does not vary ``key``, ``[]`` when it varies it over
+    more than :data:`MAX_DEPLOYMENTS_CHECKED` values or a continuous range."""
+    for k, choices in space.envelope:
+        if k == key:
+            return list(choices)
+    for prm in space.params:
+        if prm.key != key:
+            continue
+        if prm.type == "categorical":
+            return list(prm.choices)
+        step = int(prm.step or 1)
+        if prm.type != "int" or (prm.high - prm.low) / step >= MAX_DEPLOYMENTS_CHECKED:
+            return []
+        return list(range(int(prm.low), int(prm.high) + 1, step))
+    return None
+
+
+def _largest(space: SearchSpace, key: str, own):
+    """The largest value the search tries for ``key`` (``own``, the spec's, when it does not vary it)."""
+    for k, choices in space.envelope:
+        if k == key:
+            return max(choices)
+    for prm in space.params:
+        if prm.key == key:
+            return max(prm.choices) if prm.type == "categorical" else prm.high
+    return own
+
+
+def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[tuple[str, str, str]]:
+    """Why no design of ``spec``'s search space can ever be feasible, whatever the searched values:
+    ``[(file, TOML key path, message)]``, ``[]`` when a design may be. Two rules, both certain for
+    every point of the space and every cost model:
+
+    * every deployment the search tries (each combination of the envelope's and the searched
+      deployment keys' values, and ``network.scaleup_domain``'s) breaks a rule no serving framework
+      runs (:func:`codesign.evaluation.unservable_everywhere`: TP 3 of 64 attention heads, TP above
+      every scale-up domain the search reaches, ...), named at the key that breaks it where the
+      search takes its values;
+    * the model's weights at the narrowest weight formats the search tries
+      (:func:`codesign.arch.account`'s ``total_params``, experts at ``moe_weights_format``), spread
+      over the most chips of an instance it tries (``tp × dp_attention × pp``), are more per chip
+      than the largest memory that holds weights (HBM + SRAM capacity at the top of their searched
+      ranges; the host tier holds KV cache only, :class:`codesign.spec.Memory`): at least one chip
+      of every instance holds that share, whatever the cost model.
+
+    A space of more than :data:`MAX_DEPLOYMENTS_CHECKED` deployments, or a continuous range on a
+    deployment key, is not judged by the first rule. Anything that depends on the searched values
+    (weights that fit only at some TP or some HBM capacity) is left to the search, which marks each
+    such design infeasible. ``optimize``, ``sweep`` and ``worker`` refuse such a space (exit 2) through
+    :func:`check_search` before a trial is run: a search of TP 3 ran its 50 trials to say that no
+    design was feasible (fresh-user trial, session 44)."""
+    from .evaluation import DEPLOYMENT_RULE_KEYS, unservable_everywhere
+
+    problems = []
+    tried = {k: v for k in DEPLOYMENT_RULE_KEYS if (v := _tried(space, k)) is not None}
+    try:
+        axes = [np.asarray(v, dtype=np.float64) for v in tried.values()]
+    except (TypeError, ValueError):  # a value the rules do not read as a number: the search says why
+        axes = None
+    if axes is not None and all(a.size for a in axes) and math.prod(a.size for a in axes) <= MAX_DEPLOYMENTS_CHECKED:
+        grid = np.meshgrid(*axes, indexing="ij")  # every combination of the values tried
+        by_key: dict[str, list[str]] = {}
+        for key, msg in unservable_everywhere(spec, {k: g.ravel() for k, g in zip(tried, grid)}):
+            by_key.setdefault(key, []).append(msg)
+        for key, msgs in by_key.items():
+            shown = "; ".join(msgs[:3]) + (f"; and {len(msgs) - 3} more" if len(msgs) > 3 else "")
+            problems.append((*_where_varied(spec, key, space),
+                             f"no deployment the search tries can be served, so every design would be infeasible: "
+                             f"{shown}"))
+    if why := _weights_never_fit(spec, space, pm):
+        problems.append((*_where_varied(spec, "memory.hbm.capacity", space), why))
+    return problems
+
+
+def _weights_never_fit(spec: Spec, space: SearchSpace, pm=None) -> str | None:
+    """The second rule of :func:`unservable_space_problems`: why the weights fit on no chip of any
+    design the search tries, or None when they may fit."""
+    from .arch import account
+    from .pluginmanager import get_plugin_manager
+
+    formats = (pm or get_plugin_manager()).number_formats
+    d, mem = spec.deployment, spec.memory
+
+    def narrowest(key: str, own: str | None):
+        names = _tried(space, key) or [own]
+        try:
+            return min((formats[n].bytes_per_element, n) for n in names)
+        except KeyError:  # check_names refuses it first
+            return None
+
+    w = narrowest("deployment.weights_format", d.weights_format)
+    mw = (narrowest("deployment.moe_weights_format", d.moe_weights_format)
+          if d.moe_weights_format is not None or _tried(space, "deployment.moe_weights_format") is not None else w)
+    if w is None or mw is None:
+        return None
+    acc = account(spec.model)
+    experts = acc.routed_expert_params + acc.shared_expert_params
+    weights = (acc.total_params - experts) * w[0] + experts * mw[0]
+    tiers = [(f"memory.{t}.capacity", _largest(space, f"memory.{t}.capacity", getattr(mem, t).capacity))
+             for t in ("hbm", "sram") if getattr(mem, t, None) is not None]
+    most = sum(float(c) for _, c in tiers)
+    pools = ([("decode pool", "deployment.decode", d.decode), ("prefill pool", "deployment.prefill", d.prefill)]
+             if d.mode == "disaggregated" else [("", "deployment", d)])
+    pp = int(_largest(space, "deployment.pp", d.pp))
+    for name, key, g in pools:
+        tp = int(_largest(space, f"{key}.tp", g.tp if g else 1))
+        dp = int(_largest(space, f"{key}.dp_attention", g.dp_attention if g else 1))
+        chips = tp * dp * pp
+        # a float32 cost model's own figure differs from this one by its rounding, either way
+        # (the analytical model's gpt-oss-120b at TP 8 is 304 B in 8.1 GB above it): refused only
+        # clear of that
+        if weights / chips <= most * (1.0 + 1e-6):
+            continue
+        fmts = w[1] if mw[1] == w[1] else f"{mw[1]} experts, {w[1]} other weights"
+        held = " + ".join(f"{k} {format_quantity(float(c), 'B', digits=3)}" for k, c in tiers)
+        return (f"the weights fit no design of the search, so every design would be infeasible: "
+                f"{spec.model.name or 'the model'}'s {acc.total_params / 1e9:.3g}B parameters take at least "
+                f"{format_quantity(weights, 'B', digits=3)} ({fmts}, the narrowest formats the search tries), "
+                f"{format_quantity(weights / chips, 'B', digits=3)} per chip over the {chips} chips of the largest "
+                f"{name + ' ' if name else ''}instance it tries (tp {tp} × dp_attention {dp} × pp {pp}), more than "
+                f"one chip holds at most ({held} = {format_quantity(most, 'B', digits=3)}); search more memory "
+                "or a larger TP")
+    return None
 
 
 def _check_searched_formats(spec: Spec, space: SearchSpace, pm) -> None:

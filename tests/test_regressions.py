@@ -155,17 +155,88 @@ def test_envelope_choices_of_chip_counts_are_whole_numbers(cli, tmp_path, choice
     assert not (tmp_path / "o" / "study.journal").exists()
 
 
-def test_a_search_with_no_feasible_design_says_why(cli, tmp_path):
-    # gpt-oss-120b has 64 attention heads (config.json): TP 3 can never shard them, so every trial
-    # is infeasible; the run used to end "0 feasible" with no reason and a matplotlib warning
+#: Infeasible whatever the searched hardware: a spec's deployment no serving framework runs, or weights
+#: no chip of the search holds, is refused before the first trial (it ran all 50 to end "0 feasible",
+#: exit 1; fresh-user trial, session 44).
+_NEVER = "no deployment the search tries can be served, so every design would be infeasible: "
+_DOMAIN = "is larger than the scale-up domain ({} chips; deployment.multinode_tp = true lets a TP group span domains)"
+
+
+def _refused_before_the_search(cli, tmp_path, spec, line):
+    """optimize and sweep both exit 2 with the one ``line`` on stderr and write nothing."""
+    for args in (("optimize", spec, "--out", tmp_path / "o", "--trials", "4"),
+                 ("sweep", spec, "--out", tmp_path / "o", "--points", "10")):
+        rc, out, err = cli(*args)
+        assert rc == 2 and err.strip().splitlines() == [line], err
+        assert not (tmp_path / "o").exists()
+
+
+def test_a_search_of_a_tp_that_divides_no_head_count_is_refused_before_it_runs(cli, tmp_path):
+    # gpt-oss-120b has 64 attention heads (hf_configs/gpt-oss-120b.json num_attention_heads):
+    # 64 / 3 is no whole number, so TP 3 can never shard them, whatever the chip
     spec = _spec(tmp_path, '[search.envelope]\n"deployment.tp" = [3]\n', name="t3.toml", base=FLAGSHIP)
-    rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / "o", "--json")
-    doc = json.loads(out)
-    assert doc["feasible_trials"] == 0
-    assert "tp 3 does not divide the model's 64 attention heads" in doc["infeasible_reasons"][0]["reason"]
-    assert "No artists" not in err
-    rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / "o")
-    assert "no feasible design; most common reasons: tp 3 does not divide" in out + err
+    _refused_before_the_search(cli, tmp_path, spec, f'error: {spec}: search.envelope."deployment.tp": {_NEVER}'
+                                                    "tp 3 does not divide the model's 64 attention heads")
+
+
+def test_a_fixed_deployment_no_framework_runs_is_refused_at_its_own_key(cli, tmp_path):
+    # no envelope: the spec's own TP 3 (of 64 heads) is every design's, named where it is set
+    spec = _spec(tmp_path, "[deployment]\ntp = 3\n[search]\ntrials = 4\nseed_sweep = 0\ngradient_seeds = 0\n"
+                           'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+                           '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n')
+    _refused_before_the_search(cli, tmp_path, spec, f"error: {spec}: deployment.tp: {_NEVER}"
+                                                    "tp 3 does not divide the model's 64 attention heads")
+
+
+def test_a_search_of_a_tp_above_every_scale_up_domain_it_reaches_is_refused(cli, tmp_path):
+    # TP 16 and 32 divide the 64 heads but neither fits a domain of 8 chips (nor of 2 to 8: the
+    # search's range), and the spec does not set deployment.multinode_tp
+    spec = _spec(tmp_path, '[network]\nscaleup_domain = 8\n[search.envelope]\n"deployment.tp" = [16, 32]\n',
+                 name="d8.toml", base=FLAGSHIP)
+    _refused_before_the_search(cli, tmp_path, spec, f'error: {spec}: search.envelope."deployment.tp": {_NEVER}'
+                                                    f"tp 16 {_DOMAIN.format(8)}; tp 32 {_DOMAIN.format(8)}")
+    spec = _spec(tmp_path, '[search.envelope]\n"deployment.tp" = [16]\n'
+                           '[search.params]\n"network.scaleup_domain" = {low = 2, high = 8}\n',
+                 name="d2-8.toml", base=FLAGSHIP)
+    _refused_before_the_search(cli, tmp_path, spec, f'error: {spec}: search.envelope."deployment.tp": {_NEVER}'
+                                                    f"tp 16 {_DOMAIN.format(2)}; tp 16 {_DOMAIN.format(3)}; "
+                                                    f"tp 16 {_DOMAIN.format(4)}; and 4 more")
+
+
+def test_a_search_whose_weights_never_fit_is_refused_before_it_runs(cli, tmp_path):
+    # gpt-oss-120b (hf_configs/gpt-oss-120b.json: 36 layers of 128 experts, hidden and expert
+    # intermediate size 2880): one expert is gate_up 2880 x 5760 + 5760 bias + down 2880 x 2880 +
+    # 2880 bias = 24,891,840 parameters, 36 x 128 of them 114,701,598,720, at MXFP4's 4.25 bits
+    # 60,935,224,320 B; the other 116,829,156,672 - 114,701,598,720 = 2,127,557,952 parameters
+    # (OpenAI's model card: 116.83B in all) at BF16 4,255,115,904 B: 65.19 GB, 8.149 GB per chip at
+    # the flagship's largest TP, 8. At most 2 GB of HBM + 1 GiB of SRAM (its range) = 3.07 GB hold it
+    # on no chip of any design.
+    spec = _spec(tmp_path, '[search.params]\n"memory.hbm.capacity" = { choices = ["1 GB", "2 GB"] }\n',
+                 name="tiny.toml", base=FLAGSHIP)
+    _refused_before_the_search(
+        cli, tmp_path, spec,
+        f'error: {spec}: search.params."memory.hbm.capacity": the weights fit no design of the search, so every '
+        "design would be infeasible: gpt-oss-120b's 117B parameters take at least 65.2 GB (mxfp4 experts, bf16 "
+        "other weights, the narrowest formats the search tries), 8.15 GB per chip over the 8 chips of the largest "
+        "instance it tries (tp 8 × dp_attention 1 × pp 1), more than one chip holds at most (memory.hbm.capacity "
+        "2 GB + memory.sram.capacity 1 GiB = 3.07 GB); search more memory or a larger TP")
+
+
+@pytest.mark.parametrize("body", [
+    '[search.envelope]\n"deployment.tp" = [3, 8]\n',  # TP 8 divides the 64 heads: the search judges TP 3
+    # TP 16 fits the domains of 16 chips the search reaches
+    '[search.envelope]\n"deployment.tp" = [16]\n[search.params]\n"network.scaleup_domain" = {low = 8, high = 16}\n',
+    # 8 GB + 1 GiB = 9.07 GB holds the 8.149 GB per chip of TP 8 (the test above): fits at some designs
+    '[search.params]\n"memory.hbm.capacity" = { choices = ["1 GB", "8 GB"] }\n',
+    # and 2 GB + 1 GiB the 65.19 GB over 32 chips (TP 8 × dp_attention 4), 2.04 GB each
+    '[search.params]\n"memory.hbm.capacity" = { choices = ["1 GB", "2 GB"] }\n'
+    '[deployment]\ndp_attention = 4\nep = 32\n',
+])
+def test_a_search_infeasible_only_at_some_of_its_values_is_left_to_the_search(tmp_path, body):
+    from codesign.search import check_search
+    from codesign.spec import load_spec
+
+    check_search(load_spec(_spec(tmp_path, body, base=FLAGSHIP)))  # no SpecError
 
 
 @pytest.mark.parametrize("body,msg", [

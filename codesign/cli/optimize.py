@@ -18,7 +18,7 @@ def register(sub) -> None:
                     "must be new, empty, or the output directory of a previous run.",
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (every trial "
                "infeasible: the output files are still written, and the table names the most common "
-               "reasons); 2 bad input (spec, option or output directory; an error: line on stderr, or a count line and one line per problem); 3 a bug in codesign or a plugin (one internal error: line naming it); "
+               "reasons); 2 bad input (spec, option or output directory, or a search no design of which can be feasible whatever the searched values: every deployment it tries one no serving framework runs, or weights no chip it tries holds; an error: line on stderr, or a count line and one line per problem); 3 a bug in codesign or a plugin (one internal error: line naming it); "
                "130 interrupted (Ctrl-C) or 143 terminated (SIGTERM): completed trials are kept, rerun to resume "
                "(or to rebuild a report the interrupt left incomplete).")
     p.add_argument("spec", help="spec TOML with a [search] table")

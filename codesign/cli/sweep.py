@@ -26,7 +26,8 @@ def register(sub) -> None:
                     "new, empty, or the output directory of a previous sweep (its front files are "
                     "replaced) or `codesign optimize` run of the same spec.",
         epilog="Exit codes: 0 at least one feasible design; 1 no feasible design (the front files are "
-               "still written, empty, and the summary names the most common reasons); 2 bad input (spec, option or output directory; an error: line on "
+               "still written, empty, and the summary names the most common reasons); 2 bad input (spec, option or output directory, "
+               "or a search no design of which can be feasible whatever the searched values, as optimize refuses it; an error: line on "
                "stderr, or a count line and one line per problem); 3 a bug in codesign or a plugin (one internal error: line naming it); 130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("spec", help="spec TOML with a [search] table")
     p.add_argument("--points", type=whole_type, default=100_000,
