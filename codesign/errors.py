@@ -7,6 +7,7 @@ naming the file, the TOML key path and what was expected. The CLI prints it and 
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import math
 import re
@@ -101,6 +102,23 @@ class Interrupted(KeyboardInterrupt):
     """An interrupt (Ctrl-C, SIGTERM) that came with what it left behind: ``str(err)`` is the line
     the CLI prints instead of its usual "interrupted: ..." (exit 130 or 143, as any interrupt).
     ``codesign optimize`` raises it when the interrupt lands while the report is written."""
+
+
+@contextlib.contextmanager
+def interrupted_as(message: str):
+    """A stage of a command whose interrupt says what it left behind: a KeyboardInterrupt (Ctrl-C,
+    or SIGTERM as :func:`codesign.interrupts.catch` raises it) inside the ``with`` block becomes
+    :class:`Interrupted` with ``message``; an :class:`Interrupted` raised inside, which says it of
+    its own stage, passes unchanged.
+
+    Example: ``with interrupted_as("interrupted before the search started: nothing was run or
+    written; ..."): spec = checked(args)``."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except KeyboardInterrupt:
+        raise Interrupted(message) from None
 
 
 class PluginBugError(PluginError, BugError):

@@ -840,3 +840,35 @@ def test_the_table_cuts_no_number_of_a_huge_concurrency(cli, tmp_path, monkeypat
     cells = [c.strip() for c in row.strip("│ ").split("│")]
     assert cells[0] == "1000000000" and cells[1] == f"{huge['ttft_s'] / 86400:.3g} days", row
     assert cells[3] == f"{huge['e2e_latency_s'] / 86400:.3g} days", row
+
+
+
+#: A design with no [deployment] anywhere: GB200 serving gpt-oss-120b at 8k/1k, without the example's
+#: deployments/gpt-oss-120b-tp8.toml.
+_NO_DEPLOYMENT = ("include = [" + ", ".join(f'"{(SPECS / f).as_posix()}"' for f in (
+    "hardware/gb200.toml", "models/gpt-oss-120b.toml", "workloads/inferencemax-8k1k.toml")) + "]\n")
+
+
+def test_a_spec_without_a_deployment_is_told_the_defaults_it_takes(cli, tmp_path):
+    """Without [deployment] a spec was priced at TP 1, BF16 weights and the analytical model without a
+    word (fresh-user trial, session 44): codesign.spec.Deployment's defaults, tp = 1,
+    weights_format = "bf16", cost_model = "analytical", now said in one note on stderr. At those
+    defaults gpt-oss-120b's 116.83B parameters (OpenAI's model card) are 233.7 GB of BF16 on one
+    chip, more than GB200's 186 GB of HBM (specs/hardware/gb200.toml): no point is feasible, which
+    the note explains."""
+    spec = tmp_path / "nodep.toml"
+    spec.write_text(_NO_DEPLOYMENT)
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 1 and f'note: {spec} has no [deployment]; using tp = 1, weights_format = "bf16", ' \
+                       'cost_model = "analytical"' in err.splitlines(), err
+    doc = json.loads(out)
+    assert (doc["deployment"]["tp"], doc["deployment"]["weights_format"], doc["cost_model"]["name"]) == \
+        (1, "bf16", "analytical")
+    assert doc["infeasible_reason"].startswith("weights need 233.7 GB per chip"), doc["infeasible_reason"]
+    # a cost model named on the command line is no default
+    rc, out, err = cli("evaluate", spec, "--cost-model", "analytical", "--json")
+    assert f'note: {spec} has no [deployment]; using tp = 1, weights_format = "bf16"' in err.splitlines(), err
+    # a [deployment] table, even of one key, says what the spec means: no note
+    spec.write_text(_NO_DEPLOYMENT + "[deployment]\ntp = 8\n")
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert "no [deployment]" not in err and rc == 0, err

@@ -329,3 +329,20 @@ def test_count_ranges_are_whole_and_on_their_grid(cli, tmp_path, body, key, msg)
     rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
     assert rc == 2 and "Traceback" not in err
     assert f'mine.toml: search.params."deployment.max_batch_size".{key}: {msg}' in err, err
+
+
+def test_a_search_of_a_spec_without_a_deployment_is_told_the_defaults_it_takes(cli, tmp_path):
+    """optimize and sweep say the defaults of codesign.spec.Deployment that a spec without
+    [deployment] takes (weights_format = "bf16", cost_model = "analytical"), but not TP, which the
+    search's envelope varies (fresh-user trial, session 44)."""
+    spec = tmp_path / "nodep.toml"
+    spec.write_text("include = [" + ", ".join(f'"{(SPECS / f).as_posix()}"' for f in (
+        "hardware/gb200.toml", "models/gpt-oss-120b.toml", "workloads/inferencemax-8k1k.toml")) + "]\n"
+        '[search]\ntrials = 2\nseed_sweep = 0\ngradient_seeds = 0\nbatch_size = 2\n'
+        'objectives = [{metric = "peak_mixed_tok_s_per_kw", direction = "maximize"}]\n'
+        '[search.params]\n"memory.hbm.bandwidth" = {low = "4 TB/s", high = "8 TB/s"}\n'
+        '[search.envelope]\n"deployment.tp" = [4, 8]\n')
+    note = f'note: {spec} has no [deployment]; using weights_format = "bf16", cost_model = "analytical"'
+    for args in (("optimize", spec, "--out", tmp_path / "o"), ("sweep", spec, "--out", tmp_path / "s", "--points", "4")):
+        rc, out, err = cli(*args)
+        assert rc in (0, 1) and note in err.splitlines(), err

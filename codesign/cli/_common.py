@@ -154,6 +154,32 @@ def seed_type(text: str) -> int:
     return value
 
 
+#: The ``[deployment]`` keys :func:`deployment_note` names: what most changes a design's figures.
+NOTED_DEPLOYMENT_KEYS = ("tp", "weights_format", "cost_model")
+
+
+def deployment_note(spec, shown: str, *, varied=(), cost_model: str | None = None) -> str | None:
+    """The note for a spec with no ``[deployment]`` table (in it or any file it includes), which is
+    priced with :class:`codesign.spec.Deployment`'s defaults, silently until session 44 (a fresh
+    user read a TP 1, BF16 result as the model's): ``"spec.toml has no [deployment]; using tp = 1,
+    weights_format = "bf16", cost_model = "analytical""`` (the values the spec took, so the
+    defaults as the code sets them), leaving out the keys a search varies (``varied``: dotted
+    ``deployment.*`` keys) and ``cost_model`` when the command line names one. None for a spec
+    with a ``[deployment]``, or when every noted key is set otherwise. A CLI note, not the
+    loader's: a library caller's spec is its own business."""
+    import json
+
+    if any(path[:1] == ("deployment",) for path in spec.origins):
+        return None
+    keys = [k for k in NOTED_DEPLOYMENT_KEYS
+            if f"deployment.{k}" not in varied and not (k == "cost_model" and cost_model)]
+    if not keys:
+        return None
+    values = [(k, getattr(spec.deployment, k)) for k in keys]
+    return f"{shown} has no [deployment]; using " + ", ".join(
+        f"{k} = {json.dumps(v) if isinstance(v, str) else v}" for k, v in values)
+
+
 def default_out_dir(spec, spec_path: str) -> Path:
     """``runs/<spec name>`` (the spec file's stem when it has no ``name``): the default ``--out``.
 

@@ -25,12 +25,16 @@ def run(args) -> int:
     from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, efficiency_record,
                               evaluate, load_spec_checked, over_budget, points_json, slo_bounds)
     from ..spec import power_gaps
-    from ._common import print_json
+    from ._common import deployment_note, print_json
 
     spec = load_spec_checked(args.spec, cost_model=args.cost_model)
     if spec.search is not None:
         _check_search_keys(spec, args.cost_model)
     ev = evaluate(spec, cost_model=args.cost_model)
+    # a spec with no [deployment] is priced with the defaults: said (once it is priced: a refused
+    # spec gets its error alone), as it was not (fresh-user trial, session 44)
+    if note := deployment_note(spec, args.spec, cost_model=args.cost_model):
+        print(f"note: {note}", file=sys.stderr)
     # the summary is taken at the spec's [workload.slo] (goodput), as a search's SLO constraints take it
     slo = slo_bounds(spec)
     ev_slo = at_slo(spec, ev)

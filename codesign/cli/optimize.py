@@ -39,54 +39,61 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _checked(args):
+    """Everything optimize refuses before its search, refused in this order, and the warnings of
+    the accepted spec printed on stderr: ``(spec, output directory, how messages name it, warnings)``.
+
+    Raises:
+        CodesignError: the spec, an option or the output directory (exit 2).
+    """
+    from ..errors import CodesignError
+    from ..evaluation import load_spec_checked
+    from ..report import search_warnings
+    from ..search import _check_out_dir, check_search, check_study_dir
+    from ._common import default_out_dir, deployment_note, ensure_out_dir
+
+    spec = load_spec_checked(args.spec)
+    if args.trials is not None and args.trials < 1:
+        raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
+    if args.workers < 1:
+        raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
+    # checked now, created by the search once the spec's [search] has been accepted
+    out_option = "--out" if args.out else "output directory"
+    out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
+    # a directory it would refuse is refused before the warnings (as sweep does): they were printed
+    # above the refusal of a run that never started (fresh-user trial, session 28). run_search
+    # checks again once the study is open
+    check_study_dir(out, args.storage, out_option)
+    if out.is_dir() and args.storage is None:
+        _check_out_dir(out, spec.name or "codesign-study")
+    # the [search] keys it refuses are refused before the warnings too (a search key the cost model
+    # cannot vary printed the reference's warnings above its refusal; noticed in session 32)
+    check_search(spec)
+    # a spec with no [deployment]: the defaults it takes (but the keys the search varies)
+    if note := deployment_note(spec, args.spec, varied=[*spec.search.params, *spec.search.envelope]):
+        print(f"note: {note}", file=sys.stderr)
+    # an include's constraints replaced by the spec's own; a reference file of another workload
+    warned = search_warnings(spec)
+    for w in warned:
+        print(f"warning: {w}", file=sys.stderr)
+    return spec, out, out_option, warned
+
+
 def run(args) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from ..errors import CodesignError, ExitCode
+    from ..errors import ExitCode, interrupted_as
     from ..report import print_table, reference_headline, write_outputs
     from ..search import run_search
-    from ..evaluation import load_spec_checked
-    from ._common import default_out_dir, ensure_out_dir, progress_bar
+    from ._common import ensure_out_dir, progress_bar
 
-    try:
-        spec = load_spec_checked(args.spec)
-        if args.trials is not None and args.trials < 1:
-            raise CodesignError(f"--trials must be >= 1 (got {args.trials})")
-        if args.workers < 1:
-            raise CodesignError(f"--workers must be >= 1 (got {args.workers})")
-        # checked now, created by the search once the spec's [search] has been accepted
-        out_option = "--out" if args.out else "output directory"
-        out = ensure_out_dir(args.out or default_out_dir(spec, args.spec), out_option, create=False)
-        err = Console(stderr=True, soft_wrap=True)  # a path or command on one line, as the terminal wraps it
-        from ..report import search_warnings
-        from ..search import _check_out_dir, check_study_dir
-
-        # a directory it would refuse is refused before the warnings (as sweep does): they were printed
-        # above the refusal of a run that never started (fresh-user trial, session 28). run_search
-        # checks again once the study is open
-        check_study_dir(out, args.storage, out_option)
-        if out.is_dir() and args.storage is None:
-            _check_out_dir(out, spec.name or "codesign-study")
-
-        # the [search] keys it refuses are refused before the warnings too (a search key the cost model
-        # cannot vary printed the reference's warnings above its refusal; noticed in session 32)
-        from ..search import check_search
-
-        check_search(spec)
-        # an include's constraints replaced by the spec's own; a reference file of another workload
-        warned = search_warnings(spec)
-        for w in warned:
-            print(f"warning: {w}", file=sys.stderr)
-    except KeyboardInterrupt as exc:
-        # before run_search: no trial was run and no storage written (a new --out is not created yet,
-        # a stored study is as it was); the generic "completed trials, if any, are kept" said otherwise
-        from ..errors import Interrupted
-
-        if isinstance(exc, Interrupted):
-            raise
-        raise Interrupted("interrupted before the search started: nothing was run or written; rerun the same "
-                          "command to run it") from None
+    # before run_search: no trial was run and no storage written (a new --out is not created yet,
+    # a stored study is as it was); the generic "completed trials, if any, are kept" said otherwise
+    with interrupted_as("interrupted before the search started: nothing was run or written; rerun the same "
+                        "command to run it"):
+        spec, out, out_option, warned = _checked(args)
+    err = Console(stderr=True, soft_wrap=True)  # a path or command on one line, as the terminal wraps it
     # a finished study's "nothing to run" had a full bar above it: no bar when the first count is complete
     with progress_bar("optimize", spec.name or args.spec, skip_finished=True) as progress:
         result = run_search(spec, trials=args.trials, seed=args.seed, out_dir=out,
