@@ -708,16 +708,22 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
             for k in missing:
                 r[k] = ""
     schema = _schema_of(path, cols, rows)
-    if schema == "aiconfigurator":
-        pts = [_aic(r) for r in rows]
-    else:
-        # an InferenceMAX file's own disaggregated runs are pool recipes too (for its rows that do not
-        # record worker counts), beside the shared file's: a file validated away from the shared data
-        token = _OWN_RECIPES.set(str(p.resolve()))
-        try:
-            pts = [_imx(r, statistic) for r in rows]
-        finally:
-            _OWN_RECIPES.reset(token)
+    # where the pool recipes are looked for when no shared data is found (shared_recipe_file)
+    reading = _READING.set(str(p.resolve()))
+    try:
+        if schema == "aiconfigurator":
+            pts = [_aic(r) for r in rows]
+        else:
+            # an InferenceMAX file's own disaggregated runs are pool recipes too (for its rows that do
+            # not record worker counts), beside the shared file's: a file validated away from the
+            # shared data
+            token = _OWN_RECIPES.set(str(p.resolve()))
+            try:
+                pts = [_imx(r, statistic) for r in rows]
+            finally:
+                _OWN_RECIPES.reset(token)
+    finally:
+        _READING.reset(reading)
     for n, why in bad_shape.items():
         pts[n].status = why
     notes = _absent_column_notes(schema, cols, statistic)
@@ -1544,6 +1550,13 @@ class Recipe:
 #: disaggregated runs are pool recipes beside the shared file's, read only if a row needs them.
 _OWN_RECIPES: contextvars.ContextVar[str] = contextvars.ContextVar("own_recipes", default="")
 
+#: The measured file being read, either schema (:func:`read_measured`; resolved path, "" for none):
+#: :func:`shared_recipe_file` looks beside it when no shared data is found.
+_READING: contextvars.ContextVar[str] = contextvars.ContextVar("reading", default="")
+
+#: The pool recipes' file name, in the shared data's ``measured/`` directory.
+RECIPE_FILE = "inferencemax_public.csv"
+
 
 def _recipe_key(rc: Recipe) -> tuple:
     """What tells two pool recipes apart (a run read from two files is one recipe)."""
@@ -1551,8 +1564,28 @@ def _recipe_key(rc: Recipe) -> tuple:
 
 
 def shared_recipe_file() -> Path:
-    """``<shared>/measured/inferencemax_public.csv``, the default source of pool recipes."""
-    return shared_data_dir() / "measured" / "inferencemax_public.csv"
+    """The default source of pool recipes: ``<shared>/measured/inferencemax_public.csv``
+    (:func:`shared_data_dir`); with ``$CODESIGN_SHARED_DATA`` unset and no such file beside the
+    clone, the file of that name beside the measured file being read (:func:`read_measured`), where
+    the shared data's ``measured/`` directory holds it. ``validate ../shared/data/measured/FILE``
+    from a clone elsewhere looked for it at ``<repo>/../shared/data`` alone and warned that the
+    recipes were missing while reading that very file (fresh-user trial, session 44)."""
+    default = shared_data_dir() / "measured" / RECIPE_FILE
+    if os.environ.get("CODESIGN_SHARED_DATA") or default.is_file() or not (reading := _READING.get()):
+        return default
+    beside = Path(reading).parent / RECIPE_FILE
+    return beside if beside.is_file() else default
+
+
+def _recipe_places() -> str:
+    """Where :func:`shared_recipe_file` looked, for a note that found no recipes: the shared data's
+    file, and the one beside the file being read when that was looked at too."""
+    default = shared_data_dir() / "measured" / RECIPE_FILE
+    reading = _READING.get()
+    beside = Path(reading).parent / RECIPE_FILE if reading else None
+    if os.environ.get("CODESIGN_SHARED_DATA") or beside is None or beside == default:
+        return f"{default} not found"
+    return f"{default} not found, nor {beside}"
 
 
 def _worker_layout(gpus: int, ep: int, dp_attention: bool) -> tuple[int, int, int]:
@@ -1721,7 +1754,7 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         if not src.is_file():
             # the recipes come from the shared InferenceMAX file: say so rather than silently
             # pricing these rows by the fallback rule alone
-            pt.warnings.append(f"{NO_RECIPES}{src} not found (set CODESIGN_SHARED_DATA "
+            pt.warnings.append(f"{NO_RECIPES}{_recipe_places()} (set CODESIGN_SHARED_DATA "
                                "to the directory holding measured/inferencemax_public.csv)"
                                + ("; the read file's own disaggregated runs used" if own else ""))
     fam = framework_family(pt.framework) or pt.framework

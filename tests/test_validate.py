@@ -1619,3 +1619,40 @@ def test_validate_s_docstrings_call_an_inferencex_item_a_configuration():
     for old in ("InferenceX item", "InferenceX's item", "configuration item"):
         assert old not in text, old
     assert "the decode batch limit of the InferenceX configuration that ran its pools" in " ".join(text.split())
+
+
+def test_pool_recipes_are_read_beside_the_measured_file_without_the_shared_data(shared_data, tmp_path,
+                                                                                monkeypatch):
+    """CODESIGN_SHARED_DATA unset, a clone with no ../shared/data beside it, and the measured file
+    read from the shared data's measured/ directory: the pool recipes were looked for at
+    <repo>/../shared/data alone, and every row that needed one said "no InferenceMAX pool recipes:
+    <repo>/../shared/data/measured/inferencemax_public.csv not found" beside the very file that holds
+    them (fresh-user trial, session 44). They are now read beside the file, as with the variable set;
+    without them there either, the note names both places looked."""
+    import shutil
+
+    import codesign.validate as V
+
+    measured = tmp_path / "data" / "measured"
+    measured.mkdir(parents=True)
+    shutil.copy(shared_data / "measured" / "inferencemax_public.csv", measured)
+    sub = _subset(shared_data / "measured" / "aiconfigurator_silicon_public.csv", measured / "pool.csv",
+                  POOL_IDS, "id")
+    # a Dynamo + SGLang row logging TP 1 / EP 1 / decode TP 1, which no InferenceX item decides: its
+    # pools come from the nearest measured run of inferencemax_public.csv (test_pools_without_inferencemax_file)
+    rid = "2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"
+    monkeypatch.setenv("CODESIGN_SHARED_DATA", str(shared_data))  # as with the shared data named
+    named = {q.id: q for q in read_measured(sub)[1]}[rid]
+    assert named.status.startswith("ambiguous: pools inferred from the nearest measured run imx-"), named.status
+    monkeypatch.delenv("CODESIGN_SHARED_DATA")
+    # <repo>/../shared/data, what the variable unset names, absent (this clone may sit beside it)
+    monkeypatch.setattr(V, "shared_data_dir", lambda: tmp_path / "shared" / "data")
+    p = {q.id: q for q in read_measured(sub)[1]}[rid]
+    assert (p.status, p.deploy) == (named.status, named.deploy)
+    assert not [w for w in p.warnings if w.startswith(V.NO_RECIPES)], p.warnings
+    (measured / "inferencemax_public.csv").unlink()
+    p = {q.id: q for q in read_measured(sub)[1]}[rid]
+    assert p.status.endswith("framework and precision (1 prefill + 1 decode GPUs)"), p.status  # the sizing rule
+    said = (f"{V.NO_RECIPES}{tmp_path / 'shared' / 'data' / 'measured' / 'inferencemax_public.csv'} not found, "
+            f"nor {measured / 'inferencemax_public.csv'} (set CODESIGN_SHARED_DATA")
+    assert any(w.startswith(said) for w in p.warnings), p.warnings
