@@ -20,7 +20,6 @@ catch them with ``pytest.warns(PluginWarning)``).
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib.metadata
 import os
@@ -176,8 +175,8 @@ class PluginManager:
             specs = [n for n in dir(hookspecs) if n.startswith("codesign_")]
             hints = []
             for u in unknown:
-                close = difflib.get_close_matches(u, specs, n=1)
-                hints.append(f"{u!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+                close = close_name(u, specs, cutoff=0.6)  # difflib's default
+                hints.append(f"{u!r}" + (f" (did you mean {close!r}?)" if close else ""))
             self._failed(st, "unknown hook " + ", ".join(hints) + "; hooks: " + ", ".join(specs), None)
             return
         st.hooks = sorted(hc.name for hc in callers)

@@ -50,7 +50,7 @@ import numpy as np
 from attrs import field, frozen
 
 from .costmodel import DESIGN_METRICS, SUMMARY_METRICS
-from .errors import CodesignError, SpecError, format_value
+from .errors import CodesignError, SpecError, close_name, format_value
 from .evaluation import at_slo, cost_model_record, efficiency_record, evaluate, jsonable
 # FORMAT_KEY: spec keys holding number-format names, not a numeric grid axis
 from .search import FORMAT_KEY, repeated_value, unmodelled_key_problem, unmodelled_metric_problem
@@ -181,8 +181,6 @@ def _curves_envelope_problems(s: Step, where: str, file: str, base: Path) -> lis
     whole numbers >= 1 were allowed, so ``acceptance_rate`` could not be varied, and no range or
     mode was checked: ``speculative_tokens = 40`` was priced, and a disaggregated spec's curve was
     labelled with a ``deployment.tp`` nothing read (fresh-user trial, session 34)."""
-    import difflib
-
     from .spec import Deployment, Pool
 
     specs = []
@@ -204,8 +202,8 @@ def _curves_envelope_problems(s: Step, where: str, file: str, base: Path) -> lis
                                        "format its own spec in specs"))
             continue
         if key not in numeric:
-            close = difflib.get_close_matches(key, numeric, n=1)
-            problems.append((file, at, "not a numeric deployment key" + (f"; did you mean {close[0]!r}?" if close
+            close = close_name(key, numeric, cutoff=0.6)  # difflib's default
+            problems.append((file, at, "not a numeric deployment key" + (f"; did you mean {close!r}?" if close
                                                                          else " (deployment.tp, deployment.ep, …)")))
             continue
         if not values:

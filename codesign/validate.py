@@ -105,7 +105,7 @@ import attrs
 import numpy as np
 
 from . import recipes as imx_recipes
-from .errors import CodesignError
+from .errors import CodesignError, close_name
 
 __all__ = [
     "Point", "read_measured", "shared_data_dir", "shared_data_warning", "predict", "error_stats", "error_table_rows",
@@ -164,17 +164,15 @@ def system_name(raw: str) -> str:
 def system_hint(raw: str) -> str:
     """`` (...)`` to append to the ``unsupported`` status of an unknown system name: the systems an
     ambiguous name could be, or the known name it differs from only by separators or a typo
-    (``gb-200``: ``did you mean gb200?``); ``""`` if none."""
-    import difflib
-
+    (``gb-200``: ``did you mean gb200?``; a typo by :func:`codesign.errors.close_name`); ``""`` if
+    none."""
     hits = _system_readings(raw)
     if len(set(hits.values())) > 1:
         return " (ambiguous: reads as " + " or ".join(f"{n} ({b})" for n, b in hits.items()) + ")"
     s = raw.strip().lower()
     bare = re.sub(r"[\s_-]+", "", s)
-    near = [n for n in SYSTEMS if re.sub(r"[_-]+", "", n) == bare] or difflib.get_close_matches(
-        s, list(SYSTEMS), n=1, cutoff=0.8)
-    return f" (did you mean {near[0]}?)" if near else ""
+    near = next((n for n in SYSTEMS if re.sub(r"[_-]+", "", n) == bare), None) or close_name(s, SYSTEMS, cutoff=0.8)
+    return f" (did you mean {near}?)" if near else ""
 
 
 #: AMD Instinct systems: InferenceMAX's DeepSeek-R1 ``fp4`` is AMD's MXFP4 checkpoint there

@@ -246,6 +246,9 @@ def test_grid_values_get_the_deployment_range_checks(cli, tmp_path):
 @pytest.mark.parametrize("envelope, line", [
     ('{ "deployment.tpp" = [1, 2] }', "steps.0.envelope.\"deployment.tpp\": not a numeric deployment key; "
                                       "did you mean 'deployment.tp'?"),
+    # a case slip gets the guess too (errors.close_name; difflib alone compares case and gave none)
+    ('{ "DEPLOYMENT.EP" = [1, 2] }', "steps.0.envelope.\"DEPLOYMENT.EP\": not a numeric deployment key; "
+                                     "did you mean 'deployment.ep'?"),
     ('{ "deployment.speculative_tokens" = [40] }',
      'steps.0.envelope."deployment.speculative_tokens".0: must be a whole number in [0, 16] (got 40)'),
     ('{ "deployment.prefill.tp" = [1, 2] }',   # the example serves aggregated
