@@ -535,7 +535,7 @@ def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = 
 
     ``designs``: ``(label, metrics)`` per design (``"trial 12"``, a row's metrics as
     ``pareto.json`` gives them). A search of ``chip.tdp`` without a ``peak_power_w`` constraint
-    lands at the TDP's lower bound (tok/s per kW divides by it) and the front said nothing of the
+    settles at a TDP far below its designs' peak power (tok/s per kW divides by it) and the front said nothing of the
     designs' own peak power; ``concurrency = [1, 1e9]`` put every peak at 10^9 users, at a TTFT of
     155 days (fresh-user trial, session 43). Which point is the peak is not changed."""
     from .evaluation import PEAK_OVER_TDP_MARGIN, peak_over_tdp

@@ -625,7 +625,8 @@ def budget_warnings(spec: Spec) -> list[str]:
         tdp = format_quantity(top if top is not None else spec.chip.tdp, "W")  # a TOML value (no "1,200")
         basis = "its own chip.tdp" if searched_tdp is not None else f"chip.tdp ({_watts(spec.chip.tdp)})"
         out.append(f"the search varies the hardware ({shown}) with no constraint on peak_power_w: every "
-                   f"design is priced at {basis} whatever power it would draw; add [[search.constraints]] "
+                   f"design is priced at {basis} and nothing bounds its peak power (every unit at full rate at once: a "
+                   "point drawing more than the TDP is infeasible, the peak is not); add [[search.constraints]] "
                    f'metric = "peak_power_w", max = "{tdp}"' + _replaced_bound(spec, "peak_power_w"))
     if spec.chip.area is None:
         out.append(f"the search varies the hardware ({shown}) of a chip with no [chip.area]: area is not "

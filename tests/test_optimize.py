@@ -231,8 +231,8 @@ def _gb200(tmp_path, name: str, extra: str = "", *, params: str = HBM_CHOICES, g
 
 
 def test_front_designs_far_above_their_own_tdp_are_noted(cli, tmp_path):
-    """A search of chip.tdp with no peak_power_w constraint lands at the TDP's lower bound (tok/s per
-    kW divides by it) and the report said nothing of the designs' own peak power (fresh-user trial, session 43).
+    """A search of chip.tdp with no peak_power_w constraint settles at a TDP far below its designs'
+    peak power (tok/s per kW divides by it) and the report said nothing of the designs' own peak power (fresh-user trial, session 43).
     GB200 at 400 W or 1200 W (a grid of both): its peak power does not depend on the TDP, 1200.058 W
     (specs/technology/n4p.toml's figures put GB200 at its TDP at full rates), and its heaviest point
     draws 338 W (test_evaluate), so both are feasible at the same latency and 400 W triples the tok/s
