@@ -850,8 +850,8 @@ def _watts(w: float) -> str:
 
 
 def over_budget(spec: Spec, design: Mapping[str, float]) -> list[str]:
-    """The chip's own hard budgets one design exceeds, one phrase each (``"area 3019 mm² >
-    chip.area.max 1716 mm²"``); ``[]`` when within them.
+    """The chip's own hard budgets one design exceeds, one phrase each (``"area 3,019 mm² >
+    chip.area.max 1,716 mm²"``, thousands separated as evaluate's other figures); ``[]`` when within them.
 
     ``design`` holds one design's metrics (``area_mm2`` [mm²], NaN when not modelled).
     ``chip.area.max`` is the largest buildable logic area (reticle limit times dies per package), a
@@ -863,7 +863,7 @@ def over_budget(spec: Spec, design: Mapping[str, float]) -> list[str]:
     :func:`peak_over_tdp` says when it is far above."""
     area = float(design.get("area_mm2", math.nan))
     if spec.chip.area is not None and math.isfinite(area) and area > spec.chip.area.max * 1e6 * (1 + 1e-9):
-        return [f"area {area:.0f} mm² > chip.area.max {spec.chip.area.max * 1e6:.0f} mm²"]
+        return [f"area {area:,.0f} mm² > chip.area.max {spec.chip.area.max * 1e6:,.0f} mm²"]
     return []
 
 

@@ -406,11 +406,14 @@ def test_a_design_over_its_buildable_area_is_said(tmp_path, cli):
     rc, out, err = cli("evaluate", f, "--json")
     doc = json.loads(out)
     (line,) = doc["over_budget"]
-    area = float(line.split()[1])
-    assert line.endswith("> chip.area.max 1716 mm²") and area > 1716
+    area = float(line.split()[1].replace(",", ""))
+    assert line.endswith("> chip.area.max 1,716 mm²") and area > 1716
     assert area == pytest.approx(doc["design"]["area_mm2"], abs=0.5)
     rc, out, err = cli("evaluate", f)
     assert rc == 0 and "warning: over the chip's own budget: area" in err and "cannot be built" in err
+    # one line (it wrapped at 80 columns), its areas thousands separated (it said "78499 mm²")
+    (warned,) = [w for w in err.splitlines() if "own budget" in w]
+    assert "cannot be built" in warned and re.search(r"area \d{1,3}(,\d{3})+ mm² > chip.area.max 1,716 mm²", warned)
     rc, out, err = cli("evaluate", GB200, "--json")
     assert json.loads(out)["over_budget"] == [] and "over the chip's own budget" not in err
 

@@ -99,12 +99,10 @@ def run(args) -> int:
         for w in power_gap_warnings(spec):
             print(f"warning: {w}", file=sys.stderr)
         if over := over_budget(spec, design):
-            from rich.console import Console
-
-            Console(stderr=True).print(
-                f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
-                "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
-                markup=False, highlight=False)
+            # one line, as the other warnings (a rich Console wrapped it at 80 columns: session 44)
+            print(f"warning: over the chip's own budget: {'; '.join(over)}; a design that cannot be built, "
+                  "priced as specified (a search keeps to it only through [[search.constraints]] on area_mm2).",
+                  file=sys.stderr)
         if hot:
             print(f"warning: {hot}", file=sys.stderr)
     # as optimize and sweep: a design that no concurrency can run (at its SLO) is no result (a script sees it)
