@@ -235,8 +235,8 @@ def _param_key_problem(spec: Spec, key: str, parameters: list[str] | None) -> st
     except KeyError:
         # a typo gets the closest key the cost model can vary, as a misspelt spec key gets its own
         # (fresh-user trial, session 30: "memory.hbm.bandwith" had no suggestion)
-        return "no such spec key" + _did_you_mean(
-            key, [k for k in parameters or () if not k.startswith("efficiency.")], cutoff=0.9)
+        return "no such spec key" + _param_did_you_mean(
+            key, [k for k in parameters or () if not k.startswith("efficiency.")])
     if why := unmodelled_key_problem(spec, key, _varied(spec)):
         return why
     if parameters is not None and key not in parameters:
@@ -310,6 +310,19 @@ def _did_you_mean(key: str, candidates, *, cutoff: float) -> str:
     else ``""``."""
     close = close_name(key, candidates, cutoff=cutoff)
     return f"; did you mean {close!r}?" if close else ""
+
+
+def _param_did_you_mean(key: str, candidates) -> str:
+    """:func:`_did_you_mean` for a misspelt ``[search.params]`` key: first the candidate of the same
+    table whose last part is closest to ``key``'s (ratio >= 0.6, as the spec loader judges a
+    misspelt key of a table: ``'chip.tdp'`` for ``'chip.tpd'``, which scored 0.875 as a whole key
+    and got no guess, while ``[chip] tpd`` got one: fresh-user trial, session 44), else the closest
+    whole key (ratio >= 0.9: a table's keys share most of their letters)."""
+    table, _, last = key.rpartition(".")
+    same = {c.rpartition(".")[2]: c for c in candidates if c.rpartition(".")[0] == table}
+    if close := close_name(last, list(same), cutoff=0.6):
+        return f"; did you mean {same[close]!r}?"
+    return _did_you_mean(key, candidates, cutoff=0.9)
 
 
 def search_key_problems(spec: Spec, parameters: list[str] | None) -> list[tuple[str, str, str]]:

@@ -583,6 +583,32 @@ def test_the_peak_s_operating_point_is_the_feasible_point_of_the_peak():
     assert ev.summary()["peak_mixed_tok_s_per_kw"][:3].tolist() == [30.0, 22.0, 12.0]
 
 
+@pytest.mark.parametrize("typo, meant", [
+    ("chip.tpd", "chip.tdp"),                          # two letters swapped: 0.875 as a whole key, no guess
+    ("memory.hbm.bandwith", "memory.hbm.bandwidth"),   # a letter left out (session 30)
+    ("memory.hbm.capcity", "memory.hbm.capacity"),
+    ("chip.peak_flops.fp44", "chip.peak_flops.fp4"),
+])
+def test_a_misspelt_search_param_gets_the_key_of_its_table_it_stands_for(tmp_path, typo, meant):
+    """A misspelt [search.params] key is judged as the loader judges a misspelt key of a table: its
+    last part against the keys of the same table (difflib ratio >= 0.6). "tpd" and "tdp" share 2 of
+    their 3 letters in order ("td" or "tp" and nothing else: ratio 2*2/6 = 0.67 >= 0.6), whereas the
+    whole keys "chip.tpd" and "chip.tdp" share 7 of 8 (2*7/16 = 0.875 < 0.9, no guess until session
+    44, while `[chip] tpd` got one)."""
+    from codesign.errors import SpecError
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign.search import build_space
+    from codesign.spec import load_spec
+
+    f = tmp_path / "s.toml"
+    f.write_text(BASE + f'[search.params]\n"{typo}" = {{ choices = [1] }}\n')
+    spec = load_spec(f)
+    with pytest.raises(SpecError) as exc:
+        build_space(spec, get_plugin_manager().cost_model("analytical").parameters())
+    got = {key: msg for _, key, msg in exc.value.problems}
+    assert got[f'search.params."{typo}"'] == f"no such spec key; did you mean {meant!r}?", got
+
+
 def test_the_search_names_a_dotted_key_quoted_as_the_loader_does(tmp_path):
     """A [search.params] or [search.envelope] key holds dots ("memory.hbm.bandwidth" is one TOML
     key), so its TOML key path quotes it, as the spec loader's messages do
