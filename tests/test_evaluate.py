@@ -875,3 +875,36 @@ def test_a_spec_without_a_deployment_is_told_the_defaults_it_takes(cli, tmp_path
     spec.write_text(_NO_DEPLOYMENT + "[deployment]\ntp = 8\n")
     rc, out, err = cli("evaluate", spec, "--json")
     assert "no [deployment]" not in err and rc == 0, err
+
+
+def test_a_deployment_that_sets_no_weights_format_is_told_the_model_s_native_one(cli, tmp_path):
+    """A [deployment] of tp = 8 alone priced gpt-oss-120b's experts in BF16 (moe_weights_format
+    defaults to weights_format, "bf16"), although the model declares native_moe_weights_format =
+    "mxfp4" (specs/models/gpt-oss-120b.toml), without a word (fresh-user trial, session 44). A note
+    now names the format taken, the model's, and the key to set. Hand check of what it changes: the
+    experts are 36 layers x 128 experts x 3 GEMMs of 2880 x 2880 = 114.7B of the model's 116.8B
+    parameters (OpenAI's model card); at 2 bytes (BF16) against 4.25 bits (MXFP4: 4-bit elements and
+    one 8-bit scale per 32) the weights shrink by (2 x 116.8) / (0.53125 x 114.7 + 2 x 2.17) = 3.58x."""
+    spec = tmp_path / "tp8.toml"
+    spec.write_text(_NO_DEPLOYMENT + "[deployment]\ntp = 8\n")
+    rc, out, err = cli("evaluate", spec, "--json")
+    model = (SPECS / "models/gpt-oss-120b.toml").as_posix()
+    note = (f'note: {spec} sets no deployment.moe_weights_format, so the MoE expert weights are priced in "bf16" '
+            f'(it defaults to deployment.weights_format), not the model\'s native "mxfp4" '
+            f'(model.native_moe_weights_format in {model}); set moe_weights_format = "mxfp4" in [deployment] '
+            'to price them as released')
+    assert rc == 0 and note in err.splitlines(), err
+    bf16 = json.loads(out)["design"]["weights_bytes_per_chip"]
+    # set as the note says: no note, and the weights as the hand check above
+    spec.write_text(_NO_DEPLOYMENT + '[deployment]\ntp = 8\nmoe_weights_format = "mxfp4"\n')
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 0 and "note:" not in err, err
+    assert 3.4 < bf16 / json.loads(out)["design"]["weights_bytes_per_chip"] < 3.7
+    # weights_format set alone: the experts follow it (fp8_e4m3), and the note says so
+    spec.write_text(_NO_DEPLOYMENT + '[deployment]\ntp = 8\nweights_format = "fp8_e4m3"\n')
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert rc == 0 and note.replace('in "bf16"', 'in "fp8_e4m3"') in err.splitlines(), err
+    # a model with no experts gets no MoE note, and one whose native format is taken none at all
+    spec.write_text(_NO_DEPLOYMENT.replace("gpt-oss-120b.toml", "llama-3.1-8b.toml") + "[deployment]\ntp = 8\n")
+    rc, out, err = cli("evaluate", spec, "--json")
+    assert "note:" not in err, err

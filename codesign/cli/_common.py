@@ -180,6 +180,50 @@ def deployment_note(spec, shown: str, *, varied=(), cost_model: str | None = Non
         f"{k} = {json.dumps(v) if isinstance(v, str) else v}" for k, v in values)
 
 
+#: ``(deployment key, model key of the checkpoint's own format, what it formats)``: the weight
+#: formats :func:`weights_format_note` compares with the model's native ones.
+NATIVE_FORMAT_KEYS = (("weights_format", "native_weights_format", "weights"),
+                      ("moe_weights_format", "native_moe_weights_format", "MoE expert weights"))
+
+
+def weights_format_note(spec, shown: str, *, varied=()) -> str | None:
+    """The note for a spec that sets no weights format of its ``[deployment]`` (in it or any file
+    it includes) where the format it then takes (:class:`codesign.spec.Deployment`'s default;
+    ``moe_weights_format`` follows ``weights_format``) is not the model's native one
+    (``model.native_weights_format``, ``model.native_moe_weights_format``): a ``[deployment]`` of
+    ``tp = 8`` alone priced gpt-oss-120b's MXFP4 experts in BF16, 29.2 GB/chip of weights, silently
+    (fresh-user trial, session 44). Names the format taken, the model's, and the key that sets it:
+    ``'spec.toml sets no deployment.moe_weights_format, so the MoE expert weights are priced in
+    "bf16" (it defaults to deployment.weights_format), not the model's native "mxfp4"
+    (model.native_moe_weights_format in gpt-oss-120b.toml); set moe_weights_format = "mxfp4" in
+    [deployment] to price them as released'``. Leaves out the keys a search varies (``varied``:
+    dotted ``deployment.*`` keys), the MoE key of a model with no experts, and a pool's own formats
+    (``[deployment.prefill]``/``[deployment.decode]`` are not read for them). None when every
+    format is set, or taken as the model's."""
+    import json
+
+    d, m = spec.deployment, spec.model
+    said = []
+    for key, native_key, what in NATIVE_FORMAT_KEYS:
+        if (("deployment", key) in spec.origins or f"deployment.{key}" in varied
+                or ("model", native_key) not in spec.origins):  # set; searched; or the model declares none
+            continue
+        if key == "moe_weights_format":
+            if not m.num_experts or "deployment.weights_format" in varied:  # no experts; or it follows a searched one
+                continue
+            taken, why = d.moe_weights_format or d.weights_format, "it defaults to deployment.weights_format"
+        else:
+            taken, why = d.weights_format, "its default"
+        native = getattr(m, native_key)
+        if taken == native:
+            continue
+        said.append(f"{shown} sets no deployment.{key}, so the {what} are priced in {json.dumps(taken)} ({why}), "
+                    f"not the model's native {json.dumps(native)} (model.{native_key} in "
+                    f"{spec.origin_of('model', native_key)}); set {key} = {json.dumps(native)} in [deployment] "
+                    "to price them as released")
+    return "; ".join(said) or None
+
+
 def default_out_dir(spec, spec_path: str) -> Path:
     """``runs/<spec name>`` (the spec file's stem when it has no ``name``): the default ``--out``.
 

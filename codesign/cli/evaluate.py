@@ -25,7 +25,7 @@ def run(args) -> int:
     from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, efficiency_record,
                               evaluate, load_spec_checked, over_budget, points_json, slo_bounds)
     from ..spec import power_gaps
-    from ._common import deployment_note, print_json
+    from ._common import deployment_note, weights_format_note, print_json
 
     spec = load_spec_checked(args.spec, cost_model=args.cost_model)
     if spec.search is not None:
@@ -34,6 +34,9 @@ def run(args) -> int:
     # a spec with no [deployment] is priced with the defaults: said (once it is priced: a refused
     # spec gets its error alone), as it was not (fresh-user trial, session 44)
     if note := deployment_note(spec, args.spec, cost_model=args.cost_model):
+        print(f"note: {note}", file=sys.stderr)
+    # and a [deployment] that sets no weights format: the one taken when it is not the model's own
+    if note := weights_format_note(spec, args.spec):
         print(f"note: {note}", file=sys.stderr)
     # the summary is taken at the spec's [workload.slo] (goodput), as a search's SLO constraints take it
     slo = slo_bounds(spec)
