@@ -904,6 +904,15 @@ def test_a_deployment_that_sets_no_weights_format_is_told_the_model_s_native_one
     spec.write_text(_NO_DEPLOYMENT + '[deployment]\ntp = 8\nweights_format = "fp8_e4m3"\n')
     rc, out, err = cli("evaluate", spec, "--json")
     assert rc == 0 and note.replace('in "bf16"', 'in "fp8_e4m3"') in err.splitlines(), err
+    # DeepSeek-R1's checkpoint is FP8 throughout (specs/models/deepseek-r1.toml): the weights_format
+    # key alone is named, since the experts follow it
+    spec.write_text(_NO_DEPLOYMENT.replace("gpt-oss-120b.toml", "deepseek-r1.toml") + "[deployment]\ntp = 8\n")
+    rc, out, err = cli("evaluate", spec, "--json")
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert notes == [f'note: {spec} sets no deployment.weights_format, so the weights are priced in "bf16" (its '
+                     'default), not the model\'s native "fp8_e4m3" (model.native_weights_format in '
+                     f'{(SPECS / "models/deepseek-r1.toml").as_posix()}); set weights_format = "fp8_e4m3" in '
+                     '[deployment] to price them as released'], err
     # a model with no experts gets no MoE note, and one whose native format is taken none at all
     spec.write_text(_NO_DEPLOYMENT.replace("gpt-oss-120b.toml", "llama-3.1-8b.toml") + "[deployment]\ntp = 8\n")
     rc, out, err = cli("evaluate", spec, "--json")

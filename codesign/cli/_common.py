@@ -197,7 +197,8 @@ def weights_format_note(spec, shown: str, *, varied=()) -> str | None:
     "bf16" (it defaults to deployment.weights_format), not the model's native "mxfp4"
     (model.native_moe_weights_format in gpt-oss-120b.toml); set moe_weights_format = "mxfp4" in
     [deployment] to price them as released'``. Leaves out the keys a search varies (``varied``:
-    dotted ``deployment.*`` keys), the MoE key of a model with no experts, and a pool's own formats
+    dotted ``deployment.*`` keys), the MoE key of a model with no experts or when the
+    ``weights_format`` said sets it too (native formats alike: DeepSeek-R1's FP8), and a pool's own formats
     (``[deployment.prefill]``/``[deployment.decode]`` are not read for them). None when every
     format is set, or taken as the model's."""
     import json
@@ -211,6 +212,8 @@ def weights_format_note(spec, shown: str, *, varied=()) -> str | None:
         if key == "moe_weights_format":
             if not m.num_experts or "deployment.weights_format" in varied:  # no experts; or it follows a searched one
                 continue
+            if said and m.native_moe_weights_format == m.native_weights_format:
+                continue  # the weights_format said above sets the experts' too
             taken, why = d.moe_weights_format or d.weights_format, "it defaults to deployment.weights_format"
         else:
             taken, why = d.weights_format, "its default"
