@@ -524,6 +524,49 @@ def coarse_slo_note(gap: tuple[int, int] | None, slo: str) -> str | None:
             f"workload.concurrency (e.g. powers of 2: {eg})")
 
 
+#: How :func:`describe_slos` names a point metric (others by their own name).
+SLO_NAMES = {"ttft_s": "TTFT", "tpot_s": "TPOT", "itl_s": "ITL", "e2e_latency_s": "E2E latency"}
+
+
+def describe_slos(bounds) -> str:
+    """``TTFT <= 2 s, TPOT <= 50 ms``: SLO bounds as a person reads them. ``bounds``: ``(point
+    metric, bound in its unit [s for a duration], sense)`` (``sense`` ``"max"``: <=, ``"min"``: >=;
+    a pair without it is ``"max"``, as ``[workload.slo]``'s bounds of
+    :func:`codesign.evaluation.slo_bounds`)."""
+    from .costmodel import POINT_METRICS
+    from .units import format_quantity
+
+    said = []
+    for metric, bound, *sense in bounds:
+        op = ">=" if sense and sense[0] == "min" else "<="
+        unit = POINT_METRICS.get(metric, ("", None))[0]
+        value = format_quantity(bound, "s", digits=3) if unit == "s" else f"{bound:g}" + (f" {unit}" if unit else "")
+        said.append(f"{SLO_NAMES.get(metric, metric)} {op} {value}")
+    return ", ".join(said)
+
+
+def search_slo_line(spec: Spec, space: SearchSpace, figures: str = "the figures below") -> str | None:
+    """The line that says a search's figures are taken at its SLO, as ``codesign evaluate`` says it
+    of its own: ``"SLO ([[search.constraints]]): TTFT <= 2 s, TPOT <= 20 ms; the figures below are
+    over the points that meet it"``. The bounds are the search's SLO constraints (``space``:
+    ``[[search.constraints]]`` on point metrics and ``[workload.slo]``, see
+    :func:`codesign.search.build_space`), the tightest of each metric and sense, which priced the
+    designs and the reference alike; the source names the tables they came from. None without
+    an SLO (optimize and sweep never said theirs: fresh-user trial, session 44)."""
+    tight: dict[tuple[str, str], float] = {}
+    for c in space.constraints:
+        if c.slo:
+            k = (c.metric, c.sense)
+            tight[k] = min(tight.get(k, c.bound), c.bound) if c.sense == "max" else max(tight.get(k, c.bound), c.bound)
+    if not tight:
+        return None
+    own = {m for m, _ in slo_bounds(spec)}
+    declared = any(c.metric in SLO_METRICS for c in spec.search.constraints) if spec.search is not None else False
+    source = " and ".join(t for t, on in (("[[search.constraints]]", declared), ("[workload.slo]", bool(own))) if on)
+    return (f"SLO ({source}): {describe_slos([(m, b, s) for (m, s), b in tight.items()])}; {figures} are over the "
+            "points that meet it")
+
+
 def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = None,
                 slo: bool = True) -> list[str]:
     """What to keep in mind reading a front's figures, one line each ([] when nothing): how many

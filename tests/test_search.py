@@ -609,6 +609,32 @@ def test_a_misspelt_search_param_gets_the_key_of_its_table_it_stands_for(tmp_pat
     assert got[f'search.params."{typo}"'] == f"no such spec key; did you mean {meant!r}?", got
 
 
+def test_optimize_and_sweep_say_the_slo_their_figures_are_taken_at(tmp_path):
+    """optimize and sweep never said that their figures were taken at the search's SLO, as evaluate
+    says its own (fresh-user trial, session 44). The SLO is the tightest bound of each point metric
+    over [[search.constraints]] and [workload.slo]: TTFT <= min(2 s, 1.5 s) = 1.5 s from both, TPOT
+    <= 50 ms from [workload.slo] alone; a spec with neither has no SLO line."""
+    from codesign.pluginmanager import get_plugin_manager
+    from codesign.report import search_slo_line
+    from codesign.search import build_space
+    from codesign.spec import load_spec
+
+    params = get_plugin_manager().cost_model("analytical").parameters()
+    f = tmp_path / "s.toml"
+    f.write_text(BASE + '[[search.constraints]]\nmetric = "ttft_s"\nmax = "2 s"\n'
+                 '[workload.slo]\nttft = "1.5 s"\ntpot = "50 ms"\n')
+    spec = load_spec(f)
+    assert search_slo_line(spec, build_space(spec, params)) == (
+        "SLO ([[search.constraints]] and [workload.slo]): TTFT <= 1.5 s, TPOT <= 50 ms; the figures below "
+        "are over the points that meet it")
+    f.write_text(BASE + '[[search.constraints]]\nmetric = "tpot_s"\nmax = "20 ms"\n')
+    spec = load_spec(f)
+    assert search_slo_line(spec, build_space(spec, params), "the front's figures") == (
+        "SLO ([[search.constraints]]): TPOT <= 20 ms; the front's figures are over the points that meet it")
+    spec = load_spec(FLAGSHIP)  # power and area constraints only
+    assert search_slo_line(spec, build_space(spec, params)) is None
+
+
 def test_the_search_names_a_dotted_key_quoted_as_the_loader_does(tmp_path):
     """A [search.params] or [search.envelope] key holds dots ("memory.hbm.bandwidth" is one TOML
     key), so its TOML key path quotes it, as the spec loader's messages do

@@ -113,11 +113,11 @@ def run(args) -> int:
 
 
 def _describe_slo(slo) -> str:
-    """``TTFT <= 2 s, TPOT <= 50 ms``: a [workload.slo] as a person reads it."""
-    from ..units import format_quantity
+    """``TTFT <= 2 s, TPOT <= 50 ms``: a [workload.slo] as a person reads it (as optimize and sweep
+    say a search's: :func:`codesign.report.describe_slos`)."""
+    from ..report import describe_slos
 
-    names = {"ttft_s": "TTFT", "tpot_s": "TPOT"}
-    return ", ".join(f"{names[m]} <= {format_quantity(b, 's', digits=3)}" for m, b in slo)
+    return describe_slos(slo)
 
 
 def _check_search_keys(spec, cost_model: str | None) -> None:

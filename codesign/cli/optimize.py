@@ -88,7 +88,7 @@ def run(args) -> int:
     from rich.markup import escape
 
     from ..errors import ExitCode, interrupted_as
-    from ..report import print_table, reference_headline, write_outputs
+    from ..report import print_table, reference_headline, search_slo_line, write_outputs
     from ..search import run_search
     from ._common import ensure_out_dir, progress_bar
 
@@ -132,6 +132,9 @@ def run(args) -> int:
         print()
     else:
         con = Console(width=max(Console().width, 160))
+        # the figures are taken at the search's SLO (the reference's too), said as evaluate says its own
+        if slo := search_slo_line(spec, result.space):
+            con.print(slo, highlight=False, markup=False)
         print_table(doc, con, kinds={p.key: p.kind for p in result.space.params})
         ref = doc.get("reference")
         if ref:

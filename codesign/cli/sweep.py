@@ -52,7 +52,7 @@ def run(args) -> int:
     from ..evaluation import cost_model_record, efficiency_record, jsonable, list_edge, load_spec_checked
     from ..search import (INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_points_problem,
                           grid_shape, run_sweep)
-    from ..report import SHOWN, CauseCounter, front_notes, param_header, reasons_text
+    from ..report import SHOWN, CauseCounter, front_notes, param_header, reasons_text, search_slo_line
     from ..search import _check_out_dir, check_study_dir
     from ._common import default_out_dir, deployment_note, weights_format_note, ensure_out_dir, progress_bar
 
@@ -160,6 +160,9 @@ def run(args) -> int:
               f"hypervolume {res['hypervolume']:.6g}")
         if reasons:
             print(f"no feasible design; most common reasons: {reasons_text(reasons, 'designs')}")
+        # the front's figures are taken at the search's SLO, said as evaluate says its own
+        if slo := search_slo_line(spec, space, "the front's figures"):
+            print(slo)
         for note in notes:
             print(f"note: {note}")
         print(f"wrote {out}/sweep_front.csv and {out}/sweep_front.json")
