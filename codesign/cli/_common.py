@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -225,6 +226,18 @@ def weights_format_note(spec, shown: str, *, varied=()) -> str | None:
                     f"{spec.origin_of('model', native_key)}); set {key} = {json.dumps(native)} in [deployment] "
                     "to price them as released")
     return "; ".join(said) or None
+
+
+def print_deployment_notes(spec, shown: str, *, varied=(), cost_model: str | None = None) -> None:
+    """Print on stderr, one ``note:`` line each, what a run of ``spec`` takes that its
+    ``[deployment]`` does not say: :func:`deployment_note` (no ``[deployment]`` at all) and
+    :func:`weights_format_note` (a weights format other than the model's native one). The one call
+    evaluate, optimize and sweep make (``varied``: the dotted keys a search varies;
+    ``cost_model``: the one the command line names)."""
+    for note in (deployment_note(spec, shown, varied=varied, cost_model=cost_model),
+                 weights_format_note(spec, shown, varied=varied)):
+        if note:
+            print(f"note: {note}", file=sys.stderr)
 
 
 def default_out_dir(spec, spec_path: str) -> Path:

@@ -25,7 +25,7 @@ def run(args) -> int:
     from ..evaluation import (SCHEMA_VERSION, at_slo, cost_model_record, deployment_record, efficiency_record,
                               evaluate, load_spec_checked, over_budget, points_json, slo_bounds)
     from ..spec import power_gaps
-    from ._common import deployment_note, weights_format_note, print_json
+    from ._common import print_deployment_notes, print_json
 
     spec = load_spec_checked(args.spec, cost_model=args.cost_model)
     if spec.search is not None:
@@ -33,11 +33,8 @@ def run(args) -> int:
     ev = evaluate(spec, cost_model=args.cost_model)
     # a spec with no [deployment] is priced with the defaults: said (once it is priced: a refused
     # spec gets its error alone), as it was not (fresh-user trial, session 44)
-    if note := deployment_note(spec, args.spec, cost_model=args.cost_model):
-        print(f"note: {note}", file=sys.stderr)
     # and a [deployment] that sets no weights format: the one taken when it is not the model's own
-    if note := weights_format_note(spec, args.spec):
-        print(f"note: {note}", file=sys.stderr)
+    print_deployment_notes(spec, args.spec, cost_model=args.cost_model)
     # the summary is taken at the spec's [workload.slo] (goodput), as a search's SLO constraints take it
     slo = slo_bounds(spec)
     ev_slo = at_slo(spec, ev)
@@ -50,12 +47,12 @@ def run(args) -> int:
     # modelled peak power; a peak at the edge of the concurrency list; under an SLO, a peak whose next
     # concurrency misses it far away (a concurrency between them may meet it)
     from ..evaluation import list_edge, slo_gap
-    from ..report import coarse_slo_note, peak_edge_note, peak_power_note
+    from ..report import coarse_slo_note, describe_slos, peak_edge_note, peak_power_note
 
     hot = peak_power_note(design)
     edge = peak_edge_note(summary, list_edge(ev.concurrency), slo=bool(slo))
     coarse = coarse_slo_note(slo_gap(ev.concurrency, ev.feasible[0], ev_slo.feasible[0], summary["peak_concurrency"]),
-                             _describe_slo(slo)) if slo else None
+                             describe_slos(slo)) if slo else None
     notes = [n for n in (hot, edge, coarse) if n]
     if args.json:
         priced_by = cost_model_record(spec, cost_model=args.cost_model)
@@ -112,14 +109,6 @@ def run(args) -> int:
     return ExitCode.OK if ev_slo.feasible.any() else ExitCode.NO_RESULT
 
 
-def _describe_slo(slo) -> str:
-    """``TTFT <= 2 s, TPOT <= 50 ms``: a [workload.slo] as a person reads it (as optimize and sweep
-    say a search's: :func:`codesign.report.describe_slos`)."""
-    from ..report import describe_slos
-
-    return describe_slos(slo)
-
-
 def _check_search_keys(spec, cost_model: str | None) -> None:
     """Refuse the ``[search.params]`` and ``[search.envelope]`` keys ``codesign optimize`` refuses
     (a misspelt key, one the spec's cost model cannot vary), as optimize names them: evaluate prices
@@ -167,7 +156,7 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=()):
     from rich.table import Table
 
     from ..evaluation import _watts, slo_bounds
-    from ..report import fit_columns, print_uncut
+    from ..report import describe_slos, fit_columns, print_uncut
     from ..report import users as plural_users
     from ..spec import unread_key_problem
     from ..units import format_duration
@@ -239,7 +228,7 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=()):
     for why, cs in notes.items():
         con.print(f"[red]infeasible[/red] at concurrency {', '.join(map(str, cs))}: {why}")
     if bounds:
-        con.print(f"SLO ([workload.slo]): {_describe_slo(bounds)}; the figures below are over the points that meet it"
+        con.print(f"SLO ([workload.slo]): {describe_slos(bounds)}; the figures below are over the points that meet it"
                   + ("" if meets.any() or not ev.feasible[0].any() else ": none does"), highlight=False, markup=False)
     users = summary["peak_concurrency"]  # an int, or NaN without a feasible point
     # durations as a person reads them: a TTFT of 10^7 s said "13,353,081,000 ms" (session 44)

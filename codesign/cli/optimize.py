@@ -50,7 +50,7 @@ def _checked(args):
     from ..evaluation import load_spec_checked
     from ..report import search_warnings
     from ..search import _check_out_dir, check_search, check_study_dir
-    from ._common import default_out_dir, deployment_note, weights_format_note, ensure_out_dir
+    from ._common import default_out_dir, ensure_out_dir, print_deployment_notes
 
     spec = load_spec_checked(args.spec)
     if args.trials is not None and args.trials < 1:
@@ -70,12 +70,8 @@ def _checked(args):
     # cannot vary printed the reference's warnings above its refusal; noticed in session 32)
     check_search(spec)
     # a spec with no [deployment]: the defaults it takes (but the keys the search varies)
-    varied = [*spec.search.params, *spec.search.envelope]
-    if note := deployment_note(spec, args.spec, varied=varied):
-        print(f"note: {note}", file=sys.stderr)
     # and a [deployment] that sets no weights format: the one taken when it is not the model's own
-    if note := weights_format_note(spec, args.spec, varied=varied):
-        print(f"note: {note}", file=sys.stderr)
+    print_deployment_notes(spec, args.spec, varied=[*spec.search.params, *spec.search.envelope])
     # an include's constraints replaced by the spec's own; a reference file of another workload
     warned = search_warnings(spec)
     for w in warned:

@@ -54,7 +54,7 @@ def run(args) -> int:
                           grid_shape, run_sweep)
     from ..report import SHOWN, CauseCounter, front_notes, param_header, reasons_text, search_slo_line
     from ..search import _check_out_dir, check_study_dir
-    from ._common import default_out_dir, deployment_note, weights_format_note, ensure_out_dir, progress_bar
+    from ._common import default_out_dir, ensure_out_dir, print_deployment_notes, progress_bar
 
     spec = load_spec_checked(args.spec)
     if args.points < 1 or args.points > MAX_POINTS:
@@ -82,12 +82,8 @@ def run(args) -> int:
         grid = grid_shape(space, levels)
         grid_counts = {p.key: len(lv) for p, lv in zip(space.params, levels)}
     # a spec with no [deployment]: the defaults it takes (but the keys the search varies)
-    varied = [*spec.search.params, *spec.search.envelope]
-    if note := deployment_note(spec, args.spec, varied=varied):
-        print(f"note: {note}", file=sys.stderr)
     # and a [deployment] that sets no weights format: the one taken when it is not the model's own
-    if note := weights_format_note(spec, args.spec, varied=varied):
-        print(f"note: {note}", file=sys.stderr)
+    print_deployment_notes(spec, args.spec, varied=[*spec.search.params, *spec.search.envelope])
     warned = budget_warnings(spec)
     for w in warned:  # an include's constraints replaced by the spec's own, say
         print(f"warning: {w}", file=sys.stderr)
