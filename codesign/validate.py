@@ -465,6 +465,9 @@ class Point:
     pred_decode_batch: float = math.nan
     pred_prefill_utilization: float = math.nan
     extrapolated: list = attrs.field(factory=list)
+    #: the id of an earlier row of the same file whose cells this row repeats, but for its id and
+    #: provenance (:data:`PROVENANCE_COLUMNS`): the same measurement captured twice; "" otherwise
+    repeats: str = ""
 
     @property
     def system_key(self) -> str:
@@ -724,6 +727,8 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
         _READING.reset(reading)
     for n, why in bad_shape.items():
         pts[n].status = why
+    for n, m in repeated_rows(schema, header, rows).items():
+        pts[n].repeats = pts[m].id or f"row {m + 2}"
     notes = _absent_column_notes(schema, cols, statistic)
     for pt in pts:
         if pt.status.startswith("invalid"):
@@ -733,6 +738,45 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
         else:
             pt.warnings.extend(notes)
     return schema, pts
+
+
+#: Columns that say where a row came from (its id, the dump or capture that held it), not what was
+#: measured: a row equal to an earlier one in every other cell repeats that measurement
+#: (:func:`repeated_rows`). The public aiconfigurator file holds 249 such rows (220 of its 2026-04-06
+#: dump repeating an earlier dump's, 29 within its 2026-03-25 dump; ``silicon_data_source`` names it).
+PROVENANCE_COLUMNS = {"aiconfigurator": ("id", "silicon_data_source"),
+                      "inferencemax": ("point_id", "source_dataset", "source")}
+
+
+def repeated_rows(schema: str, header: list[str], rows: list[dict]) -> dict[int, int]:
+    """Rows that repeat an earlier row's measurement: 0-based index → the index of the first row with
+    the same cells in every column but :data:`PROVENANCE_COLUMNS` (compared as written, blank cells
+    included). Every row is kept and priced; this only says which ones count the same measurement
+    twice in the error tables."""
+    skip = set(PROVENANCE_COLUMNS.get(schema, ()))
+    keep = [c for c in header if c and c not in skip]
+    first: dict[tuple, int] = {}
+    out: dict[int, int] = {}
+    for n, r in enumerate(rows):
+        key = tuple((r.get(c) or "").strip() for c in keep)
+        if key in first:
+            out[n] = first[key]
+        else:
+            first[key] = n
+    return out
+
+
+def repeated_note(points: list[Point], schema: str) -> str | None:
+    """One line counting the rows that repeat an earlier row's measurement (:func:`repeated_rows`),
+    naming the first; ``None`` when there are none."""
+    rep = [p for p in points if p.repeats]
+    if not rep:
+        return None
+    cols = PROVENANCE_COLUMNS.get(schema, ("id",))
+    what = " and ".join(cols) if len(cols) < 3 else f"{', '.join(cols[:-1])} and {cols[-1]}"
+    return (f"{len(rep)} row(s) repeat an earlier row's measurement (every cell but {what} equal, e.g. "
+            f"{rep[0].id or '(no id)'} repeats {rep[0].repeats}): each is priced and counted in the error "
+            "tables as a row of its own; predictions.csv's warning column names the row each repeats")
 
 
 #: How a file-level note starts (:func:`file_notes`): an optional column the file lacks, pool recipes
@@ -2325,5 +2369,6 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
             row += [fmt(getattr(p, f"pred_{m}")) for m in DIAGNOSTICS]
-            row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
+            said = p.warnings + ([f"repeats the measurement of {p.repeats}"] if p.repeats and not bad else [])
+            row += [p.status, "; ".join(said), "; ".join(p.extrapolated)]
             w.writerow(row)

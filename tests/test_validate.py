@@ -1038,13 +1038,48 @@ def test_duplicate_ids_are_kept_and_warned_about_once(tmp_path, cli):
 
 def test_duplicate_id_warning_names_the_first_five(tmp_path, cli):
     ids = [f"d{k}" for k in range(7)] * 2 + ["single"]
-    src = _imx_csv(tmp_path / "m.csv", *[dict(IMX_ROW, point_id=i) for i in ids])
+    # each row another concurrency: rows sharing an id are not also one measurement repeated
+    src = _imx_csv(tmp_path / "m.csv", *[dict(IMX_ROW, point_id=i, conc=str(n + 1)) for n, i in enumerate(ids)])
     rc, _, err = cli("validate", src, "--json")
     assert rc == 0, err
     # d0 on rows 2 and 9, ..., d4 on rows 6 and 13; d5 and d6 counted only
     shown = "; ".join(f"d{k} on rows {k + 2}, {k + 9}" for k in range(5))
     assert f"7 point_id values repeated (14 rows: {shown}; and 2 more)" in err, err
     assert "d5 on" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_rows_repeating_a_measurement_are_priced_and_said(tmp_path, cli):
+    """The public aiconfigurator file holds the same runs twice (its 2026-03-25 and 2026-04-06 dumps,
+    ids and silicon_data_source differing): rows equal in every other cell are each priced and
+    counted, and validate says which repeat which."""
+    import json
+
+    row = {"id": "a_c8", "silicon_data_source": "source_file=2026-03-25.csv", "system": "b200_sxm",
+           "model_path": "openai/gpt-oss-120b", "backend": "trtllm", "mode": "agg", "isl": "1024",
+           "osl": "1024", "gemm_quant_mode": "", "moe_quant_mode": "", "batch_size": "8", "tp_size": "8",
+           "pp_size": "1", "attention_dp_size": "1", "moe_tp_size": "1", "moe_ep_size": "8",
+           "silicon_ttft_ms": "100", "silicon_tpot_ms": "5"}
+    src = _imx_csv(tmp_path / "aic.csv", row,
+                   dict(row, id="b_c8", silicon_data_source="source_file=2026-04-06.csv"),  # repeats a_c8
+                   dict(row, id="c_c8", silicon_tpot_ms="5.1"),  # another measurement
+                   dict(row, id="d_c8", silicon_data_source="x"))  # repeats a_c8 too
+    rc, _, err = cli("validate", src, "--out", tmp_path / "o")
+    assert rc == 0 and "Traceback" not in err, err
+    assert (f"note: {src}: 2 row(s) repeat an earlier row's measurement (every cell but id and "
+            "silicon_data_source equal, e.g. b_c8 repeats a_c8)") in err, err
+    got = {r["id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    assert all(got[f"{i}_c8"]["status"] == "ok" for i in "abcd"), got
+    assert "repeats the measurement of a_c8" in got["b_c8"]["warning"]
+    assert "repeats the measurement of a_c8" in got["d_c8"]["warning"]
+    assert "repeats" not in got["a_c8"]["warning"] and "repeats" not in got["c_c8"]["warning"]
+    rc, out, _ = cli("validate", src, "--json")
+    assert rc == 0 and json.loads(out)["repeated_rows"] == 2
+    # InferenceMAX rows: the same cells but point_id and source repeat; another run_url does not
+    imx = _imx_csv(tmp_path / "imx.csv", IMX_ROW, dict(IMX_ROW, point_id="again", source="other capture"),
+                   dict(IMX_ROW, point_id="other-run", run_url="https://example.org/run/2"))
+    rc, out, err = cli("validate", imx, "--json")
+    assert rc == 0 and json.loads(out)["repeated_rows"] == 1, err
+    assert f"e.g. again repeats {IMX_ROW['point_id']}" in err, err
 
 
 def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data, tmp_path, cli):

@@ -76,7 +76,7 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
-                            read_measured, shared_data_warning, write_predictions)
+                            read_measured, repeated_note, shared_data_warning, write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -100,6 +100,8 @@ def run(args) -> int:
     _warn_duplicate_ids(args.measured, schema, points)
     for note in file_notes(points):
         print(f"warning: {args.measured}: {note}", file=sys.stderr)
+    if repeated := repeated_note(points, schema):
+        print(f"note: {args.measured}: {repeated}", file=sys.stderr)
     stat = args.statistic if schema == "inferencemax" else "mean"  # the aiconfigurator file records means
     if schema == "inferencemax" and fitted and fitted != stat:
         print(f"note: the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
@@ -148,6 +150,8 @@ def run(args) -> int:
                     "statistic_fallback_rows": sum(priced(p.status) and p.ttft_stat != stat
                                                    for p in points if schema == "inferencemax"),
                     "status": status,
+                    # rows repeating an earlier row's measurement (every cell but id and provenance)
+                    "repeated_rows": sum(bool(p.repeats) for p in points),
                     "cost_model": cost_model,
                     "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                     "errors": tables,
