@@ -3606,9 +3606,12 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
             the later chunks are priced without them).
 
     Returns:
-        ``{"space", "points", "feasible", "front": {"columns", "metrics"}, "unresolved_points",
+        ``{"space", "points", "feasible", "front": {"columns", "metrics", "configs"}, "unresolved_points",
         "pareto_resolution", "hypervolume", "reference_point"}``: the front as parameter columns and
-        metric columns (arrays; empty, under the same names, when no design is feasible), without
+        metric columns (arrays; empty, under the same names, when no design is feasible) and, per
+        front design, ``configs``: the envelope choice that gave each of its metrics, ``{metric:
+        {envelope key: value}}`` over the finite ones (``{}`` without a ``[search.envelope]``), as
+        :func:`evaluate_envelope` gives a trial's and ``pareto.json``'s rows carry it; without
         the ``unresolved_points`` designs that another front design beats within
         :data:`PARETO_RESOLUTION` (:func:`resolved_front`, as ``optimize`` lists its front); the
         hypervolume is the exact front's.
@@ -3626,6 +3629,7 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
     dirs = [d for _, d in space.objectives]
     keep_cols: list[dict] = []
     keep_met: list[dict] = []
+    keep_best: list[dict] = []  # per kept design, the index of the envelope choice behind each metric
     n_feasible = 0
     if progress:
         progress(0, n)
@@ -3634,8 +3638,8 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
         part = {k: np.asarray(v)[sl] for k, v in cols.items()}
         k = sl.stop - sl.start
         why = problems is not None and n_feasible == 0
-        met, _, reasons = envelope_arrays(spec, part, k, space, evaluate, with_reasons=why,
-                                          block_rows=min(chunk, n) * m)
+        met, best, reasons = envelope_arrays(spec, part, k, space, evaluate, with_reasons=why,
+                                             block_rows=min(chunk, n) * m)
         vals, ok = feasible_objectives(met, space)
         if why:
             _tell_problems(met, reasons, ok, space, problems)
@@ -3645,6 +3649,7 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
             f = idx[pareto_mask(vals[idx], dirs)]
             keep_cols.append({kk: v[f] for kk, v in part.items()})
             keep_met.append({kk: v[f] for kk, v in met.items()})
+            keep_best.append({kk: np.asarray(v)[f] for kk, v in best.items()})
         if progress:
             progress(sl.stop, n)
     doc: dict[str, Any] = {"space": space, "points": n, "feasible": n_feasible, "method": method, "seed": seed}
@@ -3652,24 +3657,32 @@ def run_sweep(spec: Spec, *, points: int, method: str = "sobol", seed: int | Non
         # an empty front keeps the metric names a feasible one has (sweep_front.csv's header was
         # the parameter columns alone: fresh-user trial, session 40)
         doc.update(front={"columns": {k: v[:0] for k, v in part.items()},
-                          "metrics": {k: np.asarray(v)[:0] for k, v in met.items()}},
+                          "metrics": {k: np.asarray(v)[:0] for k, v in met.items()}, "configs": []},
                    unresolved_points=0, pareto_resolution=PARETO_RESOLUTION, hypervolume=0.0, reference_point=None)
         return doc
     fc = {k: np.concatenate([c[k] for c in keep_cols]) for k in keep_cols[0]}
     fm = {k: np.concatenate([c[k] for c in keep_met]) for k in keep_met[0]}
+    fb = {k: np.concatenate([c[k] for c in keep_best]) for k in keep_best[0]}
     vals, _ = feasible_objectives(fm, space)
     f = pareto_mask(vals, dirs)
     order = np.argsort(-vals[f, 0] if dirs[0] == "maximize" else vals[f, 0], kind="stable")
     sel = np.flatnonzero(f)[order]
     fc = {k: v[sel] for k, v in fc.items()}
     fm = {k: v[sel] for k, v in fm.items()}
+    fb = {k: v[sel] for k, v in fb.items()}
     vmin = _as_min(vals[sel], dirs)
     ref = hv_reference_point(vmin)
     # listed as optimize lists its front: a design beaten beyond PARETO_RESOLUTION on one objective
     # by one no worse than that on any is left out (counted); the hypervolume is the exact front's
     listed = resolved_front(vals[sel], dirs)
-    doc.update(front={"columns": {k: v[listed] for k, v in fc.items()},
-                      "metrics": {k: v[listed] for k, v in fm.items()}},
+    fm = {k: v[listed] for k, v in fm.items()}
+    fb = {k: v[listed] for k, v in fb.items()}
+    combos = space.combos()
+    # each metric's envelope choice, as evaluate_envelope gives a trial's (pareto.json's configs)
+    configs = [{k: {kk: _plain(x) for kk, x in combos[int(fb[k][d])].items()}
+                for k in fb if math.isfinite(float(fm[k][d]))} if space.envelope else {}
+               for d in range(int(listed.sum()))]
+    doc.update(front={"columns": {k: v[listed] for k, v in fc.items()}, "metrics": fm, "configs": configs},
                unresolved_points=int((~listed).sum()), pareto_resolution=PARETO_RESOLUTION,
                hypervolume=hypervolume(vmin, ref),
                reference_point=[(-x if d == "maximize" else x) for x, d in zip(ref, dirs)])

@@ -1020,6 +1020,48 @@ def test_an_empty_sweep_front_has_the_header_of_a_found_one(cli, tmp_path):
     assert (tmp_path / "none" / "sweep_front.csv").read_text().splitlines() == found[:1]
 
 
+def test_sweep_front_names_the_envelope_choice_behind_each_metric(cli, tmp_path):
+    """sweep_front.json gave each front design's metrics at their best TP without saying which TP
+    gave each, where pareto.json's rows carry ``configs`` (fresh-user trial, session 45). Each row
+    now has pareto.json's ``configs``, ``{metric: {"deployment.tp": TP}}`` over its metrics with a
+    value. Derived independently: ``evaluate`` of the design at TP 1 and at TP 8 alone, the better
+    of the two figures is the row's value and its TP the row's config (the peak's operating point
+    follows the peak's TP); without a ``[search.envelope]`` configs is ``{}``, as pareto.json's."""
+    spec = _gb200_hbm(tmp_path, "tp", '[search.envelope]\n"deployment.tp" = [1, 8]\n')
+    rc, out, err = cli("sweep", spec, "--points", "4", "--out", tmp_path / "w", "--json")
+    assert rc == 0, err
+    front = json.loads(out)["front"]
+    rc, _, err = cli("optimize", spec, "--trials", "2", "--out", tmp_path / "o")
+    assert rc == 0, err
+    pareto = json.loads((tmp_path / "o" / "pareto.json").read_text())["pareto"]
+    assert front and pareto
+    for r in front + pareto:  # the same field and shape in both files
+        assert set(r["configs"]) == {k for k, v in r["metrics"].items() if v is not None}, r
+        assert all(set(c) == {"deployment.tp"} and type(c["deployment.tp"]) is int for c in r["configs"].values()), r
+    gb200 = (SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()
+    for i, r in enumerate(front):
+        at = {}
+        for tp in (1, 8):
+            one = tmp_path / f"row{i}-tp{tp}.toml"
+            one.write_text(f'include = ["{gb200}"]\nname = "row{i}-tp{tp}"\n[memory.hbm]\n'
+                           f'bandwidth = "{r["params"]["memory.hbm.bandwidth"]} B/s"\n[deployment]\ntp = {tp}\n')
+            rc, out, err = cli("evaluate", one, "--json")
+            assert rc == 0, err
+            at[tp] = json.loads(out)["summary"]
+        for metric, better in (("peak_mixed_tok_s_per_kw", max), ("min_e2e_latency_s", min),
+                               ("min_tpot_s", min), ("min_ttft_s", min)):
+            assert at[1][metric] != at[8][metric], metric  # the choice matters, so the test can fail
+            tp = better((1, 8), key=lambda t: at[t][metric])
+            assert r["configs"][metric] == {"deployment.tp": tp}, (metric, r["configs"], at)
+            assert r["metrics"][metric] == pytest.approx(at[tp][metric], rel=1e-6), (metric, at)
+        peak = r["configs"]["peak_mixed_tok_s_per_kw"]
+        assert r["configs"]["peak_concurrency"] == r["configs"]["ttft_at_peak_s"] == peak, r["configs"]
+    plain = _gb200_hbm(tmp_path, "no-envelope", "")
+    rc, out, err = cli("sweep", plain, "--points", "4", "--out", tmp_path / "p", "--json")
+    assert rc == 0, err
+    assert [r["configs"] for r in json.loads(out)["front"]] == [{}] * len(json.loads(out)["front"]) != []
+
+
 @pytest.mark.parametrize("second", ["minimize", "maximize"])
 def test_two_objectives_on_one_metric_are_refused(cli, tmp_path, second):
     """Maximising and minimising one metric, or giving the same objective twice, was searched

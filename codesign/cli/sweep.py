@@ -109,7 +109,10 @@ def run(args) -> int:
     whole = {p.key for p in space.params if p.type == "int" or p.key in INT_KEYS}
     rows = [{"params": {k: int(v[i]) if k in whole else jsonable(v[i].item() if hasattr(v[i], "item") else v[i])
                         for k, v in fc.items()},
-             "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics}} for i in range(n)]
+             "metrics": {k: jsonable(design_value(k, fm[k][i])) for k in metrics},
+             # the envelope choice (TP, ...) behind each listed metric: pareto.json's rows' configs
+             "configs": {k: v for k, v in res["front"]["configs"][i].items() if k in metrics}}
+            for i in range(n)]
     # as pareto.json's notes, over every metric of each front design (tdp_w is no column)
     notes = front_notes([(f"row {i + 1} of sweep_front.csv", {k: fm[k][i] for k in fm}) for i in range(n)],
                         noun="front designs", largest=list_edge(spec.workload.concurrency),
