@@ -38,13 +38,14 @@ PARAM_SHORT = {
     "memory.sram.bandwidth": "SRAM BW", "network.scaleup_bandwidth": "scale-up BW", "chip.tdp": "TDP",
     "deployment.tp": "TP", "deployment.ep": "EP", "deployment.dp_attention": "DP attn",
 }
-#: Short column headers for the terminal table: metric -> (header, scale).
+#: Short column headers for the terminal table: metric -> (header, scale). The header has no arrow:
+#: :func:`column_header` adds one to an objective's alone.
 SHORT = {
-    "peak_mixed_tok_s_per_kw": ("peak tok/s/kW ↑", 1.0),
-    "min_e2e_latency_s": ("min E2E [s] ↓", 1.0),
-    "min_tpot_s": ("min TPOT [ms] ↓", 1e3),
-    "min_ttft_s": ("min TTFT [ms] ↓", 1e3),
-    "mixed_tok_s_per_kw_at_tpot": ("tok/s/kW @ref TPOT ↑", 1.0),
+    "peak_mixed_tok_s_per_kw": ("peak tok/s/kW", 1.0),
+    "min_e2e_latency_s": ("min E2E [s]", 1.0),
+    "min_tpot_s": ("min TPOT [ms]", 1e3),
+    "min_ttft_s": ("min TTFT [ms]", 1e3),
+    "mixed_tok_s_per_kw_at_tpot": ("tok/s/kW @ref TPOT", 1.0),
     "peak_power_w": ("peak power [W]", 1.0),
     "area_mm2": ("area [mm²]", 1.0),
     "peak_concurrency": ("peak at conc", 1.0),
@@ -65,14 +66,32 @@ AXIS_NAMES = {
 }
 
 
-def _label(metric: str) -> str:
+def _label(metric: str, arrow: bool = True) -> str:
+    """A plot axis's name of ``metric``: its name, unit and (``arrow``) the better direction."""
     unit, better = SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or metric_unit(metric)
-    arrow = {"max": "↑", "min": "↓"}.get(better or "", "")
+    arrow = {"max": "↑", "min": "↓"}.get(better or "", "") if arrow else ""
     name = AXIS_NAMES.get(metric) or metric.replace("_", " ")
     for suffix in (" s", " w", " mm2"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
     return f"{name} [{unit}] {arrow}".strip()
+
+
+#: The arrow of an objective's direction in the Pareto table's headers.
+ARROWS = {"maximize": "↑", "minimize": "↓"}
+
+
+def column_header(metric: str, direction: str | None = None, ratio: bool = False) -> str:
+    """The Pareto table's header of ``metric``'s column (:data:`SHORT`'s, or :func:`_label`'s
+    without its arrow), or with ``ratio`` of its ``×ref`` column (the name without its unit:
+    "min E2E ×ref"); ↑ or ↓ after it when ``direction`` (``"maximize"``, ``"minimize"``: an
+    ``[[search.objectives]]`` direction) says it is an objective, and no arrow otherwise. Every
+    column of min TPOT carried ↓ in a search of tok/s per kW and E2E latency, read as a third
+    objective (fresh-user trial, session 45)."""
+    head = SHORT[metric][0] if metric in SHORT else _label(metric, arrow=False)
+    if ratio:
+        head = f"{head.split(' [')[0]} ×ref"
+    return f"{head} {ARROWS.get(direction or '', '')}".rstrip()
 
 
 def _set(raw: dict, key: str, value) -> None:
@@ -907,6 +926,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     from rich.table import Table
 
     objs = [o["metric"] for o in doc["objectives"]]
+    # an arrow on the objectives' columns alone (the direction the search takes each)
+    direction = {o["metric"]: o.get("direction") for o in doc["objectives"]}
     # the terminal table keeps the essentials; pareto.csv/json carry every metric
     # beside the peak tok/s per kW, the operating point it is reached at (a saturated engine's peak
     # can sit at a TTFT of many seconds: the reference's, in the flagship search)
@@ -937,13 +958,12 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                      [""] * len(top) + [format_quantity(float(r["params"][p]), kind, digits=3) if kind
                                         else str(r["params"][p]) for r in rows]))
     for m in shown:
-        cols.append((m, SHORT.get(m, (_label(m), 1.0))[0],
+        cols.append((m, column_header(m, direction.get(m)),
                      ([f(m, ref["metrics"].get(m))] if ref else []) + [f(m, r["metrics"].get(m)) for r in rows]))
     if ref:
         for m in objs:
-            head = SHORT.get(m, (m, 1))[0]
-            arrow = head[-1] if head.endswith(("↑", "↓")) else ""  # which side of 1 is better (a user read 1.07 as a gain)
-            cols.append((f"{m} ×ref", f"{head.split(' [')[0].rstrip(' ↑↓')} ×ref {arrow}".rstrip(),
+            # the arrow says which side of 1 is better (a user read 1.07 as a gain)
+            cols.append((f"{m} ×ref", column_header(m, direction.get(m), ratio=True),
                          ["1" if m in ref["metrics"] else "—"]  # an unservable reference has no value
                          + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
@@ -986,7 +1006,7 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                          f"per 1% change of the parameter)")
         st.add_column("parameter")
         for m in objs:
-            st.add_column(escape(SHORT.get(m, (_label(m), 1.0))[0]), justify="right")
+            st.add_column(escape(column_header(m, direction.get(m))), justify="right")
         for p in best["sensitivities"][objs[0]]:
             st.add_row(p, *[("—" if best["sensitivities"][m].get(p) is None else f"{best['sensitivities'][m][p]:+.3f}")
                             for m in objs])

@@ -557,7 +557,8 @@ def _table_doc(n_params):
                "peak_power_w": 692.0, "area_mm2": 705.0}
     row = {"trial": 12345, "params": params, "metrics": metrics, "beats_reference": True,
            "vs_reference": {"peak_mixed_tok_s_per_kw": 1.084, "min_e2e_latency_s": 1.041}}
-    return {"objectives": [{"metric": "peak_mixed_tok_s_per_kw"}, {"metric": "min_e2e_latency_s"}],
+    return {"objectives": [{"metric": "peak_mixed_tok_s_per_kw", "direction": "maximize"},
+                           {"metric": "min_e2e_latency_s", "direction": "minimize"}],
             "reference": {"name": "gb200", "metrics": dict(metrics, peak_mixed_tok_s_per_kw=77046.0)},
             "pareto": [row], "trials": 200, "feasible_trials": 150, "infeasible_reasons": []}
 
@@ -1217,6 +1218,42 @@ def test_the_table_says_which_way_is_better_the_hypervolume_and_the_parameters_w
     assert "×ref ↑" in text and "×ref ↓" in text, text  # tok/s per kW up, latency down
     assert "hypervolume 7.5 after 200 trials" in text, text
     assert "not shown: memory.hbm.capacity (searched over a list of choices" in text, text
+
+
+def _table_headers(doc, monkeypatch):
+    """The column headers of ``doc``'s Pareto table as print_table builds them (rich folds a
+    header onto lines of the column's width, so the printed text does not hold them whole)."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    import codesign.report as R
+
+    tables = []
+    monkeypatch.setattr(R, "print_uncut", lambda console, table, widths: tables.append(table))
+    R.print_table(doc, Console(file=io.StringIO(), width=250, color_system=None))
+    return [Text.from_markup(c.header).plain for c in tables[0].columns]  # the headers are markup
+
+
+def test_the_table_marks_the_objectives_alone_with_arrows(monkeypatch):
+    """The Pareto table's headers carried ↑/↓ on every metric of report.SHORT: a search of tok/s
+    per kW and E2E latency showed "min TPOT [ms] ↓" beside its objectives, read as a third
+    objective, and an objective outside SHORT (peak power) had none (fresh-user trial, session 45).
+    The arrows mark the objectives alone, in their search's direction, and their ×ref ratios."""
+    doc = _table_doc(1)
+    assert _table_headers(doc, monkeypatch) == [
+        "trial", "FP4 peak", "peak tok/s/kW ↑", "peak at conc", "TTFT at peak [s]", "min E2E [s] ↓",
+        "min TPOT [ms]", "peak power [W]", "area [mm²]", "peak tok/s/kW ×ref ↑", "min E2E ×ref ↓", "beats ref"]
+    # other objectives: min TTFT and peak power, both minimised; min TPOT and area are no objective
+    doc["objectives"] = [{"metric": "min_ttft_s", "direction": "minimize"},
+                         {"metric": "peak_power_w", "direction": "minimize"}]
+    for r in (doc["pareto"][0], doc["reference"]):
+        r["metrics"]["min_ttft_s"] = 0.03
+    doc["pareto"][0]["vs_reference"] = {"min_ttft_s": 0.9, "peak_power_w": 0.6}
+    assert _table_headers(doc, monkeypatch) == [
+        "trial", "FP4 peak", "min TTFT [ms] ↓", "peak power [W] ↓", "min TPOT [ms]", "area [mm²]",
+        "min TTFT ×ref ↓", "peak power ×ref ↓", "beats ref"]
 
 
 def _small_flagship(tmp_path, name):
