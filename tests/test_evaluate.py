@@ -534,7 +534,7 @@ def test_a_huge_ttft_is_printed_in_days_and_watts_with_thousands(tmp_path, cli):
     rc, out, err = cli("evaluate", f)
     assert rc == 0, err
     text = " ".join(out.split())
-    (row,) = [line for line in out.splitlines() if re.match(r"^\W*1000000000\b", line)]
+    (row,) = [line for line in out.splitlines() if re.match(r"^\W*1,000,000,000\b", line)]
     ttft, e2e = re.findall(r"([\d.,]+) days", row)
     assert float(ttft) == pytest.approx(days, rel=0.01) and float(e2e) == pytest.approx(days, rel=0.01), row
     at = re.search(r"at 1,000,000,000 users \(TTFT ([\d.]+) days, TPOT ([\d.]+) ms\)", text)
@@ -829,20 +829,24 @@ def test_the_table_cuts_no_number_of_a_huge_concurrency(cli, tmp_path, monkeypat
     terminal (session 42): rich narrowed every column alike to fit. Each column is now as wide as
     its longest number, the headers wrap between words, and the table keeps to the 132 columns
     evaluate prints at; the TTFT and E2E cells are --json's figures, in days from 1000 s (they
-    were "13,353,081,000" ms: session 44), to 3 significant digits."""
+    were "13,353,081,000" ms: session 44), to 3 significant digits. The concurrency is written
+    "1,000,000,000", thousands separated as the numbers of the other columns (it was "1000000000"
+    beside a decode batch of "7,435": fresh-user trial, session 45), and 1 is "1"."""
     monkeypatch.setenv("COLUMNS", "80")
     spec = tmp_path / "huge.toml"
     spec.write_text(f'include = ["{GB200.as_posix()}"]\n[workload]\nconcurrency = [1, 1000000000]\n')
     rc, out, err = cli("evaluate", spec)
     assert rc == 0, err
-    row = next((line for line in out.splitlines() if " 1000000000 " in line), None)
+    row = next((line for line in out.splitlines() if " 1,000,000,000 " in line), None)
     assert row and "…" not in out and all(len(line) <= 132 for line in out.splitlines()), out
     doc = _doc(cli, spec)
     huge = doc["points"][1]
     assert huge["concurrency"] == 1_000_000_000
     cells = [c.strip() for c in row.strip("│ ").split("│")]
-    assert cells[0] == "1000000000" and cells[1] == f"{huge['ttft_s'] / 86400:.3g} days", row
+    assert cells[0] == "1,000,000,000" and cells[1] == f"{huge['ttft_s'] / 86400:.3g} days", row
     assert cells[3] == f"{huge['e2e_latency_s'] / 86400:.3g} days", row
+    one = next(line for line in out.splitlines() if re.match(r"^│\s+1 │", line))
+    assert [c.strip() for c in one.strip("│ ").split("│")][0] == "1", one
 
 
 

@@ -202,7 +202,7 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=()):
     rows = []
     notes: dict[str, list[int]] = {}
     for j, c in enumerate(ev.concurrency):
-        row = [str(int(c))]
+        row = [f"{int(c):,}"]  # thousands separated, as the other columns' numbers ("1,000,000,000" users)
         for _, key, scale in cols[1:]:
             row.append(_fmt(float(ev.points[key][0, j]), scale, seconds=key.endswith("_s")))
         why = (ev.point_reasons[0, j] if ev.point_reasons is not None else "") or ev.reasons[0] \
