@@ -26,6 +26,7 @@ import os
 import re
 import sys
 import warnings
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -43,6 +44,46 @@ ONLY_ENV = "CODESIGN_PLUGINS"
 BUILTIN_DIST = "codesign"
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.\-]*$")
+
+#: The separately installable plugins of a source checkout of codesign: ``plugins/`` beside the
+#: ``codesign`` package, each a directory with its own ``pyproject.toml`` (the example
+#: ``plugins/codesign_example_roofline``). Absent from an installed wheel, where an unknown cost
+#: model gets the generic install hint alone (:meth:`PluginManager.unknown_cost_model`).
+SOURCE_PLUGINS = Path(__file__).resolve().parent.parent / "plugins"
+
+
+def source_plugin(name: str, root: Path | None = None) -> tuple[str, Path] | None:
+    """``(distribution, directory)`` of the plugin of a source checkout (``root``, default
+    :data:`SOURCE_PLUGINS`) whose ``pyproject.toml`` registers an entry point ``name`` in the
+    :data:`GROUP` group (``[project.entry-points.codesign]``), or None: read from the files, so the
+    core names no particular plugin. The first such directory in name order; an unreadable
+    ``pyproject.toml`` is passed over."""
+    import tomllib
+
+    root = SOURCE_PLUGINS if root is None else root
+    try:
+        files = sorted(root.glob("*/pyproject.toml"))
+    except OSError:
+        return None
+    for f in files:
+        try:
+            project = tomllib.loads(f.read_text(encoding="utf-8")).get("project", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue
+        eps = project.get("entry-points", {}) if isinstance(project, dict) else {}
+        group = eps.get(GROUP) if isinstance(eps, dict) else None
+        if isinstance(group, dict) and name in group:
+            return str(project.get("name") or f.parent.name), f.parent
+    return None
+
+
+def _from_cwd(path: Path) -> str:
+    """``path`` relative to the current directory when it is under it (``.`` for the directory
+    itself), for a command to run from there; else as it is."""
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except (ValueError, OSError):  # not under it; a current directory that was deleted
+        return str(path)
 
 
 class PluginWarning(RuntimeWarning):
@@ -369,10 +410,13 @@ class PluginManager:
 
     def unknown_cost_model(self, name: str) -> str:
         """Why ``name`` names no cost model, as one line: the registered ones (and a close one, for a
-        typo), the plugins that did not load (failed, or left out by ``CODESIGN_PLUGINS``) and how a
-        cost model of another package is installed (``pip install`` of a package that registers
-        itself in the ``codesign`` entry-point group; the core names no particular one: this
-        repository's example plugin is in docs/plugins.md). A spec naming the example plugin's
+        typo), the plugins that did not load (failed, or left out by ``CODESIGN_PLUGINS``) and how it
+        is installed: a plugin of this source checkout (:func:`source_plugin`: its pyproject.toml
+        registers an entry point ``name``) that no entry point loaded gets its exact line, ``pip
+        install -e plugins/codesign_example_roofline`` (the directory relative to the current one
+        when under it), where the generic hint said ``pip install <package>`` (fresh-user trial,
+        session 45); any other name the generic hint, ``pip install`` of a package that registers
+        itself in the ``codesign`` entry-point group. A spec naming the example plugin's
         ``roofline`` where it was not installed said only "no cost model named 'roofline' is
         registered" (fresh-user trial, session 42)."""
         models = sorted(self.cost_models)
@@ -386,10 +430,17 @@ class PluginManager:
         left_out = [st.label for st in self.status if st.status == "disabled"]
         if left_out:
             parts.append(f"plugins left out by {ONLY_ENV}={os.environ.get(ONLY_ENV, '')}: {', '.join(left_out)}")
-        parts.append(f"a cost model from another package is installed with `pip install <package>`, a package "
-                     f"that registers its plugin module in the {GROUP!r} entry-point group "
-                     f"([project.entry-points.{GROUP}] in its pyproject.toml); `codesign plugins list` shows "
-                     "what is installed")
+        shipped = None if any(st.name == name for st in self.status) else source_plugin(name)
+        if shipped:  # a plugin of this checkout that is not installed (not failed, nor left out)
+            dist, where = shipped
+            shown = _from_cwd(where)
+            parts.append(f"plugin {name!r} of this repository ({dist}) is not installed: install it with "
+                         f"`pip install -e {shown}`; `codesign plugins list` shows what is installed")
+        else:
+            parts.append(f"a cost model from another package is installed with `pip install <package>`, a package "
+                         f"that registers its plugin module in the {GROUP!r} entry-point group "
+                         f"([project.entry-points.{GROUP}] in its pyproject.toml); `codesign plugins list` shows "
+                         "what is installed")
         return "; ".join(parts)
 
     def cost_model_parameters(self, name: str, *, spec=None) -> list[str]:

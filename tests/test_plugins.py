@@ -609,7 +609,8 @@ def test_unknown_cost_model_lists_the_available_ones(tmp_path):
 
 #: How the error for an unknown cost model says one is installed (fresh-user trial, session 42: a spec
 #: asking for the example plugin's 'roofline' without it installed said only "no cost model named ...").
-#: Generic: the core names no particular cost model (this repository's example is in docs/plugins.md).
+#: Generic, for a name no plugin of the checkout's plugins/ registers (the core names no particular
+#: cost model; one of plugins/ gets its own line: test_a_shipped_plugin_not_installed_is_named_with_its_pip_line).
 INSTALL_HINT = ("a cost model from another package is installed with `pip install <package>`, a package that "
                 "registers its plugin module in the 'codesign' entry-point group ([project.entry-points.codesign] "
                 "in its pyproject.toml); `codesign plugins list` shows what is installed")
@@ -645,18 +646,75 @@ def test_the_example_roofline_not_loaded_is_named_with_the_install_hint(monkeypa
     assert (f"error: {spec}: deployment.cost_model: no cost model named 'roofline' is registered; available: "
             "analytical (or 'auto'); ") in err, err
     if any(ep.name == "roofline" for ep in importlib.metadata.entry_points(group="codesign")):
+        # installed, left out: the generic hint (installing it again would not help)
         assert "; plugins left out by CODESIGN_PLUGINS=analytical,baseline,mx: roofline (codesign-roofline " in err, err
-    assert err.strip().endswith(INSTALL_HINT), err
+        assert err.strip().endswith(INSTALL_HINT), err
+    else:  # not installed at all: its line (test_a_shipped_plugin_not_installed_is_named_with_its_pip_line)
+        assert "(codesign-roofline) is not installed: install it with `pip install -e " in err, err
 
 
-def test_the_install_hint_names_no_particular_cost_model():
-    """The core's hint is generic: with nothing registered it names the entry-point group and
-    ``pip install <package>``, and no package, path or model of this repository."""
-    from codesign.pluginmanager import PluginManager
+def _without_roofline(monkeypatch):
+    """The codesign-roofline distribution as if it were not installed: its entry point dropped from
+    what the plugin manager reads (a PYTHONPATH without its src leaves an installed copy found)."""
+    import importlib.metadata
 
-    hint = PluginManager(load_entrypoints=False).unknown_cost_model("roofline")
+    eps = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: [e for e in eps(**kw) if e.name != "roofline"])
+
+
+#: The line of the example plugin, by hand from plugins/codesign_example_roofline/pyproject.toml:
+#: [project] name = "codesign-roofline", [project.entry-points.codesign] roofline = ...
+ROOFLINE_LINE = ("plugin 'roofline' of this repository (codesign-roofline) is not installed: install it with "
+                 "`pip install -e {path}`; `codesign plugins list` shows what is installed")
+
+
+def test_a_shipped_plugin_not_installed_is_named_with_its_pip_line(monkeypatch, cli, tmp_path):
+    """The example spec without its plugin installed gave the generic ``pip install <package>``
+    hint (fresh-user trial, session 45): a cost model whose name is the entry point of a plugin of
+    this checkout's plugins/ is named with the exact line, its directory relative to the current
+    one when under it (from the repository: plugins/codesign_example_roofline), else absolute; a
+    name no plugin of the checkout registers keeps the generic hint."""
+    from conftest import REPO
+
+    _without_roofline(monkeypatch)
+    monkeypatch.chdir(REPO)
+    spec = "specs/examples/gb200-gpt-oss-120b-roofline.toml"
+    rc, out, err = cli("evaluate", spec)
+    assert rc == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.strip() == (f"error: {spec}: deployment.cost_model: no cost model named 'roofline' is registered; "
+                           "available: analytical (or 'auto'); "
+                           + ROOFLINE_LINE.format(path="plugins/codesign_example_roofline")), err
+    rc, out, err = cli("evaluate", "specs/examples/gb200-gpt-oss-120b.toml", "--cost-model", "nosuch")
+    assert rc == 2 and err.strip().endswith(INSTALL_HINT), err
+    monkeypatch.chdir(tmp_path)  # not under the current directory: the absolute path
+    rc, out, err = cli("evaluate", REPO / spec)
+    assert rc == 2 and err.strip().endswith(
+        ROOFLINE_LINE.format(path=REPO / "plugins" / "codesign_example_roofline")), err
+
+
+def test_the_install_hint_names_no_particular_cost_model(tmp_path, monkeypatch):
+    """The core names no cost model of this repository: the line for a plugin of the checkout is
+    read from the pyproject.toml files under plugins/ (codesign.pluginmanager.SOURCE_PLUGINS); with
+    none there, 'roofline' gets the generic hint, naming the entry-point group and ``pip install
+    <package>``; a plugin directory whose pyproject.toml registers 'fake' gets its own line."""
+    import codesign.pluginmanager as P
+
+    monkeypatch.setattr(P, "SOURCE_PLUGINS", tmp_path / "plugins")
+    hint = P.PluginManager(load_entrypoints=False).unknown_cost_model("roofline")
     assert hint == "no cost model named 'roofline' is registered; available: none (or 'auto'); " + INSTALL_HINT
     assert "plugins/" not in INSTALL_HINT and "roofline" not in INSTALL_HINT and "-e " not in INSTALL_HINT
+    fake = tmp_path / "plugins" / "my_fake"
+    fake.mkdir(parents=True)
+    (fake / "pyproject.toml").write_text('[project]\nname = "codesign-fake"\n'
+                                         '[project.entry-points.codesign]\nfake = "codesign_fake"\n')
+    (tmp_path / "plugins" / "broken").mkdir()
+    (tmp_path / "plugins" / "broken" / "pyproject.toml").write_text("[project\n")  # passed over
+    monkeypatch.chdir(tmp_path)
+    hint = P.PluginManager(load_entrypoints=False).unknown_cost_model("fake")
+    assert hint.endswith("; plugin 'fake' of this repository (codesign-fake) is not installed: install it with "
+                         "`pip install -e plugins/my_fake`; `codesign plugins list` shows what is installed"), hint
+    assert P.PluginManager(load_entrypoints=False).unknown_cost_model("roofline").endswith(INSTALL_HINT)
 
 
 def test_the_docs_install_command_names_a_package_that_registers_roofline():
