@@ -41,7 +41,7 @@ __all__ = [
     "Spec", "Chip", "PeakFlops", "Energy", "Area", "Memory", "MemoryTier", "Network", "Model",
     "Workload", "Slo", "Deployment", "Pool", "Search", "SearchParam", "Objective", "Constraint",
     "load_spec", "load_raw", "spec_from_dict", "quantity_kind", "deployment_value_problem", "SPEC_SCHEMA_VERSION",
-    "unit_notes",
+    "unit_notes", "value_bits_note",
 ]
 
 SPEC_SCHEMA_VERSION = 1
@@ -1788,11 +1788,12 @@ def unit_notes(spec: Spec) -> list[str]:
     that set the key: ``'gb200.toml: memory.hbm.capacity = "186 Gb" is read as 23.25 GB (Gb is
     gigabits; write GB for gigabytes)'`` (:func:`codesign.units.bits_note`). Bits are a valid unit
     and priced as written, but ``"186 Gb"`` for a chip's 186 GB of HBM was priced as 23.25 GB with
-    exit 0 (fresh-user trial, session 44). ``[network]`` is left out (its links' rates are quoted in
-    bits: Ethernet and InfiniBand's ``"800 Gb/s"``, every shipped hardware spec's scale-out), and
-    ``[search]``; ``[]`` for a spec with no file (``spec.path``) or none written in bits."""
-    from .units import bits_note
-
+    exit 0 (fresh-user trial, session 44). A ``[search.params]`` bound or choice gets the same note
+    under its key path (``search.params."memory.hbm.capacity".choices.0 = "576 Gb" is read as 72
+    GB ...``): a search of such a range searched it in bits silently. ``[network]`` and its
+    ``network.*`` search parameters are left out (its links' rates are quoted in bits: Ethernet and
+    InfiniBand's ``"800 Gb/s"``, every shipped hardware spec's scale-out); ``[]`` for a spec with no
+    file (``spec.path``) or none written in bits."""
     if not spec.path:
         return []
     try:
@@ -1806,17 +1807,37 @@ def unit_notes(spec: Spec) -> list[str]:
             path = prefix + (k,)
             if isinstance(v, dict) and path not in (("search",), ("network",)):
                 walk(v, path)
-            elif isinstance(v, str):
-                key = ".".join(path)
-                try:
-                    kind = quantity_kind(key)
-                except KeyError:
-                    continue
-                if said := bits_note(v, kind or ""):
-                    out.append(f'{spec.origin_of(*path)}: {key} = "{v}" {said}')
+            elif isinstance(v, str) and (said := value_bits_note(".".join(path), v)):
+                out.append(f'{spec.origin_of(*path)}: {".".join(path)} = "{v}" {said}')
 
     walk(data, ())
+    params = (data.get("search") or {}).get("params") or {}
+    for key, entry in params.items() if isinstance(params, dict) else ():
+        if not isinstance(entry, dict):  # pragma: no cover - the loader refused it
+            continue
+        given = [((f,), entry.get(f)) for f in ("low", "high")]
+        given += [(("choices", str(j)), c) for j, c in enumerate(entry.get("choices") or ())]
+        for field_path, v in given:
+            if isinstance(v, str) and (said := value_bits_note(key, v)):
+                at = toml_key_path("search", "params", key, *field_path)
+                out.append(f'{spec.origin_of("search", "params", key, field_path[0])}: {at} = "{v}" {said}')
     return out
+
+
+def value_bits_note(key: str, value: object) -> str | None:
+    """:func:`codesign.units.bits_note` of ``value`` given for the spec key ``key`` (a size or
+    bandwidth written in bits: ``"is read as 23.25 GB (Gb is gigabits; ...)"``), the one rule of
+    the spec's own keys, its ``[search.params]`` and a study's grid axes: None for a key of no size
+    or bandwidth, no spec key, or a ``network.*`` key (link rates are quoted in bits)."""
+    from .units import bits_note
+
+    if key.split(".", 1)[0] == "network":
+        return None
+    try:
+        kind = quantity_kind(key)
+    except KeyError:
+        return None
+    return bits_note(value, kind or "")
 
 
 def load_spec(path: str | os.PathLike) -> Spec:

@@ -173,6 +173,32 @@ def load_study(path: str | os.PathLike) -> Study:
     return st
 
 
+def unit_notes(st: Study) -> list[str]:
+    """How the sizes and bandwidths written in bits of a loaded study were read, one line each:
+    a grid axis's values (``'studies/x.toml: steps.0.x.values.1 = "256 Mib" (memory.sram.capacity)
+    is read as 32 MiB (Mib is mebibits; write MiB for mebibytes)'``) and its steps' specs' own
+    (:func:`codesign.spec.unit_notes`, each line once), by the rule of
+    :func:`codesign.spec.value_bits_note` (``network.*`` keys are left out: link rates are quoted
+    in bits). ``codesign study run`` prints them on stderr, as ``evaluate`` prints a spec's."""
+    from .spec import unit_notes as spec_notes
+    from .spec import value_bits_note
+
+    base = Path(st.path).parent
+    out = []
+    for i, s in enumerate(st.steps):
+        for name in ("x", "y", "facet"):
+            axis = getattr(s, name)
+            for j, v in enumerate(axis.values if axis is not None else ()):
+                if said := value_bits_note(axis.key, v):
+                    out.append(f'{st.path}: steps.{i}.{name}.values.{j} = "{v}" ({axis.key}) {said}')
+        for f in [s.spec] if s.spec else s.specs:
+            try:
+                out += spec_notes(load_spec(base / f))
+            except CodesignError:  # a curves step's missing or bad spec: said when the step runs
+                continue
+    return list(dict.fromkeys(out))
+
+
 def _curves_envelope_problems(s: Step, where: str, file: str, base: Path) -> list[tuple[str, str, str]]:
     """What is wrong with a curves step's ``envelope``: each key a numeric ``deployment.*`` spec key
     (a misspelt one gets the closest), read by every spec of the step in its serving mode

@@ -144,6 +144,29 @@ def test_a_size_or_bandwidth_in_bits_is_read_and_said(text, kind, si, note):
     assert bits_note(text, kind) == note
 
 
+def test_a_search_bound_or_choice_in_bits_gets_the_note_at_its_key_path(tmp_path):
+    """[search.params] bounds and choices were left out of spec.unit_notes, so a search over
+    "8 Tb/s" of HBM bandwidth searched from 1 TB/s without a word. Each is noted at its key path in
+    the file that set it; network.* keys are not (link rates are quoted in bits)."""
+    from codesign.spec import unit_notes
+
+    base = tmp_path / "base.toml"
+    base.write_text(f'include = ["{GOOD.as_posix()}"]\n[search.params]\n'
+                    '"memory.hbm.bandwidth" = { low = "8 Tb/s", high = "16 TB/s" }\n')
+    top = tmp_path / "top.toml"
+    top.write_text('include = ["base.toml"]\n[search.params]\n'
+                   '"memory.hbm.capacity" = { choices = ["192 GB", "1488 Gb"] }\n'
+                   '"network.scaleup_bandwidth" = { low = "800 Gb/s", high = "1800 GB/s" }\n')
+    assert unit_notes(load_spec(top)) == [
+        # 8 Tb/s = 8 x 10^12 bit/s / 8 = 10^12 B/s
+        f'{base}: search.params."memory.hbm.bandwidth".low = "8 Tb/s" is read as 1 TB/s '
+        "(Tb is terabits; write TB for terabytes)",
+        # 1488 Gb = 1488 x 10^9 bits / 8 = 186 x 10^9 B
+        f'{top}: search.params."memory.hbm.capacity".choices.1 = "1488 Gb" is read as 186 GB '
+        "(Gb is gigabits; write GB for gigabytes)",
+    ]
+
+
 @pytest.mark.parametrize("text, which", [
     ("900 Gb", "a size in bits"),    # was "a size in bytes"
     ("900 GB", "a size in bytes"),

@@ -472,6 +472,25 @@ def test_a_grid_report_gives_a_binary_size_in_binary_units(cli, tmp_path):
     assert " GB" not in report and " MB" not in report, report
 
 
+def test_a_grid_value_or_step_spec_in_bits_gets_the_note(cli, tmp_path):
+    """A grid axis of "32 Tb/s" of HBM bandwidth was priced as 4 TB/s without a word, and so was a
+    step's spec of "1488 Gb" of HBM, which `evaluate` notes. study run notes both on stderr, as
+    evaluate notes a spec's; a network.* axis in bits gets none (link rates are quoted in bits)."""
+    spec = tmp_path / "grid.toml"
+    spec.write_text(f'include = ["{EXAMPLE.as_posix()}"]\n[memory.hbm]\ncapacity = "1488 Gb"\n')
+    _, err = _run_study(cli, tmp_path, '[[steps]]\nkind = "grid"\nname = "g"\nspec = "grid.toml"\n'
+                                       'metric = "min_tpot_s"\n'
+                                       'x = { key = "memory.hbm.bandwidth", values = ["8 TB/s", "32 Tb/s"] }\n'
+                                       'y = { key = "network.scaleup_bandwidth", values = ["800 Gb/s"] }\n')
+    assert [line for line in err.splitlines() if line.startswith("note:")] == [
+        # 32 Tb/s = 32 x 10^12 bit/s / 8 = 4 x 10^12 B/s
+        f'note: {tmp_path / "st.toml"}: steps.0.x.values.1 = "32 Tb/s" (memory.hbm.bandwidth) is read as '
+        "4 TB/s (Tb is terabits; write TB for terabytes)",
+        # 1488 Gb = 1488 x 10^9 bits / 8 = 186 x 10^9 B
+        f'note: {spec}: memory.hbm.capacity = "1488 Gb" is read as 186 GB (Gb is gigabits; write GB for gigabytes)',
+    ], err
+
+
 def test_a_grid_axis_of_terabytes_is_labelled_in_tb():
     """A grid over memory.hbm.capacity = ["186 GB", "8 TB"] labelled its figure's tick "8e+03 GB";
     8 x 10^12 B is 8 TB (SI, as "186 GB"), and 4 x 2^40 B is 4 TiB (IEC, as "1 GiB")."""

@@ -40,7 +40,7 @@ def run(args) -> int:
 
     from ..errors import CodesignError, SpecError
     from ..spec import is_file_name
-    from ..study import load_study, run_study
+    from ..study import load_study, run_study, unit_notes
     from ._common import ensure_out_dir, print_json
 
     st = load_study(args.study)
@@ -55,6 +55,8 @@ def run(args) -> int:
         raise CodesignError(f"{out}: holds the full run's report (studies ship it); --quick without --out "
                             f"would overwrite it with small-budget results: give --out DIR (e.g. --out "
                             f"runs/{st.name}-quick)")
+    for line in unit_notes(st):  # a size or bandwidth written in bits, as evaluate notes a spec's
+        print(f"note: {line}", file=sys.stderr)
     err = Console(stderr=True, soft_wrap=True)  # a path or command on one line, as the terminal wraps it
     data = run_study(args.study, out, quick=args.quick,
                      progress=lambda name: err.print(f"[bold]study[/bold] {st.name}: {name}"),
