@@ -320,6 +320,10 @@ HEAD = 'schema_version = 1\ncost_model = "analytical"\n'
     (HEAD + "[shared]\n[systems.gb20]\ncompute_decode = 0.5\n", "systems.gb20: unknown system (no baseline of that name); did you mean 'gb200'?"),
     (HEAD + "[shared]\n[frameworks.trtlm]\ncompute_decode = 0.1\n", "frameworks.trtlm: unknown engine family; did you mean 'trtllm'?"),
     (HEAD + "[shared]\n[stacks.dynamo-sglan]\nadmission_wait_steps = 0.1\n", "stacks.dynamo-sglan: unknown serving stack; did you mean 'dynamo-sglang'?"),
+    # a name in the wrong case gets its guess (errors.close_name): difflib alone compares case, and
+    # 'SGLANG' and 'sglang' share no letter, 'ROUTING_SKEW' and 'routing_skew' only the '_'
+    (HEAD + "[shared]\n[frameworks.SGLANG]\ncompute_decode = 0.1\n", "frameworks.SGLANG: unknown engine family; did you mean 'sglang'?"),
+    (HEAD + "[shared]\nROUTING_SKEW = 0.3\n", "shared.ROUTING_SKEW: unknown knob of the analytical model; did you mean 'routing_skew'?"),
     # a stack's offset is for engine settings only: compute rates belong to the system and the family
     (HEAD + "[shared]\n[stacks.dynamo-sglang]\ncompute_decode = 0.1\n", "stacks.dynamo-sglang.compute_decode: a serving stack offsets engine settings only"),
     # a model's routing skew is one shared value: an engine family's offset of it was applied (session 35)

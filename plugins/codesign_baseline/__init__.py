@@ -69,11 +69,10 @@ def read_calibration(path) -> dict:
             an unknown engine family; a knob that the model does not have or a value outside its
             range. Each problem names the file and key path.
     """
-    import difflib
     import math
 
     from codesign.calibrate import CALIBRATION_VERSION, FRAMEWORK_FAMILIES, SERVING_STACKS
-    from codesign.errors import CodesignError, SpecError
+    from codesign.errors import CodesignError, SpecError, close_name
     from codesign_analytical.model import DEFAULT_EFFICIENCY, ENGINE_KNOBS, WORKLOAD_KNOBS, knob_problem
 
     f = str(path)
@@ -118,9 +117,9 @@ def read_calibration(path) -> dict:
             if k not in known[group]:
                 what = {"systems": "system (no baseline of that name)", "frameworks": "engine family",
                         "stacks": "serving stack"}[group]
-                near = difflib.get_close_matches(k, known[group], n=1)
+                near = close_name(k, known[group], cutoff=0.6)  # difflib's default; 'gb200' for 'GB200' too
                 problems.append((f, f"{group}.{k}", f"unknown {what}; "
-                                 + (f"did you mean {near[0]!r}? " if near else "")
+                                 + (f"did you mean {near!r}? " if near else "")
                                  + f"expected one of {', '.join(known[group])}"))
         tables += [(f"{group}.{k}", v, physical) for k, v in sub.items() if k in known[group]]
     for where, t, physical in tables:
@@ -130,9 +129,9 @@ def read_calibration(path) -> dict:
         allowed = ENGINE_KNOBS if where.startswith("stacks.") else tuple(DEFAULT_EFFICIENCY)
         for k, v in t.items():
             if k not in DEFAULT_EFFICIENCY:
-                near = difflib.get_close_matches(k, allowed, n=1)
+                near = close_name(k, allowed, cutoff=0.6)
                 problems.append((f, f"{where}.{k}", "unknown knob of the analytical model; "
-                                 + (f"did you mean {near[0]!r}? " if near else "")
+                                 + (f"did you mean {near!r}? " if near else "")
                                  + "expected one of " + ", ".join(allowed)))
             elif where.startswith("stacks.") and k not in ENGINE_KNOBS:
                 problems.append((f, f"{where}.{k}", "a serving stack offsets engine settings only; expected "
