@@ -84,7 +84,7 @@ def run(args) -> int:
     from rich.markup import escape
 
     from ..errors import ExitCode, interrupted_as
-    from ..report import print_table, reference_headline, search_slo_line, write_outputs
+    from ..report import print_table, reference_headline, search_slo_line, trials, write_outputs
     from ..search import run_search
     from ._common import ensure_out_dir, progress_bar
 
@@ -110,18 +110,13 @@ def run(args) -> int:
                 more = "it holds the whole grid"
         err.print(f"study already has {n} completed trial{'' if n == 1 else 's'}; nothing to run ({more})")
     ensure_out_dir(out, out_option)
-    try:
+    # the search is done and stored; only the report is cut short, and a rerun of the same
+    # command finds nothing to run and writes the report again from the study (in seconds)
+    with interrupted_as(f"interrupted while writing the report: the report in {out} is incomplete; the search "
+                        f"had finished and its {trials(len(result.trials))} are kept in the study storage "
+                        f"({result.storage}): rerun the same command to rebuild the report from the stored "
+                        "study"):
         doc = write_outputs(spec, result, out, warnings=warned)
-    except KeyboardInterrupt:
-        # the search is done and stored; only the report is cut short, and a rerun of the same
-        # command finds nothing to run and writes the report again from the study (in seconds)
-        from ..errors import Interrupted
-        from ..report import trials
-
-        raise Interrupted(f"interrupted while writing the report: the report in {out} is incomplete; the search "
-                          f"had finished and its {trials(len(result.trials))} are kept in the study storage "
-                          f"({result.storage}): rerun the same command to rebuild the report from the stored "
-                          "study") from None
     err.print(f"study: {doc['storage']} (optuna-dashboard {doc['storage']})")
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
