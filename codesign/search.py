@@ -463,6 +463,7 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
         for key, msg in unservable_everywhere(spec, {k: g.ravel() for k, g in zip(tried, grid)}):
             by_key.setdefault(key, []).append(msg)
         for key, msgs in by_key.items():
+            msgs = merged_rule_messages(msgs)  # "tp 16 is larger than the scale-up domain (2 to 8 chips; ...)"
             shown = "; ".join(msgs[:3]) + (f"; and {len(msgs) - 3} more" if len(msgs) > 3 else "")
             problems.append((*_where_varied(spec, key, space),
                              f"no deployment the search tries can be served, so every design would be infeasible: "
@@ -470,6 +471,55 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
     if why := _weights_never_fit(spec, space, pm):
         problems.append((*_where_varied(spec, "memory.hbm.capacity", space), why))
     return problems
+
+
+#: A number in a deployment rule's message (``"tp 16"``, ``"(8 chips;"``, ``"1e+06"``), not a digit
+#: of a name.
+_RULE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?!\w)")
+
+
+def merged_rule_messages(msgs: list[str]) -> list[str]:
+    """The deployment-rule messages ``msgs`` (one per broken rule and distinct deployment,
+    :func:`codesign.evaluation.unservable_everywhere`) with those that differ only in their numbers
+    said once, each number's values listed: ``"tp 16 is larger than the scale-up domain (2 chips;
+    …)"`` to ``"(8 chips; …)"`` are ``"tp 16 is larger than the scale-up domain (2 to 8 chips; …)"``,
+    and TP 16 and 32 over domains of 1, 2, 4 and 8 chips ``"tp 16 or 32 is larger than the scale-up
+    domain (1, 2, 4 or 8 chips; …)"``. Each merged line stays true of every pair it lists: lines are
+    merged on one number at a time where all their other numbers agree, so values that break the
+    rule only in some combinations stay apart (TP 8 at a domain of 4 but not of 8: ``"tp 8 or 16 …
+    (4 chips; …)"``, ``"tp 16 … (8 chips; …)"``). Runs of three or more consecutive whole numbers are
+    written ``"2 to 8"``. In the order of first appearance of each message's wording."""
+    rows: dict[str, list[tuple[frozenset, ...]]] = {}
+    for msg in msgs:
+        template = _RULE_NUMBER.sub("{}", msg.replace("{", "{{").replace("}", "}}"))
+        values = tuple(frozenset([v]) for v in _RULE_NUMBER.findall(msg))
+        if values not in rows.setdefault(template, []):
+            rows[template].append(values)
+    out = []
+    for template, group in rows.items():
+        for slot in range(len(group[0]) if group else 0):  # merge the rows that differ in this number alone
+            merged: dict[tuple, set] = {}
+            for r in group:
+                merged.setdefault(r[:slot] + r[slot + 1:], set()).update(r[slot])
+            group = [rest[:slot] + (frozenset(vals),) + rest[slot:] for rest, vals in merged.items()]
+        out += [template.format(*(_listed(vals) for vals in r)) for r in group]
+    return out
+
+
+def _listed(values) -> str:
+    """Number strings as a message lists them, in increasing order: ``"8"``, ``"16 or 32"``, ``"1, 2,
+    4 or 8"``, ``"2 to 8"`` (a run of three or more consecutive whole numbers), ``"1 to 3 or 8"``."""
+    nums = sorted(values, key=float)
+    parts: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while (j + 1 < len(nums) and float(nums[j]).is_integer() and float(nums[j + 1]).is_integer()
+               and float(nums[j + 1]) == float(nums[j]) + 1):
+            j += 1
+        parts += [f"{nums[i]} to {nums[j]}"] if j - i >= 2 else nums[i:j + 1]
+        i = j + 1
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
 def _weights_never_fit(spec: Spec, space: SearchSpace, pm=None) -> str | None:

@@ -194,13 +194,30 @@ def test_a_search_of_a_tp_above_every_scale_up_domain_it_reaches_is_refused(cli,
     spec = _spec(tmp_path, '[network]\nscaleup_domain = 8\n[search.envelope]\n"deployment.tp" = [16, 32]\n',
                  name="d8.toml", base=FLAGSHIP)
     _refused_before_the_search(cli, tmp_path, spec, f'error: {spec}: search.envelope."deployment.tp": {_NEVER}'
-                                                    f"tp 16 {_DOMAIN.format(8)}; tp 32 {_DOMAIN.format(8)}")
+                                                    f"tp 16 or 32 {_DOMAIN.format(8)}")
+    # one line listing the domains 2 to 8 it reaches (it said the rule once per domain, then "and 4 more")
     spec = _spec(tmp_path, '[search.envelope]\n"deployment.tp" = [16]\n'
                            '[search.params]\n"network.scaleup_domain" = {low = 2, high = 8}\n',
                  name="d2-8.toml", base=FLAGSHIP)
     _refused_before_the_search(cli, tmp_path, spec, f'error: {spec}: search.envelope."deployment.tp": {_NEVER}'
-                                                    f"tp 16 {_DOMAIN.format(2)}; tp 16 {_DOMAIN.format(3)}; "
-                                                    f"tp 16 {_DOMAIN.format(4)}; and 4 more")
+                                                    f"tp 16 {_DOMAIN.format('2 to 8')}")
+
+
+def test_deployment_rule_messages_differing_in_their_numbers_are_said_once():
+    """search.merged_rule_messages: the 3 TP x 4 domain messages of TP 16, 32 and 64 over domains of
+    1, 2, 4 and 8 chips (every TP above every domain) are one line; TP 8 breaks the rule at a domain
+    of 4 but not of 8, so it is listed at 4 alone (a merged line is true of every pair it lists);
+    another rule's line stays its own."""
+    from codesign.search import merged_rule_messages
+
+    every = [f"tp {tp} {_DOMAIN.format(d)}" for tp in (16, 32, 64) for d in (1, 2, 4, 8)]
+    assert merged_rule_messages(every) == [f"tp 16, 32 or 64 {_DOMAIN.format('1, 2, 4 or 8')}"]
+    heads = "tp 3 does not divide the model's 64 attention heads"
+    some = [f"tp 8 {_DOMAIN.format(4)}", heads, f"tp 16 {_DOMAIN.format(4)}", f"tp 16 {_DOMAIN.format(8)}"]
+    assert merged_rule_messages(some) == [f"tp 8 or 16 {_DOMAIN.format(4)}", f"tp 16 {_DOMAIN.format(8)}", heads]
+    # a run of three or more whole numbers is a range; two are listed
+    runs = [f"tp 16 {_DOMAIN.format(d)}" for d in (1, 2, 3, 8, 10, 11)]
+    assert merged_rule_messages(runs) == [f"tp 16 {_DOMAIN.format('1 to 3, 8, 10 or 11')}"]
 
 
 def test_a_search_whose_weights_never_fit_is_refused_before_it_runs(cli, tmp_path):
