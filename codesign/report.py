@@ -441,15 +441,23 @@ def reference_headline(doc: dict) -> str | None:
     ref, n, hot = doc.get("reference"), doc.get("beat_reference"), doc.get("beat_reference_peak_over_tdp")
     if not ref or n is None:
         return None
-    choices = "; ".join(f"{k} = {', '.join(str(v) for v in vs)}" for k, vs in (ref.get("choices") or {}).items())
     line = (f"{n} Pareto design{' beats' if n == 1 else 's beat'} {ref['name']} on every objective (reference: each "
-            f"metric at its best over {choices or 'its deployment'})")
+            f"metric at its best over {reference_choices(ref)})")
     if hot:
         who = "it" if n == 1 else f"{hot} of them"
         peaks, its = ("peaks", "its") if hot == 1 else ("peak", "their")
         line += (f"; {who} {peaks} above {1 + PEAK_OVER_TDP_MARGIN:g}× {its} own chip.tdp, so {its} tok/s per kW "
                  "divides by a TDP the chip exceeds (see the note above)")
     return line + "."
+
+
+def reference_choices(ref: dict) -> str:
+    """The deployment choices the reference is priced over, as optimize's lines under its table say
+    them (:func:`reference_headline`, and the line of a reference that cannot be served):
+    ``"deployment.tp = 1, 2, 4, 8"`` (keys separated by ``"; "``) from pareto.json's
+    ``reference["choices"]``, or ``"its deployment"`` when it has none."""
+    return "; ".join(f"{k} = {', '.join(str(v) for v in vs)}"
+                     for k, vs in (ref.get("choices") or {}).items()) or "its deployment"
 
 
 def _replace(path: Path, write) -> None:

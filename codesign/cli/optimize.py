@@ -84,7 +84,8 @@ def run(args) -> int:
     from rich.markup import escape
 
     from ..errors import ExitCode, interrupted_as
-    from ..report import print_table, reference_headline, search_slo_line, trials, write_outputs
+    from ..report import (print_table, reference_choices, reference_headline, search_slo_line, trials,
+                          write_outputs)
     from ..search import run_search
     from ._common import ensure_out_dir, progress_bar
 
@@ -129,11 +130,9 @@ def run(args) -> int:
         print_table(doc, con, kinds={p.key: p.kind for p in result.space.params})
         ref = doc.get("reference")
         if ref:
-            choices = "; ".join(f"{k} = {', '.join(str(v) for v in vs)}"
-                                for k, vs in (ref.get("choices") or {}).items())
             if ref.get("infeasible_reason"):
                 con.print(f"[red]the reference {escape(ref['name'])} cannot be served[/red] over "
-                          f"{escape(choices or 'its deployment')}: {escape(ref['infeasible_reason'])}; no design "
+                          f"{escape(reference_choices(ref))}: {escape(ref['infeasible_reason'])}; no design "
                           "is compared with it (widen " + escape("[search.envelope]") + " or change search.reference)",
                           highlight=False)
             else:  # with how many of them peak far above their own TDP (report.beat_counts)
