@@ -464,7 +464,14 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
             by_key.setdefault(key, []).append(msg)
         for key, msgs in by_key.items():
             msgs = merged_rule_messages(msgs)  # "tp 16 is larger than the scale-up domain (2 to 8 chips; ...)"
-            shown = "; ".join(msgs[:3]) + (f"; and {len(msgs) - 3} more" if len(msgs) > 3 else "")
+            # every rule broken is said (its first line), before a rule's further lines, which the cap
+            # may leave out: a fourth rule was hidden behind a rule's second line (fresh-user trial,
+            # session 45)
+            rule = [_RULE_LISTED.sub("#", m) for m in msgs]  # the rule without its listed values
+            firsts = [m for j, m in enumerate(msgs) if rule[j] not in rule[:j]]
+            msgs = firsts + [m for m in msgs if m not in firsts]
+            cap = max(3, len(firsts))
+            shown = "; ".join(msgs[:cap]) + (f"; and {len(msgs) - cap} more" if len(msgs) > cap else "")
             problems.append((*_where_varied(spec, key, space),
                              f"no deployment the search tries can be served, so every design would be infeasible: "
                              f"{shown}"))
@@ -476,6 +483,8 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
 #: A number in a deployment rule's message (``"tp 16"``, ``"(8 chips;"``, ``"1e+06"``), not a digit
 #: of a name.
 _RULE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?!\w)")
+#: A list of such numbers as :func:`merged_rule_messages` writes it (``"3, 16, 48 or 128"``, ``"2 to 8"``).
+_RULE_LISTED = re.compile(rf"{_RULE_NUMBER.pattern}(?:(?:, | or | to ){_RULE_NUMBER.pattern})*")
 
 
 def merged_rule_messages(msgs: list[str]) -> list[str]:
