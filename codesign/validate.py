@@ -728,7 +728,8 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     for n, why in bad_shape.items():
         pts[n].status = why
     for n, m in repeated_rows(schema, header, rows).items():
-        pts[n].repeats = pts[m].id or f"row {m + 2}"
+        # the file's row number (the header is row 1): rows may share an id
+        pts[n].repeats = f"{pts[m].id} (row {m + 2})" if pts[m].id else f"row {m + 2}"
     notes = _absent_column_notes(schema, cols, statistic)
     for pt in pts:
         if pt.status.startswith("invalid"):
@@ -743,22 +744,32 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
 #: Columns that say where a row came from (its id, the dump or capture that held it), not what was
 #: measured: a row equal to an earlier one in every other cell repeats that measurement
 #: (:func:`repeated_rows`). The public aiconfigurator file holds 249 such rows (220 of its 2026-04-06
-#: dump repeating an earlier dump's, 29 within its 2026-03-25 dump; ``silicon_data_source`` names it).
+#: dump repeating another dump's row, 29 records of its 2026-03-25 dump written twice;
+#: ``silicon_data_source`` names the dump).
 PROVENANCE_COLUMNS = {"aiconfigurator": ("id", "silicon_data_source"),
                       "inferencemax": ("point_id", "source_dataset", "source")}
 
 
 def repeated_rows(schema: str, header: list[str], rows: list[dict]) -> dict[int, int]:
     """Rows that repeat an earlier row's measurement: 0-based index → the index of the first row with
-    the same cells in every column but :data:`PROVENANCE_COLUMNS` (compared as written, blank cells
-    included). Every row is kept and priced; this only says which ones count the same measurement
-    twice in the error tables."""
+    the same cells in every column but :data:`PROVENANCE_COLUMNS` (a cell that reads as a number
+    compared as that number, ``16`` as ``16.0`` and ``451.02`` as ``451.020``; any other as written,
+    blank cells included). Every row is kept and priced; this only says which ones count the same
+    measurement twice in the error tables."""
+    def cell(v) -> object:
+        v = (v or "").strip()
+        try:
+            x = float(v)
+        except ValueError:
+            return v
+        return x if math.isfinite(x) else v
+
     skip = set(PROVENANCE_COLUMNS.get(schema, ()))
     keep = [c for c in header if c and c not in skip]
     first: dict[tuple, int] = {}
     out: dict[int, int] = {}
     for n, r in enumerate(rows):
-        key = tuple((r.get(c) or "").strip() for c in keep)
+        key = tuple(cell(r.get(c)) for c in keep)
         if key in first:
             out[n] = first[key]
         else:

@@ -1066,24 +1066,25 @@ def test_rows_repeating_a_measurement_are_priced_and_said(tmp_path, cli):
     src = _imx_csv(tmp_path / "aic.csv", row,
                    dict(row, id="b_c8", silicon_data_source="source_file=2026-04-06.csv"),  # repeats a_c8
                    dict(row, id="c_c8", silicon_tpot_ms="5.1"),  # another measurement
-                   dict(row, id="d_c8", silicon_data_source="x"))  # repeats a_c8 too
+                   dict(row, id="d_c8", silicon_data_source="x"),  # repeats a_c8 too
+                   dict(row, id="e_c8", silicon_ttft_ms="100.0"))  # the same number written otherwise: too
     rc, _, err = cli("validate", src, "--out", tmp_path / "o")
     assert rc == 0 and "Traceback" not in err, err
-    assert (f"note: {src}: 2 row(s) repeat an earlier row's measurement (every cell but id and "
-            "silicon_data_source equal, e.g. b_c8 repeats a_c8)") in err, err
+    assert (f"note: {src}: 3 row(s) repeat an earlier row's measurement (every cell but id and "
+            "silicon_data_source equal, e.g. b_c8 repeats a_c8 (row 2))") in err, err
     got = {r["id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
-    assert all(got[f"{i}_c8"]["status"] == "ok" for i in "abcd"), got
-    assert "repeats the measurement of a_c8" in got["b_c8"]["warning"]
-    assert "repeats the measurement of a_c8" in got["d_c8"]["warning"]
+    assert all(got[f"{i}_c8"]["status"] == "ok" for i in "abcde"), got
+    for i in "bde":  # the file's row 2 (the header is row 1) holds a_c8
+        assert "repeats the measurement of a_c8 (row 2)" in got[f"{i}_c8"]["warning"], got[f"{i}_c8"]
     assert "repeats" not in got["a_c8"]["warning"] and "repeats" not in got["c_c8"]["warning"]
     rc, out, _ = cli("validate", src, "--json")
-    assert rc == 0 and json.loads(out)["repeated_rows"] == 2
+    assert rc == 0 and json.loads(out)["repeated_rows"] == 3
     # InferenceMAX rows: the same cells but point_id and source repeat; another run_url does not
     imx = _imx_csv(tmp_path / "imx.csv", IMX_ROW, dict(IMX_ROW, point_id="again", source="other capture"),
                    dict(IMX_ROW, point_id="other-run", run_url="https://example.org/run/2"))
     rc, out, err = cli("validate", imx, "--json")
     assert rc == 0 and json.loads(out)["repeated_rows"] == 1, err
-    assert f"e.g. again repeats {IMX_ROW['point_id']}" in err, err
+    assert f"e.g. again repeats {IMX_ROW['point_id']} (row 2)" in err, err
 
 
 def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data, tmp_path, cli):
