@@ -26,9 +26,12 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     Dynamo + TensorRT-LLM row takes the decode batch limit of the InferenceX configuration that ran its pools
     at its concurrency (a warning names it), else the power-of-two rule of the InferenceMAX rows
     (:func:`_aic_recipe_settings`).
-  - ``gemm_quant_mode``/``moe_quant_mode`` → ``weights_format``/``moe_weights_format`` and the
-    GEMMs' ``activations_format`` (``fp8``/``fp8_block`` → ``fp8_e4m3``, ``nvfp4`` → ``nvfp4``,
-    empty → ``bf16``); gpt-oss-120b is always its checkpoint's formats (MXFP4 experts, BF16
+  - ``gemm_quant_mode``/``moe_quant_mode`` (any case) → ``weights_format``/``moe_weights_format``
+    and the GEMMs' ``activations_format`` (``fp8``/``fp8_block``/``fp8_static``/``fp8_ootb`` →
+    ``fp8_e4m3``, ``nvfp4`` → ``nvfp4``, empty/``bfloat16``/``float16`` → ``bf16``; MoE-only
+    ``w4a16_mxfp4``/``w4a8_mxfp4_mxfp8`` → ``mxfp4`` experts: :data:`_QUANT`, :data:`_MOE_QUANT`);
+    a dense model's logged EP > 1 is priced at EP 1 (:func:`_dense_ep`, both schemas); gpt-oss-120b
+    is always its checkpoint's formats (MXFP4 experts, BF16
     attention; hf_configs/gpt-oss-120b.json). The KV cache format is not in the data: assumed
     ``fp8_e4m3`` for FP8/FP4 deployments, ``bf16`` otherwise. ``int4_wo`` (weight-only INT4,
     Kimi-K2.5 on vLLM) → ``int4_g32`` on the weights the model's INT4 release quantizes (Kimi: the
@@ -72,7 +75,11 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
   ``precision`` ``fp4`` of DeepSeek-R1 is NVIDIA's NVFP4 checkpoint (NVFP4 experts, FP8 elsewhere)
   on NVIDIA hardware and AMD's MXFP4 one (MXFP4 weights and activations) on AMD hardware
   (:data:`AMD_SYSTEMS`); 4-bit activations on hardware without FP4 tensor cores (MI300X, MI325X,
-  H100, H200) get an ``unsupported`` status.
+  H100, H200) get an ``unsupported`` status. ``bf16``, ``nvfp4``, ``mxfp4``, ``int4`` and a dense
+  model's ``fp4`` are read by :func:`_imx_formats`; the categorical cells (precision, speculative
+  method, booleans) as InferenceX's ingest reads them (:func:`_imx_cells`), and a ``hardware`` cell
+  naming a runner or cluster (``b300-nv``, ``mi355x-amd_0``) as its GPU (:func:`inferencex_gpu_key`).
+  An OSL of 1 is ``invalid`` (TPOT needs two output tokens).
 
 A row whose ``conc`` (InferenceMAX) or ``isl``/``osl`` is not a whole number >= 1 is never priced
 at a default: it gets the status ``invalid: conc must be a whole number >= 1 (got -4)``, stays in
@@ -124,10 +131,31 @@ SYSTEMS = {
     "gb200": "gb200", "gb300": "gb300", "b200": "b200", "b200_sxm": "b200", "b200-trt": "b200",
     "h200": "h200", "h200_sxm": "h200", "h100": "h100", "h100_sxm": "h100",
     "b200-multinode-slurm": "b200", "h100-multinode-slurm": "h100",
+    # aiconfigurator's earlier name of the GB200 system (its sdk/common.py SupportedSystems listed
+    # "gb200_sxm" beside h100_sxm, h200_sxm, b200_sxm before the systems/ files were named gb200 and
+    # gb300), and the GB300 name of the same pattern
+    "gb200_sxm": "gb200", "gb300_sxm": "gb300",
     # datasheet-only systems (no measured data in ../shared/data/measured; uncalibrated baselines)
     "b300": "b300", "b300_sxm": "b300",
     "mi300x": "mi300x", "mi325x": "mi325x", "mi355x": "mi355x", "mi355x-disagg": "mi355x",
 }
+
+#: The dashboard's GPU keys (SemiAnalysisAI/InferenceX-app packages/constants/src/gpu-keys.ts
+#: HW_REGISTRY): a measured cell naming a runner, runner type or cluster of one of them reads as it
+#: (:func:`inferencex_gpu_key`).
+INFERENCEX_GPU_KEYS = ("h100", "h200", "b200", "b300", "gb200", "gb300", "mi300x", "mi325x", "mi355x")
+
+
+def inferencex_gpu_key(raw: str) -> str | None:
+    """The GPU key InferenceX's ingest reads a hardware cell as, or ``None``: lowercase, everything
+    up to the last ``:`` dropped (a cluster label, ``cluster:b300-nv``), then the first segment
+    before ``-`` (the runner suffixes ``-nv``, ``-amds``, ``-nvd_0``, ``-dgxc-slurm``, ``-trt``), if
+    that is one of :data:`INFERENCEX_GPU_KEYS` (InferenceX-app packages/db/src/etl/normalizers.ts
+    ``hwToGpuKey``; runner names from InferenceX .github/configs/runners.yaml: ``h200-cw_0``,
+    ``b200-nvd_0``, ``mi300x-amd_0``, ``mi325x-tw_0``, ``gb200-nv_0``, types ``h200-trt``,
+    ``b200-nvs``). ``gb-200`` reads as nothing (``gb`` is no key)."""
+    base = raw.strip().lower().rsplit(":", 1)[-1].split("-")[0]
+    return base if base in INFERENCEX_GPU_KEYS else None
 
 #: How a run of whitespace inside a system name may read (:func:`system_name`): "GB 200" is gb200,
 #: "B200 SXM" b200_sxm, "mi355x disagg" mi355x-disagg.
@@ -154,10 +182,14 @@ def system_name(raw: str) -> str:
     (:data:`_SPACE_READINGS`) is the same system; a cell whose readings name different systems, or
     none, is returned as written (lowercased, outer whitespace off) and priced by nobody
     (:func:`system_hint` says why). Hyphens and underscores are part of names (b200-trt, b200_sxm)
-    and are never dropped."""
+    and are never dropped, except as InferenceX's ingest drops them: a cell that is no known name
+    but names a runner or cluster of one of the dashboard's GPUs (``b300-nv``, ``mi355x-amd_0``,
+    ``cluster:b300-nv``) reads as that GPU (:func:`inferencex_gpu_key`)."""
     hits = _system_readings(raw)
     if len(set(hits.values())) == 1:
         return next(iter(hits))
+    if not hits and (key := inferencex_gpu_key(raw)):
+        return key
     return raw.strip().lower()
 
 
@@ -372,8 +404,22 @@ def priced(status: str) -> bool:
     return status == "ok" or status.startswith("ambiguous")
 
 
-_QUANT = {"fp8": "fp8_e4m3", "fp8_block": "fp8_e4m3", "nvfp4": "nvfp4", "mxfp4": "mxfp4",
-          "bf16": "bf16", "fp16": "bf16", "": "bf16"}
+#: aiconfigurator quant modes (``gemm_quant_mode`` and ``moe_quant_mode``, read lowercase) → number
+#: format. The names are aiconfigurator's ``GEMMQuantMode``/``MoEQuantMode`` (aic-core/src/
+#: aiconfigurator_core/sdk/common.py): ``bfloat16``/``float16`` (w16a16; earlier versions named it
+#: ``float16``), ``fp8``, ``fp8_static`` (FP8 with static scales), ``fp8_ootb`` (TensorRT-LLM's TRT
+#: backend FP8), ``fp8_block``, ``nvfp4``; ``bf16``/``fp16``/blank as the public file writes 16 bits.
+_QUANT = {"fp8": "fp8_e4m3", "fp8_block": "fp8_e4m3", "fp8_static": "fp8_e4m3", "fp8_ootb": "fp8_e4m3",
+          "nvfp4": "nvfp4", "mxfp4": "mxfp4",
+          "bf16": "bf16", "fp16": "bf16", "bfloat16": "bf16", "float16": "bf16", "": "bf16"}
+#: MoE-only quant modes (``MoEQuantMode``): MXFP4 expert weights, with BF16 activations
+#: (``w4a16_mxfp4``, "native data format for gpt oss"; ``w4a16_mxfp4_cutlass``, Hopper) or MXFP8
+#: ones (``w4a8_mxfp4_mxfp8``, ``w4a8_mxfp4_mxfp8_trtllm``, Blackwell). The model's activations
+#: format is one for all GEMMs: the row's ``gemm_quant_mode``'s.
+_MOE_QUANT = {**_QUANT, "w4a16_mxfp4": "mxfp4", "w4a16_mxfp4_cutlass": "mxfp4", "w4a8_mxfp4_mxfp8": "mxfp4",
+              "w4a8_mxfp4_mxfp8_trtllm": "mxfp4"}
+#: The :data:`_QUANT` names of 16-bit weights (an ``int4_wo`` row's other mode may be one).
+_QUANT_16 = {k for k, v in _QUANT.items() if v == "bf16"}
 
 #: aiconfigurator's weight-only INT4 quant mode (``gemm_quant_mode``/``moe_quant_mode``
 #: ``int4_wo``, ``precision`` ``int4``): group-wise INT4 weights, ``int4_g32`` (see
@@ -575,6 +621,18 @@ def _disagg_counts(pt: Point, r: dict) -> None:
                      f"{cells[col] or 'nothing'}; only legacy rows leave both worker counts 0)")
 
 
+def _lengths(pt: Point, r: dict) -> None:
+    """``pt.isl``/``pt.osl`` from the row's ``isl``/``osl`` (0 when not a whole number >= 1, with an
+    ``invalid`` status). An OSL of 1 is invalid too: TPOT = (E2E - TTFT) / (OSL - 1) needs two output
+    tokens (the spec's own ``workload.osl`` rule), and a row of one output token, priced inside a
+    group whose base spec is another row's, reached the cost model unchecked and divided by zero
+    (an internal error that stopped the whole file)."""
+    pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
+    if pt.osl == 1 and not pt.status.startswith("invalid"):
+        pt.status = ("invalid: osl must be a whole number >= 2 (got 1): TPOT = (E2E - TTFT) / (OSL - 1) "
+                     "needs two output tokens")
+
+
 def _invalid(pt: Point, r: dict, col: str) -> int | None:
     """The whole-number column ``col`` of row ``r``; an ``invalid`` status on ``pt`` when it is not
     a whole number >= 1 (the row is then kept in predictions.csv and out of the error tables)."""
@@ -625,7 +683,9 @@ def _schema_of(path, cols: set, rows: list[dict]) -> str:
     mode_col = "mode" if schema == "aiconfigurator" else "disagg"
     need = list(req[""])
     if mode_col in cols:
-        for mode in dict.fromkeys((r.get(mode_col) or "").strip() for r in rows):
+        # the mode as the row mappers read it (_aic: agg/disagg in any case; _imx: True/False as _imx_bool)
+        norm = (lambda c: (c or "").strip().lower()) if schema == "aiconfigurator" else _imx_bool
+        for mode in dict.fromkeys(norm(r.get(mode_col)) for r in rows):
             need += req.get(mode, ())
     missing = [c for c in dict.fromkeys(need) if c not in cols]
     missing += [" or ".join(g) for g in ONE_OF[schema] if not cols & set(g)]
@@ -869,6 +929,10 @@ def _system(pt: Point) -> None:
         pt.status = f"invalid: no system name ({'hardware' if pt.schema == 'inferencemax' else 'system'} is empty)"
     elif system_name(pt.system) not in SYSTEMS:
         pt.status = f"unsupported: no hardware spec for system {pt.system}{system_hint(pt.system)}"
+    elif not _system_readings(pt.system):  # read by InferenceX's runner-name rule
+        pt.warnings.append(f"{'hardware' if pt.schema == 'inferencemax' else 'system'} {pt.system.strip()} read "
+                           f"as {system_name(pt.system)} (InferenceX's ingest rule: the GPU key before the "
+                           "first '-', after any cluster prefix)")
 
 
 def _model(pt: Point) -> None:
@@ -932,7 +996,7 @@ def _int4_wo_formats(pt: Point, g: str, mo: str) -> dict | str:
     (right for NVIDIA's NVFP4 DeepSeek checkpoints, which quantize them): for Kimi it counts their
     2.64B parameters at 4.5 instead of 16 bits (0.47 GB per GPU at TP 8, read every decode step).
     """
-    dense_ok = {INT4_WO, "", "bf16", "fp16"}
+    dense_ok = {INT4_WO} | _QUANT_16
     if not {g, mo} <= dense_ok:
         return f"unsupported: number format {INT4_WO} mixed with {g if g not in dense_ok else mo}"
     if not _has_routed_experts(pt.model):
@@ -944,17 +1008,17 @@ def _int4_wo_formats(pt: Point, g: str, mo: str) -> dict | str:
 
 
 def _aic(r: dict) -> Point:
+    mode = (r.get("mode") or "").strip().lower()  # aiconfigurator writes agg/disagg; "AGG" is the same mode
     pt = Point(id=r["id"], schema="aiconfigurator", system=r["system"], model_name=r["model_path"],
-               framework=r["backend"],
-               mode="disaggregated" if (r.get("mode") or "").strip() == "disagg" else "aggregated")
+               framework=r["backend"], mode="disaggregated" if mode == "disagg" else "aggregated")
     pt.ttft_s = _measured(pt, r, "silicon_ttft_ms") / 1e3
     pt.tpot_s = _measured(pt, r, "silicon_tpot_ms") / 1e3
-    if (r.get("mode") or "").strip() not in ("agg", "disagg") and not pt.status.startswith("invalid"):
+    if mode not in ("agg", "disagg") and not pt.status.startswith("invalid"):
         pt.status = f"invalid: mode must be agg or disagg (got {(r.get('mode') or '').strip() or 'nothing'})"
     _counts(pt, r, [c for c in r if c and c.endswith(("tp_size", "pp_size", "dp_size", "ep_size", "num_workers"))],
             positive=(("tp_size", "pp_size") if pt.mode == "aggregated" else
                       tuple(f"{p}_{c}" for p in ("prefill", "decode") for c in ("tp_size", "pp_size", "num_workers"))))
-    pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
+    _lengths(pt, r)
     _model(pt)
     _system(pt)
     # the measured concurrency: silicon_concurrency=N in silicon_data_source, else _c<N>_ in the id;
@@ -971,12 +1035,12 @@ def _aic(r: dict) -> Point:
     _counts(pt, r, ["batch_size" if pt.mode == "aggregated" else "decode_batch_size"],
             positive=("batch_size", "decode_batch_size"))
     # formats
-    g, mo = r["gemm_quant_mode"], r["moe_quant_mode"]
+    g, mo = ((r[c] or "").strip().lower() for c in ("gemm_quant_mode", "moe_quant_mode"))
     if pt.model in GPT_OSS:
         pt.formats = _gpt_oss_formats(pt)
-    elif g in _QUANT and mo in _QUANT:
-        low = g not in ("", "bf16", "fp16")
-        pt.formats = dict(weights=_QUANT[g], moe=_QUANT[mo], kv="fp8_e4m3" if low else "bf16",
+    elif g in _QUANT and mo in _MOE_QUANT:
+        low = _QUANT[g] != "bf16"
+        pt.formats = dict(weights=_QUANT[g], moe=_MOE_QUANT[mo], kv="fp8_e4m3" if low else "bf16",
                           act=_QUANT[g])
     elif INT4_WO in (g, mo) and pt.model is not None:
         got = _int4_wo_formats(pt, g, mo)
@@ -985,7 +1049,8 @@ def _aic(r: dict) -> Point:
         elif pt.status == "ok":
             pt.status = got
     elif pt.status == "ok":
-        pt.status = f"unsupported: number format {g or mo} has no registered equivalent"
+        col, bad = (("gemm_quant_mode", g) if g not in _QUANT else ("moe_quant_mode", mo))
+        pt.status = f"unsupported: number format {bad} ({col}) has no registered equivalent"
     if pt.mode == "aggregated":
         tp, pp, dp = _i(r["tp_size"]), _i(r["pp_size"]), _i(r["attention_dp_size"])
         total = 0
@@ -1074,10 +1139,109 @@ def _aic(r: dict) -> Point:
             _aic_recipe_settings(pt, r.get("precision", ""))
     if bad_conc:
         pt.concurrency = 0  # a blank cell in predictions.csv, not the batch size's stand-in
+    _dense_ep(pt)
     return pt
 
 
+def _dense_ep(pt: Point) -> None:
+    """Price a dense model's row logged with expert parallelism (EP > 1, of either pool) at EP 1, with
+    a warning (in place). A model without routed experts has nothing to distribute: an engine's
+    expert-parallel setting changes no weight's placement (vLLM's ``--enable-expert-parallel``
+    applies to FusedMoE layers only), while the cost model refuses an EP above the model's 0 experts
+    (``infeasible: ... ep 4 is above the model's 0 experts``), so a dense row taking a MoE
+    configuration's logged EP was never priced. The public rows of dense models log EP 1."""
+    if pt.model is None or _has_routed_experts(pt.model):
+        return
+    keys = [k for k in ("ep", "p_ep", "d_ep") if int(pt.deploy.get(k, 1)) > 1]
+    if not keys:
+        return
+    name = {"ep": "EP", "p_ep": "prefill EP", "d_ep": "decode EP"}
+    said = ", ".join(f"{name[k]} {int(pt.deploy[k])}" for k in keys)
+    for k in keys:
+        pt.deploy[k] = 1
+    pt.warnings.append(f"{said} logged for {pt.model}, a dense model (no routed experts to distribute): "
+                       "priced with EP 1")
+
+
+#: InferenceX's precision aliases (InferenceX-app packages/db/src/etl/normalizers.ts
+#: ``PRECISION_ALIASES``: the dashboard files NVFP4 and MXFP4 runs as ``fp4``); the recipes and pool
+#: recipes are keyed by the aliased name, the number formats by the one written (:func:`_imx_formats`).
+IMX_PRECISION_ALIASES = {"nvfp4": "fp4", "mxfp4": "fp4"}
+
+
+def _imx_bool(cell) -> str:
+    """An InferenceMAX boolean cell as the public file writes it (``True``/``False``): the ingest
+    reads ``true``/``True`` and ``false``/``False`` alike (InferenceX-app normalizers.ts
+    ``parseOptionalBool``); any other cell is returned stripped, as written."""
+    c = (cell or "").strip()
+    return {"true": "True", "false": "False"}.get(c.lower(), c)
+
+
+def _imx_cells(r: dict) -> tuple[dict, str]:
+    """``(row, precision as written)``: a copy of InferenceMAX row ``r`` with its categorical cells
+    read as InferenceX's ingest reads them (booleans :func:`_imx_bool`; ``spec_method`` lowercase,
+    blank = ``none``, as ``normalizeSpecMethod``; ``precision`` lowercase and
+    :data:`IMX_PRECISION_ALIASES`), and the precision lowercased but not aliased (``mxfp4`` names
+    the format, for :func:`_imx_formats`). The public file's cells read as themselves."""
+    r = dict(r)
+    for col in ("disagg", "dp_attention", "prefill_dp_attention", "decode_dp_attention"):
+        if col in r and r[col] is not None:
+            r[col] = _imx_bool(r[col])
+    if "spec_method" in r:
+        r["spec_method"] = (r["spec_method"] or "").strip().lower() or "none"
+    spelled = (r.get("precision") or "").strip().lower()
+    if "precision" in r:
+        r["precision"] = IMX_PRECISION_ALIASES.get(spelled, spelled)
+    return r, spelled
+
+
+def _imx_formats(pt: Point, prec: str) -> dict | str:
+    """Number formats of an InferenceMAX row of precision ``prec`` (lowercase, as written), or the
+    ``unsupported`` reason.
+
+    * gpt-oss: its checkpoint's formats whatever ``prec`` says (:func:`_gpt_oss_formats`);
+    * ``fp8``: FP8 throughout;
+    * ``bf16``/``fp16``: BF16 weights, activations and KV cache (a 16-bit checkpoint: InferenceX's
+      ``qwen3.5-bf16-mi355x-sglang`` serves Qwen/Qwen3.5-397B-A17B, the BF16 release, with SGLang's
+      default ``--kv-cache-dtype auto``, the model dtype; amd-master.yaml);
+    * ``fp4`` on AMD (:data:`AMD_SYSTEMS`), or ``mxfp4`` anywhere: AMD's MXFP4 checkpoints, MXFP4
+      weights and activations (AMD Quark ``w_mxfp4_a_mxfp4``, group 32, every linear layer but
+      lm_head: amd/DeepSeek-R1-MXFP4 README, commit d39da30; amd/Llama-3.3-70B-Instruct-MXFP4-Preview
+      and amd/Qwen3.5-397B-A17B-MXFP4 are the InferenceX MI355X fp4 checkpoints of the other models);
+      on MI300X/MI325X (no FP4 tensor cores) :func:`predict` refuses them;
+    * ``fp4``/``nvfp4`` otherwise: NVIDIA's ModelOpt FP4 checkpoints. A MoE model: DeepSeek-R1's,
+      experts in NVFP4 and the rest FP8 (the calibrated reading of every public DeepSeek-R1 fp4
+      row); a dense model (no routed experts): every linear layer of the transformer blocks in NVFP4,
+      weights and activations ("Only the weights and activations of the linear operators within
+      transformers blocks are quantized", the nvidia/Llama-3.1-405B-Instruct-FP4 model card; InferenceX's
+      llama70b fp4 runs serve nvidia/Llama-3.3-70B-Instruct-FP4, InferenceX-app normalizers.ts
+      MODEL_TO_KEY), where the MoE rule priced the whole dense model in FP8;
+    * ``int4``: the INT4 weight-only rule of the aiconfigurator rows (:func:`_int4_wo_formats`:
+      InferenceX's ``kimik2.5-int4-*-vllm`` serve moonshotai/Kimi-K2.5, INT4 routed experts);
+    * anything else: ``unsupported: precision ...``.
+
+    The KV cache is FP8 for FP8/FP4 precisions (not in the data, as for the aiconfigurator rows).
+    """
+    if pt.model in GPT_OSS:
+        return _gpt_oss_formats(pt)
+    if prec == "fp8":
+        return dict(weights="fp8_e4m3", moe="fp8_e4m3", kv="fp8_e4m3", act="fp8_e4m3")
+    if prec in ("bf16", "fp16"):
+        return dict(weights="bf16", moe="bf16", kv="bf16", act="bf16")
+    if prec == "mxfp4" or (prec == "fp4" and pt.system_key in AMD_SYSTEMS):
+        return dict(weights="mxfp4", moe="mxfp4", kv="fp8_e4m3", act="mxfp4")
+    if prec in ("fp4", "nvfp4"):
+        if pt.model is not None and not _has_routed_experts(pt.model):
+            return dict(weights="nvfp4", moe="nvfp4", kv="fp8_e4m3", act="nvfp4")
+        return dict(weights="fp8_e4m3", moe="nvfp4", kv="fp8_e4m3", act="nvfp4")
+    if prec == "int4" and pt.model is not None:
+        got = _int4_wo_formats(pt, INT4_WO, INT4_WO)
+        return got if isinstance(got, dict) else got.replace(f"{INT4_WO} on", "int4 on", 1)
+    return f"unsupported: precision {prec or '(blank)'}"
+
+
 def _imx(r: dict, statistic: str = "median") -> Point:
+    r, spelled = _imx_cells(r)
     # the measured TTFT/TPOT: the chosen statistic, the other one where a row lacks it
     # (both TTFT and TPOT of one statistic: a row lacking either is compared on the other one)
     first, other = (("median", "mean") if statistic == "median" else ("mean", "median"))
@@ -1097,7 +1261,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
                                          "num_decode_gpu") if pt.mode == "disaggregated" else ("tp", "ep")))
     # a bad count is never priced as 1: the row is kept, marked invalid, out of the error tables
     pt.concurrency = _invalid(pt, r, "conc") or 0
-    pt.isl, pt.osl = _invalid(pt, r, "isl") or 0, _invalid(pt, r, "osl") or 0
+    _lengths(pt, r)
     _model(pt)
     _system(pt)
     spec_method = r.get("spec_method", "none") or "none"
@@ -1113,20 +1277,11 @@ def _imx(r: dict, statistic: str = "median") -> Point:
             pt.status = f"unsupported: speculative decoding ({spec_method}) is not modelled"
     else:
         spec_tokens = 0
-    prec = r["precision"]
-    if pt.model in GPT_OSS:
-        pt.formats = _gpt_oss_formats(pt)
-    elif prec == "fp8":
-        pt.formats = dict(weights="fp8_e4m3", moe="fp8_e4m3", kv="fp8_e4m3", act="fp8_e4m3")
-    elif prec == "fp4" and pt.system_key in AMD_SYSTEMS:
-        # AMD's DeepSeek-R1 MXFP4 checkpoint (amd/DeepSeek-R1-0528-MXFP4[-Preview]): AMD Quark's
-        # w_mxfp4_a_mxfp4 scheme, group 32, every linear layer but lm_head (amd/DeepSeek-R1-MXFP4
-        # README, commit d39da30); on MI300X/MI325X (no FP4 tensor cores) predict() refuses it
-        pt.formats = dict(weights="mxfp4", moe="mxfp4", kv="fp8_e4m3", act="mxfp4")
-    elif prec == "fp4":  # NVIDIA's DeepSeek-R1 FP4 checkpoint: experts in NVFP4, the rest FP8
-        pt.formats = dict(weights="fp8_e4m3", moe="nvfp4", kv="fp8_e4m3", act="nvfp4")
+    got = _imx_formats(pt, spelled)
+    if isinstance(got, dict):
+        pt.formats = got
     elif pt.status == "ok":
-        pt.status = f"unsupported: precision {prec}"
+        pt.status = got
 
     placeholder = []  # pools whose logged TP 1 / EP 1 is read as wide EP ("prefill", "decode"; one warning)
 
@@ -1204,6 +1359,7 @@ def _imx(r: dict, statistic: str = "median") -> Point:
                            f"SGLang --scheduler-recv-interval 1 (SGLang's default: {src} sets none)")
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
+    _dense_ep(pt)
     return pt
 
 
@@ -1660,8 +1816,8 @@ def _recipes(path: str) -> tuple[Recipe, ...]:
         return ()
     with open(path, newline="", encoding="utf-8") as f:
         # (a short or long row, which read_measured marks invalid, is no recipe)
-        rows = [r for r in csv.DictReader(f) if None not in r and None not in r.values()
-                and r.get("disagg") == "True"
+        rows = [_imx_cells(r)[0] for r in csv.DictReader(f) if None not in r and None not in r.values()
+                and _imx_bool(r.get("disagg")) == "True"
                 and _whole(r.get("prefill_num_workers")) and _whole(r.get("decode_num_workers"))]
     out = []
     for r in rows:

@@ -1696,3 +1696,203 @@ def test_pool_recipes_are_read_beside_the_measured_file_without_the_shared_data(
     said = (f"{V.NO_RECIPES}{tmp_path / 'shared' / 'data' / 'measured' / 'inferencemax_public.csv'} not found, "
             f"nor {measured / 'inferencemax_public.csv'} (set CODESIGN_SHARED_DATA")
     assert any(w.startswith(said) for w in p.warnings), p.warnings
+
+
+# --- rows the blind split may hold: other spellings, precisions, layouts (helper-64) ------------
+#: aggregated Llama-3.1-70B on B200 (TensorRT-LLM, NVFP4, TP 2, 8 users) of the aiconfigurator file
+AIC_LLAMA = "2026_04_06_llama_3_1_70b_b200_sxm_trtllm_fp4_agg_1024x1024_c8_tp2_ep1_257"
+#: aggregated DeepSeek-V3 on B200 (SGLang, NVFP4, TP 8, 64 users)
+AIC_DSV3 = "dsr1_b200_sglang_fp4_agg_1024x1024_c64_cfg99"
+
+
+def _aic_rows(shared_data, path, variants):
+    """A CSV of aiconfigurator rows: ``variants`` maps an id to ``(template id, {column: value})``."""
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    with open(src, newline="") as f:
+        r = csv.DictReader(f)
+        cols = r.fieldnames
+        base = {row["id"]: row for row in r if row["id"] in {t for t, _ in variants.values()}}
+    rows = [dict(base[t], id=vid, **cells) for vid, (t, cells) in variants.items()]
+    return _write_csv(path, cols, rows)
+
+
+def _aic_predictions(cli, src, tmp_path):
+    out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+    rc, _, err = cli("validate", src, "--out", out)
+    assert rc == 0 and "Traceback" not in err, err
+    return {r["id"]: r for r in csv.DictReader(open(out / "predictions.csv"))}
+
+
+PRED = ("pred_ttft_ms", "pred_tpot_ms")
+
+
+def test_inferencex_runner_and_cluster_names_read_as_their_gpu(tmp_path, cli):
+    """InferenceX's ingest reads a hardware cell as the GPU key before the first '-' after any
+    cluster prefix (InferenceX-app normalizers.ts hwToGpuKey: "h200-nv", "mi355x-amds"; runners.yaml:
+    "b200-nvd_0", "mi300x-amd_0", "gb200-nv_0", "h200-trt"). Such a cell names the GPU's own system,
+    so its row is priced exactly as the row naming the key; a name whose first segment is no GPU key
+    ("gb-200", "a100-x") stays unknown. Each was 'unsupported: no hardware spec for system ...'."""
+    from codesign.validate import system_name
+
+    for cell, key in (("b300-nv", "b300"), ("B300-NV_0", "b300"), ("cluster:b300-nv", "b300"),
+                      ("mi355x-amds", "mi355x"), ("mi300x-amd_0", "mi300x"), ("mi325x-tw_0", "mi325x"),
+                      ("h200-trt", "h200"), ("b200-dgxc-slurm", "b200"), ("gb200-nv_0", "gb200")):
+        assert system_name(cell) == key, cell
+    assert system_name("gb-200") == "gb-200" and system_name("a100-x") == "a100-x"
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="key", hardware="mi355x"),
+                   dict(IMX_ROW, point_id="runner", hardware="mi355x-amd_0"),
+                   dict(IMX_ROW, point_id="cluster", hardware="cluster:mi355x-amds"),
+                   dict(IMX_ROW, point_id="other", hardware="a100-x"))
+    rows = _predictions(cli, src, tmp_path)
+    for pid in ("runner", "cluster"):
+        assert rows[pid]["status"] == "ok" and rows[pid]["baseline"] == "mi355x", rows[pid]
+        assert f"read as mi355x (InferenceX's ingest rule" in rows[pid]["warning"]
+        for col in PRED:
+            assert rows[pid][col] == rows["key"][col] != "", (pid, col)
+    assert rows["other"]["status"] == "unsupported: no hardware spec for system a100-x"
+
+
+def test_aiconfigurator_gb200_sxm_is_gb200(shared_data, tmp_path, cli):
+    """aiconfigurator's earlier SupportedSystems named the GB200 system "gb200_sxm" (beside b200_sxm);
+    it was refused with a hint at another system ("did you mean b200_sxm?")."""
+    src = _aic_rows(shared_data, tmp_path / "a.csv", {"gb200": (AIC_DSV3, {"system": "gb200"}),
+                                                     "gb200_sxm": (AIC_DSV3, {"system": "gb200_sxm"})})
+    rows = _aic_predictions(cli, src, tmp_path)
+    assert rows["gb200_sxm"]["status"] == "ok" and rows["gb200_sxm"]["baseline"] == "gb200"
+    for col in PRED:
+        assert rows["gb200_sxm"][col] == rows["gb200"][col] != "", col
+
+
+def test_inferencemax_cells_are_read_as_inferencex_ingest_reads_them(tmp_path, cli):
+    """InferenceX's ingest lowercases precision and speculative method (normalizePrecision,
+    normalizeSpecMethod) and reads booleans "true"/"True" alike (parseOptionalBool): "FP8", "MTP",
+    disagg "true" and dp_attention "true" name what "fp8", "mtp", "True" name. They were
+    'unsupported: precision FP8', 'unsupported: speculative decoding (MTP)', 'invalid: disagg must be
+    True or False (got true)', and dp_attention "true" was silently read as no attention DP."""
+    rows = [dict(IMX_ROW, point_id="fp8"), dict(IMX_ROW, point_id="FP8", precision="FP8"),
+            dict(IMX_ROW, point_id="mtp", spec_method="mtp"), dict(IMX_ROW, point_id="MTP", spec_method="MTP"),
+            dict(IMX_ROW, point_id="dp-True", tp="8", ep="8", dp_attention="True"),
+            dict(IMX_ROW, point_id="dp-true", tp="8", ep="8", dp_attention="true"),
+            dict(IMX_ROW, point_id="agg-false", disagg="false"),
+            dict(IMX_ROW, **DISAGG, point_id="dis-True", hardware="mi355x", framework="sglang-disagg"),
+            dict(IMX_ROW, **dict(DISAGG, disagg="true", prefill_dp_attention="false"), point_id="dis-true",
+                 hardware="mi355x", framework="sglang-disagg")]
+    by = {p.id: p for p in read_measured(_imx_csv(tmp_path / "m.csv", *rows))[1]}
+    assert by["dp-true"].deploy == by["dp-True"].deploy
+    assert {k: by["dp-true"].deploy[k] for k in ("tp", "ep", "dp")} == {"tp": 1, "ep": 8, "dp": 8}
+    assert by["dis-true"].mode == "disaggregated" and by["dis-true"].deploy == by["dis-True"].deploy
+    got = _predictions(cli, _imx_csv(tmp_path / "p.csv", *rows), tmp_path)
+    for a, b in (("FP8", "fp8"), ("MTP", "mtp"), ("dp-true", "dp-True"), ("agg-false", "fp8"),
+                 ("dis-true", "dis-True")):
+        assert got[a]["status"] == "ok", got[a]
+        for col in PRED:
+            assert got[a][col] == got[b][col] != "", (a, col)
+    assert float(got["MTP"]["pred_tpot_ms"]) < float(got["fp8"]["pred_tpot_ms"])  # its drafts are priced
+
+
+def test_inferencemax_bf16_fp4_spellings_and_int4_are_priced(tmp_path, cli):
+    """InferenceX runs precisions beyond fp4/fp8 (amd-master.yaml: qwen3.5-bf16-*-sglang on
+    Qwen/Qwen3.5-397B-A17B, kimik2.5-int4-*-vllm on moonshotai/Kimi-K2.5), and its ingest files nvfp4
+    and mxfp4 under fp4 (PRECISION_ALIASES). Each was 'unsupported: precision ...'. Formats:
+    bf16 is BF16 throughout; mxfp4 AMD's all-MXFP4 checkpoints on any hardware, nvfp4 NVIDIA's FP4 one
+    on any; int4 on Kimi-K2.5 the INT4 routed experts of its release (the aiconfigurator int4_wo
+    rule); int4 on a MoE model whose INT4 release is not recorded stays unsupported, naming why."""
+    rows = {"bf16": dict(IMX_ROW, precision="bf16"), "fp8": dict(IMX_ROW),
+            "mxfp4-b200": dict(IMX_ROW, precision="mxfp4"),
+            "nvfp4-b200": dict(IMX_ROW, precision="nvfp4"), "fp4-b200": dict(IMX_ROW, precision="fp4"),
+            "qwen-bf16": dict(IMX_ROW, model_key="qwen3.5", hardware="mi355x", precision="bf16"),
+            "kimi-int4": dict(IMX_ROW, model_key="kimik2.5", hardware="mi355x", precision="int4", framework="vllm"),
+            "dsr1-int4": dict(IMX_ROW, precision="int4")}
+    src = _imx_csv(tmp_path / "m.csv", *(dict(r, point_id=k) for k, r in rows.items()))
+    by = {p.id: p for p in read_measured(src)[1]}
+    assert by["bf16"].formats == dict(weights="bf16", moe="bf16", kv="bf16", act="bf16")
+    assert by["mxfp4-b200"].formats == dict(weights="mxfp4", moe="mxfp4", kv="fp8_e4m3", act="mxfp4")
+    assert by["nvfp4-b200"].formats == by["fp4-b200"].formats == dict(weights="fp8_e4m3", moe="nvfp4",
+                                                                      kv="fp8_e4m3", act="nvfp4")
+    assert by["kimi-int4"].model == "kimi-k2"
+    assert by["kimi-int4"].formats == dict(weights="bf16", moe="int4_g32", kv="bf16", act="bf16")
+    assert by["dsr1-int4"].status.startswith("unsupported: int4 on dsr1: which weights its INT4 release")
+    got = _predictions(cli, src, tmp_path)
+    for pid in ("bf16", "mxfp4-b200", "nvfp4-b200", "qwen-bf16", "kimi-int4"):
+        assert got[pid]["status"] == "ok", got[pid]
+        assert float(got[pid]["pred_tpot_ms"]) > 0 and float(got[pid]["pred_ttft_ms"]) > 0, pid
+    for col in PRED:
+        assert got["nvfp4-b200"][col] == got["fp4-b200"][col]
+    # 64 users decoding DeepSeek-R1 on 8 GPUs is bound by reading the weights: BF16 reads twice FP8's bytes
+    assert float(got["bf16"]["pred_tpot_ms"]) > float(got["fp8"]["pred_tpot_ms"])
+
+
+def test_a_dense_model_in_fp4_on_nvidia_is_nvfp4_throughout(tmp_path):
+    """NVIDIA's ModelOpt FP4 checkpoints of dense models quantize "the weights and activations of the
+    linear operators within transformers blocks" (nvidia/Llama-3.1-405B-Instruct-FP4 model card;
+    InferenceX's llama70b fp4 serves nvidia/Llama-3.3-70B-Instruct-FP4). DeepSeek-R1's rule (NVFP4
+    experts, FP8 elsewhere) priced a dense model's every weight in FP8."""
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="llama", model_key="llama70b", precision="fp4"),
+                   dict(IMX_ROW, point_id="llama-amd", model_key="llama70b", precision="fp4", hardware="mi355x"))
+    by = {p.id: p for p in read_measured(src)[1]}
+    assert by["llama"].formats == dict(weights="nvfp4", moe="nvfp4", kv="fp8_e4m3", act="nvfp4")
+    assert by["llama-amd"].formats == dict(weights="mxfp4", moe="mxfp4", kv="fp8_e4m3", act="mxfp4")
+
+
+def test_an_output_length_of_one_is_invalid_and_the_file_is_still_priced(tmp_path, cli):
+    """TPOT = (E2E - TTFT) / (OSL - 1) needs two output tokens. A row with OSL 1 priced in a group whose
+    base spec was another row's reached the cost model unchecked and stopped the whole file with
+    'internal error: ... returned decode_batch = -1.5e+33' (exit 3); alone, it stopped it at the spec
+    check (exit 2). It is an invalid row now, and the others are priced."""
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="osl1", osl="1"), dict(IMX_ROW, point_id="ok"),
+                   dict(IMX_ROW, point_id="osl2", osl="2"))
+    rows = _predictions(cli, src, tmp_path)
+    assert rows["osl1"]["status"] == ("invalid: osl must be a whole number >= 2 (got 1): TPOT = (E2E - TTFT) / "
+                                      "(OSL - 1) needs two output tokens")
+    assert rows["osl1"]["pred_tpot_ms"] == ""
+    for pid in ("ok", "osl2"):
+        assert rows[pid]["status"] == "ok" and float(rows[pid]["pred_tpot_ms"]) > 0, rows[pid]
+
+
+def test_a_dense_model_logged_with_expert_parallelism_is_priced_at_ep_1(tmp_path, cli):
+    """A dense model has no experts to place: a row logging EP 8 for Llama-3.3-70B (as a MoE
+    configuration would) was 'infeasible: ... ep 8 is above the model's 0 experts'. It is priced as the
+    same row with EP 1, and says so."""
+    llama = dict(IMX_ROW, model_key="llama70b", framework="vllm")
+    src = _imx_csv(tmp_path / "m.csv", dict(llama, point_id="ep1"), dict(llama, point_id="ep8", ep="8"),
+                   dict(IMX_ROW, **DISAGG, point_id="dis-ep8", model_key="llama70b", hardware="mi355x",
+                        framework="sglang-disagg"))
+    rows = _predictions(cli, src, tmp_path)
+    assert rows["ep8"]["status"] == "ok", rows["ep8"]
+    assert "EP 8 logged for llama-3.1-70b, a dense model (no routed experts to distribute): priced with EP 1" \
+        in rows["ep8"]["warning"]
+    for col in PRED:
+        assert rows["ep8"][col] == rows["ep1"][col] != "", col
+    assert rows["dis-ep8"]["status"] == "ok" and "prefill EP 8, decode EP 8 logged" in rows["dis-ep8"]["warning"]
+
+
+def test_aiconfigurator_quant_mode_names_of_its_own_enums(shared_data, tmp_path, cli):
+    """aiconfigurator's GEMMQuantMode/MoEQuantMode (sdk/common.py) name 16 bits bfloat16 (earlier
+    float16), FP8 variants fp8_static and fp8_ootb, and MXFP4 experts w4a16_mxfp4 (BF16 activations)
+    and w4a8_mxfp4_mxfp8: each was 'unsupported: number format ... has no registered equivalent'.
+    Same formats, same prediction: bfloat16/float16 as 16-bit (blank), fp8_static/fp8_ootb/FP8 as fp8.
+    A mode with no format of ours (w4afp8: INT4 at another group size) is named with its column."""
+    fp8, bf = {"gemm_quant_mode": "fp8", "moe_quant_mode": "fp8"}, {"gemm_quant_mode": "", "moe_quant_mode": ""}
+    variants = {"fp8": (AIC_LLAMA, fp8), "bf": (AIC_LLAMA, bf),
+                "bfloat16": (AIC_LLAMA, {"gemm_quant_mode": "bfloat16", "moe_quant_mode": "bfloat16"}),
+                "float16": (AIC_LLAMA, {"gemm_quant_mode": "float16", "moe_quant_mode": "float16"}),
+                "fp8_static": (AIC_LLAMA, {"gemm_quant_mode": "fp8_static", "moe_quant_mode": "fp8"}),
+                "fp8_ootb": (AIC_LLAMA, {"gemm_quant_mode": "fp8_ootb", "moe_quant_mode": "fp8"}),
+                "FP8": (AIC_LLAMA, {"gemm_quant_mode": "FP8", "moe_quant_mode": "FP8"}),
+                "AGG": (AIC_LLAMA, dict(fp8, mode="AGG")),
+                "w4a16": (AIC_DSV3, {"gemm_quant_mode": "bfloat16", "moe_quant_mode": "w4a16_mxfp4"}),
+                "w4a8": (AIC_DSV3, {"gemm_quant_mode": "fp8", "moe_quant_mode": "w4a8_mxfp4_mxfp8"}),
+                "w4afp8": (AIC_DSV3, {"gemm_quant_mode": "fp8", "moe_quant_mode": "w4afp8"})}
+    src = _aic_rows(shared_data, tmp_path / "a.csv", variants)
+    by = {p.id: p for p in read_measured(src)[1]}
+    assert by["w4a16"].formats == dict(weights="bf16", moe="mxfp4", kv="bf16", act="bf16")
+    assert by["w4a8"].formats == dict(weights="fp8_e4m3", moe="mxfp4", kv="fp8_e4m3", act="fp8_e4m3")
+    assert by["w4afp8"].status == "unsupported: number format w4afp8 (moe_quant_mode) has no registered equivalent"
+    rows = _aic_predictions(cli, src, tmp_path)
+    for a, b in (("bfloat16", "bf"), ("float16", "bf"), ("fp8_static", "fp8"), ("fp8_ootb", "fp8"),
+                 ("FP8", "fp8"), ("AGG", "fp8")):
+        assert rows[a]["status"] == "ok", rows[a]
+        for col in PRED:
+            assert rows[a][col] == rows[b][col] != "", (a, col)
+    for pid in ("w4a16", "w4a8"):
+        assert rows[pid]["status"] == "ok" and float(rows[pid]["pred_tpot_ms"]) > 0, rows[pid]
