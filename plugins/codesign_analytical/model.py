@@ -1217,16 +1217,18 @@ class AnalyticalModel:
         self.efficiency(spec)
 
     def efficiency(self, spec) -> dict[str, float]:
-        from codesign.errors import SpecError, close_name
+        from codesign.errors import SpecError
+
+        import difflib
 
         eff = dict(DEFAULT_EFFICIENCY)
         problems = []
         for k, v in spec.efficiency.items():
             file = spec.origin(f"efficiency.{k}")
             if k not in eff:
-                close = close_name(k, eff, cutoff=0.6)  # difflib's default; 'compute_decode' for 'Compute_Decode' too
+                close = difflib.get_close_matches(k, list(eff), n=1)
                 problems.append((file, f"efficiency.{k}", "unknown knob for the analytical model; "
-                                 + (f"did you mean {close!r}?" if close else f"expected one of {', '.join(eff)}")))
+                                 + (f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(eff)}")))
                 continue
             why = knob_problem(k, v)
             if why:
