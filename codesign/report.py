@@ -69,12 +69,12 @@ AXIS_NAMES = {
 def _label(metric: str, arrow: bool = True) -> str:
     """A plot axis's name of ``metric``: its name, unit and (``arrow``) the better direction."""
     unit, better = SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or metric_unit(metric)
-    arrow = {"max": "↑", "min": "↓"}.get(better or "", "") if arrow else ""
+    mark = {"max": "↑", "min": "↓"}.get(better or "", "") if arrow else ""
     name = AXIS_NAMES.get(metric) or metric.replace("_", " ")
     for suffix in (" s", " w", " mm2"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
-    return f"{name} [{unit}] {arrow}".strip()
+    return f"{name} [{unit}] {mark}".strip()
 
 
 #: The arrow of an objective's direction in the Pareto table's headers.
@@ -157,6 +157,7 @@ def _carry_slos(raw: dict, spec: Spec, space: SearchSpace) -> str:
     its unconstrained peak (fresh-user trial, session 40: 56,573 tok/s/kW at 1024 users against
     pareto.json's 40,608 at 256 under a TTFT bound of 200 ms)."""
     own = dict(slo_bounds(spec))
+    tight = tightest_slos(space)
     lines, left = [], []
     for c in space.constraints:
         if not c.slo:
@@ -164,7 +165,7 @@ def _carry_slos(raw: dict, spec: Spec, space: SearchSpace) -> str:
         if c.metric not in _SLO_KEYS or c.sense != "max":
             left.append(c.describe())
             continue
-        bound = min(b.bound for b in space.constraints if b.metric == c.metric and b.slo and b.sense == "max")
+        bound = tight[(c.metric, "max")]
         if c.bound != bound or bound == own.get(c.metric):
             continue  # a looser bound of the same metric, or the spec's own [workload.slo]
         key = _SLO_KEYS[c.metric]
@@ -572,6 +573,18 @@ def describe_slos(bounds) -> str:
     return ", ".join(said)
 
 
+def tightest_slos(space: SearchSpace) -> dict[tuple[str, str], float]:
+    """``{(point metric, sense): bound}``: the tightest of ``space``'s SLO bounds on each metric
+    and sense (the least ``max``, the greatest ``min``), the ones that decide which points meet the
+    SLO."""
+    tight: dict[tuple[str, str], float] = {}
+    for c in space.constraints:
+        if c.slo:
+            k = (c.metric, c.sense)
+            tight[k] = min(tight.get(k, c.bound), c.bound) if c.sense == "max" else max(tight.get(k, c.bound), c.bound)
+    return tight
+
+
 def search_slo_line(spec: Spec, space: SearchSpace, figures: str = "the figures below") -> str | None:
     """The line that says a search's figures are taken at its SLO, as ``codesign evaluate`` says it
     of its own: ``"SLO ([[search.constraints]]): TTFT <= 2 s, TPOT <= 20 ms; the figures below are
@@ -580,11 +593,7 @@ def search_slo_line(spec: Spec, space: SearchSpace, figures: str = "the figures 
     :func:`codesign.search.build_space`), the tightest of each metric and sense, which priced the
     designs and the reference alike; the source names the tables they came from. None without
     an SLO (optimize and sweep never said theirs: fresh-user trial, session 44)."""
-    tight: dict[tuple[str, str], float] = {}
-    for c in space.constraints:
-        if c.slo:
-            k = (c.metric, c.sense)
-            tight[k] = min(tight.get(k, c.bound), c.bound) if c.sense == "max" else max(tight.get(k, c.bound), c.bound)
+    tight = tightest_slos(space)
     if not tight:
         return None
     own = {m for m, _ in slo_bounds(spec)}

@@ -463,14 +463,12 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
         for key, msg in unservable_everywhere(spec, {k: g.ravel() for k, g in zip(tried, grid)}):
             by_key.setdefault(key, []).append(msg)
         for key, msgs in by_key.items():
-            msgs = merged_rule_messages(msgs)  # "tp 16 is larger than the scale-up domain (2 to 8 chips; ...)"
-            # every rule broken is said (its first line), before a rule's further lines, which the cap
-            # may leave out: a fourth rule was hidden behind a rule's second line (fresh-user trial,
-            # session 45)
-            rule = [_RULE_LISTED.sub("#", m) for m in msgs]  # the rule without its listed values
-            firsts = [m for j, m in enumerate(msgs) if rule[j] not in rule[:j]]
-            msgs = firsts + [m for m in msgs if m not in firsts]
-            cap = max(3, len(firsts))
+            # "tp 16 is larger than the scale-up domain (2 to 8 chips; ...)", one group per rule; every
+            # rule broken is said (its first line) before a rule's further lines, which the cap may
+            # leave out: a fourth rule was hidden behind a rule's second line (fresh-user trial, session 45)
+            groups = merged_rule_groups(msgs)
+            msgs = [g[0] for g in groups] + [m for g in groups for m in g[1:]]
+            cap = max(3, len(groups))
             shown = "; ".join(msgs[:cap]) + (f"; and {len(msgs) - cap} more" if len(msgs) > cap else "")
             problems.append((*_where_varied(spec, key, space),
                              f"no deployment the search tries can be served, so every design would be infeasible: "
@@ -483,8 +481,6 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
 #: A number in a deployment rule's message (``"tp 16"``, ``"(8 chips;"``, ``"1e+06"``), not a digit
 #: of a name.
 _RULE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?!\w)")
-#: A list of such numbers as :func:`merged_rule_messages` writes it (``"3, 16, 48 or 128"``, ``"2 to 8"``).
-_RULE_LISTED = re.compile(rf"{_RULE_NUMBER.pattern}(?:(?:, | or | to ){_RULE_NUMBER.pattern})*")
 
 
 def merged_rule_messages(msgs: list[str]) -> list[str]:
@@ -498,6 +494,13 @@ def merged_rule_messages(msgs: list[str]) -> list[str]:
     rule only in some combinations stay apart (TP 8 at a domain of 4 but not of 8: ``"tp 8 or 16 …
     (4 chips; …)"``, ``"tp 16 … (8 chips; …)"``). Runs of three or more consecutive whole numbers are
     written ``"2 to 8"``. In the order of first appearance of each message's wording."""
+    return [m for g in merged_rule_groups(msgs) for m in g]
+
+
+def merged_rule_groups(msgs: list[str]) -> list[list[str]]:
+    """:func:`merged_rule_messages`' lines, one list per rule (a message's wording without its
+    numbers), in the order of each rule's first appearance: a rule broken over values that merge on
+    no single number (TP 3 to 128 over domains of 2, TP 16 to 128 over 3 to 8) has several lines."""
     rows: dict[str, list[tuple[frozenset, ...]]] = {}
     for msg in msgs:
         template = _RULE_NUMBER.sub("{}", msg.replace("{", "{{").replace("}", "}}"))
@@ -511,7 +514,7 @@ def merged_rule_messages(msgs: list[str]) -> list[str]:
             for r in group:
                 merged.setdefault(r[:slot] + r[slot + 1:], set()).update(r[slot])
             group = [rest[:slot] + (frozenset(vals),) + rest[slot:] for rest, vals in merged.items()]
-        out += [template.format(*(_listed(vals) for vals in r)) for r in group]
+        out.append([template.format(*(_listed(vals) for vals in r)) for r in group])
     return out
 
 

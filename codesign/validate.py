@@ -790,6 +790,7 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     for n, m in repeated_rows(schema, header, rows).items():
         # the file's row number (the header is row 1): rows may share an id
         pts[n].repeats = f"{pts[m].id} (row {m + 2})" if pts[m].id else f"row {m + 2}"
+        pts[n].warnings.append(f"repeats the measurement of {pts[n].repeats}")  # an invalid row's go below
     notes = _absent_column_notes(schema, cols, statistic)
     for pt in pts:
         if pt.status.startswith("invalid"):
@@ -2536,6 +2537,5 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
             row += [fmt(getattr(p, f"pred_{m}")) for m in DIAGNOSTICS]
-            said = p.warnings + ([f"repeats the measurement of {p.repeats}"] if p.repeats and not bad else [])
-            row += [p.status, "; ".join(said), "; ".join(p.extrapolated)]
+            row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
             w.writerow(row)
