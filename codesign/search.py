@@ -464,11 +464,12 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
             by_key.setdefault(key, []).append(msg)
         for key, msgs in by_key.items():
             # "tp 16 is larger than the scale-up domain (2 to 8 chips; ...)", one group per rule; every
-            # rule broken is said (its first line) before a rule's further lines, which the cap may
-            # leave out: a fourth rule was hidden behind a rule's second line (fresh-user trial, session 45)
+            # rule broken is said (its first line) before a rule's further lines, and up to six lines
+            # in all: a fourth rule, then a rule's second line ("tp 16, 48 or 128 ... (3 to 8 chips")
+            # were hidden behind "and 1 more" (fresh-user trials, session 45)
             groups = merged_rule_groups(msgs)
             msgs = [g[0] for g in groups] + [m for g in groups for m in g[1:]]
-            cap = max(3, len(groups))
+            cap = max(MAX_RULE_LINES, len(groups))
             shown = "; ".join(msgs[:cap]) + (f"; and {len(msgs) - cap} more" if len(msgs) > cap else "")
             problems.append((*_where_varied(spec, key, space),
                              f"no deployment the search tries can be served, so every design would be infeasible: "
@@ -478,6 +479,9 @@ def unservable_space_problems(spec: Spec, space: SearchSpace, pm=None) -> list[t
     return problems
 
 
+#: Lines of deployment-rule messages a refused search's error shows (more if more rules are broken:
+#: each rule's first line is always shown), before "and N more".
+MAX_RULE_LINES = 6
 #: A number in a deployment rule's message (``"tp 16"``, ``"(8 chips;"``, ``"1e+06"``), not a digit
 #: of a name.
 _RULE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:e[+-]?\d+)?(?!\w)")

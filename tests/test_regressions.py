@@ -207,8 +207,8 @@ def test_every_rule_a_refused_search_breaks_is_said_before_a_rules_second_line(c
     """TP 3, 16, 48 and 128 over scale-up domains of 2 to 8 chips, on gpt-oss-120b's 64 heads: 64 / 3
     and 64 / 48 are no whole numbers, 128 > 64 heads, and the domain rule needs two lines (every TP
     exceeds a domain of 2; TP 3 fits domains of 3 to 8, so 16, 48 and 128 alone exceed those). Each
-    of the three rules is said before the domain rule's second line, which the cap of three lines
-    counts ("and 1 more"); the heads rule was the one left out (fresh-user trial, session 45)."""
+    of the three rules is said, and the domain rule's second line too: the heads rule, then that
+    line, were left out behind "and 1 more" (fresh-user trials, session 45)."""
     spec = _spec(tmp_path, '[search.envelope]\n"deployment.tp" = [3, 16, 48, 128]\n'
                            '[search.params]\n"network.scaleup_domain" = {low = 2, high = 8}\n',
                  name="mixed.toml", base=FLAGSHIP)
@@ -217,9 +217,9 @@ def test_every_rule_a_refused_search_breaks_is_said_before_a_rules_second_line(c
     assert err.startswith(f'error: {spec}: search.envelope."deployment.tp": {_NEVER}'), err
     for said in ("tp 3 or 48 does not divide the model's 64 attention heads",
                  "tp 128 is above the model's 64 attention heads",
-                 f"tp 3, 16, 48 or 128 {_DOMAIN.format(2)}"):
+                 f"tp 3, 16, 48 or 128 {_DOMAIN.format(2)}", f"tp 16, 48 or 128 {_DOMAIN.format('3 to 8')}"):
         assert said in err, (said, err)
-    assert "3 to 8 chips" not in err and err.strip().endswith("; and 1 more"), err
+    assert "more" not in err, err
 
 
 def test_deployment_rule_messages_differing_in_their_numbers_are_said_once():
