@@ -595,6 +595,50 @@ def test_an_unknown_flag_of_a_sub_command_names_that_sub_command(cli):
     assert json.loads(out)["error"]["message"] == "codesign model show: unrecognized arguments: --bogus"
 
 
+def test_an_option_of_another_command_says_which_takes_it_and_guesses_a_cost_model(cli):
+    """`optimize SPEC --cost-model rooflin` said only "unrecognized arguments" (fresh-user trial,
+    session 46): optimize reads its cost model from the spec. The line now names the commands that
+    take the option, the spec key that does its job here, and the registered name the typo stands
+    for; a misspelt option of the command itself gets the option it stands for."""
+    # 'analytcal' (one letter dropped; the built-in model, so the test needs no example plugin)
+    head = "error: codesign optimize: unrecognized arguments: --cost-model analytcal; "
+    rc, out, err = cli("optimize", SEARCH_SPEC, "--cost-model", "analytcal")
+    assert rc == 2 and err.strip() == (
+        head + "--cost-model is an option of `codesign evaluate` and `codesign validate`; `codesign optimize` "
+        "takes the cost model from its spec's deployment.cost_model; 'analytcal' is no registered cost model: "
+        "did you mean 'analytical'? (see `codesign optimize --help`)"), err
+    # a registered name gets no guess; sweep reads a spec too
+    rc, out, err = cli("sweep", SEARCH_SPEC, "--cost-model=analytical")
+    assert rc == 2 and err.strip().endswith(
+        "`codesign sweep` takes the cost model from its spec's deployment.cost_model (see `codesign sweep --help`)"), err
+    rc, out, err = cli("optimize", SEARCH_SPEC, "--trails", "3")  # 'trails' is 'trials' with two letters swapped
+    assert rc == 2 and "unrecognized arguments: --trails 3; did you mean --trials? (see" in err, err
+    rc, out, err = cli("evaluate", SEARCH_SPEC, "--cost_model", "roofline")
+    assert rc == 2 and "; did you mean --cost-model? (see" in err, err
+    rc, out, err = cli("sweep", SEARCH_SPEC, "--trials", "3", "--json")  # sweep counts --points
+    assert rc == 2 and json.loads(out)["error"]["message"] == (
+        "codesign sweep: unrecognized arguments: --trials 3; --trials is an option of `codesign optimize` "
+        "and `codesign worker`")
+
+
+def test_a_misspelt_hook_or_numerics_format_gets_a_guess(cli, tmp_path):
+    """`plugins list --hook` with no such hook listed no plugin (exit 0), also for the spelling the
+    table's hooks column shows (`cost_models`); `numerics --format mxfp44` listed the formats with no
+    guess (fresh-user trial, session 46)."""
+    rc, out, err = cli("plugins", "list", "--json", "--hook", "cost_models")
+    assert rc == 0 and {p["name"] for p in json.loads(out)["plugins"]} >= {"analytical"}
+    hooks = "codesign_baselines, codesign_cost_models, codesign_number_formats, codesign_samplers"
+    err = _refused(cli("plugins", "list", "--hook", "codesign_cost_model"))
+    assert err.strip() == ("error: --hook: no hook named 'codesign_cost_model' (did you mean "
+                           f"'codesign_cost_models'?); hooks: {hooks}"), err
+    err = _refused(cli("plugins", "list", "--hook", "zzz"))
+    assert err.strip() == f"error: --hook: no hook named 'zzz'; hooks: {hooks}", err
+    src = tmp_path / "in.npy"
+    np.save(src, np.ones((1, 32), np.float32))
+    _refused(cli("numerics", "quantize", "--format", "mxfp44", src, tmp_path / "o.npy"),
+             "error: unknown number format 'mxfp44' (did you mean 'mxfp4'?); registered: bf16, ")
+
+
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the swallowed Ctrl-C
 def test_a_ctrl_c_that_a_callback_swallowed_still_ends_the_command_with_130(cli, monkeypatch):
     """Python ignores an exception raised in a finaliser ("Exception ignored in ..."): a Ctrl-C that

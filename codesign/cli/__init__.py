@@ -35,7 +35,9 @@ class _Parser(argparse.ArgumentParser):
         if prog == "codesign" and message.startswith("unrecognized arguments"):
             # argparse reports a sub-command's unknown flags from the top-level parser: name the
             # (innermost) sub-command, whose --help lists its flags
-            prog = " ".join(["codesign", *_command_path(self, [a for a in _ARGV if not a.startswith("-")])])
+            path = _command_path(self, [a for a in _ARGV if not a.startswith("-")])
+            prog = " ".join(["codesign", *path])
+            message += _unknown_option_hint(self, path, message.split(": ", 1)[1].split(" "))
         print(f"error: {prog}: {message} (see `{prog} --help`)", file=sys.stderr)
         _json_error("--json" in _ARGV, f"{prog}: {message}", ExitCode.USAGE_ERROR)
         raise SystemExit(int(ExitCode.USAGE_ERROR))
@@ -51,6 +53,77 @@ def _command_path(parser: argparse.ArgumentParser, words: list[str]) -> list[str
         if isinstance(action, argparse._SubParsersAction) and words and words[0] in action.choices:
             return [words[0], *_command_path(action.choices[words[0]], words[1:])]
     return []
+
+
+#: The spec key that gives, to a command reading a spec, what another command's option gives
+#: (``optimize --cost-model`` was refused with no word of where optimize's cost model comes from)
+_SPEC_KEY_OF_OPTION = {"--cost-model": ("the cost model", "deployment.cost_model")}
+
+
+def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
+    """Every sub-command parser under ``parser``, as (its command words, the parser)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*path, name), sub
+                yield from _parsers(sub, (*path, name))
+
+
+def _unknown_option_hint(parser: argparse.ArgumentParser, path: list[str], extras: list[str]) -> str:
+    """What to say after "unrecognized arguments: ..." (``extras``, the words argparse did not take)
+    for the sub-command ``path``: for each unknown option, the command's own option it most likely
+    stands for (:func:`codesign.errors.close_name`: ``--trails`` -> ``--trials``), else the commands
+    that do take it and, for a command reading a spec, the spec key that does its job there, with a
+    guess for a misspelt cost model (``optimize --cost-model rooflin``: fresh-user trial, session 46,
+    where it said only "unrecognized arguments"); for any other, the command's own option it most
+    likely stands for (:func:`codesign.errors.close_name`: ``--trails`` -> ``--trials``). "" when
+    there is nothing to add."""
+    from ..errors import close_name
+
+    commands = dict(_parsers(parser))
+    own = commands.get(tuple(path))
+    if own is None:
+        return ""
+    own_options = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+    notes = []
+    for i, word in enumerate(extras):
+        if not word.startswith("--"):
+            continue
+        option, _, value = word.partition("=")
+        if not value and i + 1 < len(extras) and not extras[i + 1].startswith("-"):
+            value = extras[i + 1]
+        takers = [" ".join(["codesign", *p]) for p, sub in commands.items()
+                  if any(option in a.option_strings for a in sub._actions)]
+        if not takers:
+            guess = close_name(option[2:], [o[2:] for o in own_options], cutoff=0.75)  # without the '--' all share
+            if guess:
+                notes.append(f"did you mean --{guess}?")
+            continue
+        note = f"{option} is an option of {' and '.join(f'`{t}`' for t in takers)}"
+        what, key = _SPEC_KEY_OF_OPTION.get(option, (None, None))
+        if key and any(a.dest == "spec" for a in own._actions):
+            note += f"; `codesign {' '.join(path)}` takes {what} from its spec's {key}"
+            if option == "--cost-model" and value:
+                note += _cost_model_guess(value)
+        notes.append(note)
+    return "".join(f"; {n}" for n in notes)
+
+
+def _cost_model_guess(name: str) -> str:
+    """"; 'rooflin' is no registered cost model: did you mean 'roofline'?" for a cost-model
+    name no plugin registers (with the registered close name, when there is one), else ""."""
+    from ..errors import PLUGIN_EXCEPTIONS, close_name
+    from ..pluginmanager import get_plugin_manager
+
+    try:
+        models = sorted(get_plugin_manager().cost_models)
+    except PLUGIN_EXCEPTIONS:  # noqa: BLE001 - a usage error is being reported: a broken plugin adds nothing to it
+        return ""
+    if name in models or name == "auto":
+        return ""
+    guess = close_name(name, models, cutoff=0.6)  # as PluginManager.unknown_cost_model
+    return f"; {name!r} is no registered cost model" + (f": did you mean {guess!r}?" if guess else
+                                                             f" (registered: {', '.join(models) or 'none'})")
 
 
 def build_parser() -> argparse.ArgumentParser:

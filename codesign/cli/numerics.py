@@ -31,7 +31,7 @@ import math
 import sys
 from pathlib import Path
 
-from ..errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError
+from ..errors import PLUGIN_EXCEPTIONS, CodesignError, PluginBugError, close_name
 from ._common import EXIT_BUG, EXIT_SIGNALS, _check_parents, check_out_file, path_type, seed_type, whole_type
 
 SCHEMA_VERSION = 1
@@ -142,7 +142,9 @@ def _format(name: str):
     key = name.lower()
     if key not in formats:
         have = ", ".join(sorted(formats)) or "none"
-        raise CodesignError(f"unknown number format {name!r} (known: {have})")
+        close = close_name(key, sorted(formats))  # as a spec's format names: 'mxfp44' -> 'mxfp4'
+        mean = f" (did you mean {close!r}?)" if close else ""
+        raise CodesignError(f"unknown number format {name!r}{mean}; registered: {have}")
     fmt = formats[key]
     if fmt.quantize is None:
         raise CodesignError(f"number format {key!r} (plugin {fmt.plugin}) has no quantize function")

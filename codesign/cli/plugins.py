@@ -26,7 +26,7 @@ def register(sub) -> None:
                                 "failed, with its error); 2 a bad option, or a plugin that failed to load under "
                                 f"CODESIGN_STRICT_PLUGINS=1; {EXIT_BUG}; {EXIT_SIGNALS}.")
     lp.add_argument("--json", action="store_true", help="one JSON document on stdout")
-    lp.add_argument("--hook", metavar="NAME", help="only plugins implementing this hook (e.g. codesign_cost_models)")
+    lp.add_argument("--hook", metavar="NAME", help="only plugins implementing this hook (e.g. codesign_cost_models, or cost_models as the table shows it)")
     lp.set_defaults(func=run_list)
     p.set_defaults(func=run_list, json=False, hook=None)
 
@@ -54,12 +54,35 @@ def collect(pm) -> dict:
             "problems": list(pm.problems)}
 
 
+def hook_name(name: str) -> str:
+    """The hook ``--hook NAME`` names: a hook of :mod:`codesign.hookspecs` as written
+    (``codesign_cost_models``) or as the table's hooks column shows it (``cost_models``).
+
+    Raises:
+        CodesignError: ``name`` is no hook (with the close one, :func:`codesign.errors.close_name`,
+            and the hooks); it listed no plugin, exit 0, as if none implemented it, and the
+            table's own spelling, ``cost_models``, did the same (fresh-user trial, session 46).
+    """
+    from .. import hookspecs
+    from ..errors import CodesignError, close_name
+
+    hooks = sorted(n for n in dir(hookspecs) if n.startswith("codesign_"))
+    for hook in (name, f"codesign_{name}"):
+        if hook in hooks:
+            return hook
+    # compared without the prefix every hook shares ('zzz' is no closer to one hook than another)
+    close = close_name(name.removeprefix("codesign_"), [h.removeprefix("codesign_") for h in hooks], cutoff=0.6)
+    mean = f" (did you mean 'codesign_{close}'?)" if close else ""
+    raise CodesignError(f"--hook: no hook named {name!r}{mean}; hooks: {', '.join(hooks)}")
+
+
 def run_list(args) -> int:
     from ..pluginmanager import get_plugin_manager
 
     doc = collect(get_plugin_manager())
     if args.hook:
-        doc["plugins"] = [r for r in doc["plugins"] if args.hook in r["hooks"]]
+        hook = hook_name(args.hook)
+        doc["plugins"] = [r for r in doc["plugins"] if hook in r["hooks"]]
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         print()
