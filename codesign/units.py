@@ -327,20 +327,31 @@ def _read(text: str, value: str, where: str, unit: str):
         return _registry().Quantity(text)
     except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
         detail = str(exc) or "malformed expression"
-        if isinstance(exc, pint.errors.UndefinedUnitError) and (fixes := _case_fixes(text, unit)):
-            said = " or ".join([", ".join(repr(f) for f in fixes[:-1]), repr(fixes[-1])] if len(fixes) > 1
-                               else [repr(fixes[0])])
-            detail += f"; unit names and prefixes are case-sensitive: did you mean {said}?"
+        if isinstance(exc, pint.errors.UndefinedUnitError):
+            if fixes := _case_fixes(text, unit):
+                said = " or ".join([", ".join(repr(f) for f in fixes[:-1]), repr(fixes[-1])] if len(fixes) > 1
+                                   else [repr(fixes[0])])
+                detail += f"; unit names and prefixes are case-sensitive: did you mean {said}?"
+            elif others := _other_readings(text):  # "1200 w" for a bandwidth: 'W', a power, was meant
+                names = " and ".join(repr(n) for n in _unknown_names(text))
+                read = ", ".join(f"{fix!r} {'is ' if i == 0 else ''}{what}" for i, (fix, what) in enumerate(others))
+                raise QuantityError(f"expected {where} (got {value!r}: {names} is no unit; unit names are "
+                                    f"case-sensitive, and {read})") from None
         raise QuantityError(f"cannot read {value!r} as {where} ({detail})") from None
 
 
-def _case_fixes(text: str, unit: str) -> list[str]:
-    """``text`` with the names of its unit part that are no unit re-cased, where that reads as a
-    quantity of ``unit``'s dimension: ``"1200 w"`` -> ``["1200 W"]`` on ``"W"``, ``"3 tb/s"`` ->
-    ``["3 Tb/s", "3 TB/s"]`` on ``"B/s"`` (bits or bytes: both are bandwidths, so both are said).
-    Fewest letters re-cased first, and one of those that read as the same quantity (``"1 kW"``, not
-    also ``"1 KW"``); ``[]`` where none fits, a name is longer than 6 letters, or more than three
-    fit (no obvious fix)."""
+def _unknown_names(text: str) -> list[str]:
+    """The names in the unit part of ``text`` (after its leading number) that are no unit."""
+    m = _LEADING.match(text)
+    tail = text[m.end():] if m else text
+    return [t for t in dict.fromkeys(re.findall(r"[A-Za-zµμ_]+", tail)) if not _registry().parse_unit_name(t)]
+
+
+def _recasings(text: str) -> list:
+    """``text`` with the names of its unit part that are no unit re-cased, each way that pint reads
+    as a quantity with a unit and no operation slip (:func:`_operation_problem`), as ``(text,
+    pint.Quantity)``: fewest letters re-cased first. ``[]`` where a name is longer than 6 letters or
+    has no re-casing that is a unit."""
     import itertools
 
     import pint
@@ -350,7 +361,7 @@ def _case_fixes(text: str, unit: str) -> list[str]:
     if m is None:  # pragma: no cover - _shape_problem refused it
         return []
     head, tail = text[:m.end()], text[m.end():]
-    names = [t for t in dict.fromkeys(re.findall(r"[A-Za-zµμ_]+", tail)) if not ureg.parse_unit_name(t)]
+    names = _unknown_names(text)
     if not names or any(len(t) > 6 for t in names):
         return []
     options = []
@@ -362,8 +373,7 @@ def _case_fixes(text: str, unit: str) -> list[str]:
         if not known:
             return []
         options.append(known)
-    want = ureg.Quantity(1, unit).dimensionality
-    fixes = []
+    readings = []
     for combo in itertools.product(*options):
         fixed = tail
         for name, cased in zip(names, combo):
@@ -372,11 +382,42 @@ def _case_fixes(text: str, unit: str) -> list[str]:
             q = ureg.Quantity(head + fixed)
         except Exception:
             continue
-        if isinstance(q, pint.Quantity) and q.dimensionality == want and _operation_problem(head + fixed) is None:
+        if isinstance(q, pint.Quantity) and not q.dimensionless and _operation_problem(head + fixed) is None:
+            readings.append((head + fixed, q))
+    return readings
+
+
+def _case_fixes(text: str, unit: str) -> list[str]:
+    """``text`` with the names of its unit part that are no unit re-cased, where that reads as a
+    quantity of ``unit``'s dimension: ``"1200 w"`` -> ``["1200 W"]`` on ``"W"``, ``"3 tb/s"`` ->
+    ``["3 Tb/s", "3 TB/s"]`` on ``"B/s"`` (bits or bytes: both are bandwidths, so both are said).
+    Fewest letters re-cased first, and one of those that read as the same quantity (``"1 kW"``, not
+    also ``"1 KW"``); ``[]`` where none fits, a name is longer than 6 letters, or more than three
+    fit (no obvious fix)."""
+    want = _registry().Quantity(1, unit).dimensionality
+    fixes = []
+    for fixed, q in _recasings(text):
+        if q.dimensionality == want:
             mag = float(q.to(unit).magnitude)
             if not any(math.isclose(mag, other, rel_tol=1e-12) for _, other in fixes):  # "1 KW" is "1 kW"
-                fixes.append((head + fixed, mag))
+                fixes.append((fixed, mag))
     return [fix for fix, _ in fixes] if len(fixes) <= 3 else []
+
+
+def _other_readings(text: str) -> list[tuple[str, str]]:
+    """Where no re-casing of ``text`` reads as the dimension expected (:func:`_case_fixes` found
+    none), the re-casings that read as another quantity a spec holds, as ``(text, what it is)``:
+    ``"1200 w"`` -> ``[("1200 W", "a power")]``, ``"1200 gb"`` -> ``[("1200 Gb", "a size in bits"),
+    ("1200 GB", "a size in bytes")]``; one per kind, fewest letters re-cased first. ``[]`` where
+    none reads as such a quantity (``"8 tb/s/w"``, a bandwidth per power) or more than three kinds
+    do (no obvious reading). A bandwidth written "1200 w" was refused with pint's "'w' is not
+    defined" alone, never saying that it was a power (fresh-user trial, session 46)."""
+    seen: dict[str, str] = {}
+    for fixed, q in _recasings(text):
+        what = _describe(q)
+        if not what.startswith("in "):  # a kind of KINDS (or an operation count), not a bare unit
+            seen.setdefault(what, fixed)
+    return [(fixed, what) for what, fixed in seen.items()] if len(seen) <= 3 else []
 
 
 def _check_range(mag: float, value: object, most: str) -> None:
@@ -469,6 +510,8 @@ def _describe(q) -> str:
     dims = q.dimensionality
     if dims == _registry().FLOP.dimensionality:
         return "a count of operations, not a rate (per second: 'TFLOP/s', 'TFLOPS')"
+    if dims == _registry().hertz.dimensionality:  # no spec key is one, but a clock is what "2 GHz" gives
+        return "a frequency"
     for kind, (si, human, _) in KINDS.items():
         try:
             if _registry().Quantity(1, si).dimensionality == dims:

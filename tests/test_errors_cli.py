@@ -1286,8 +1286,33 @@ def test_a_unit_in_the_wrong_case_gets_the_spelling_to_use(cli, tmp_path, table,
 
 
 @pytest.mark.parametrize("table, key, line", [
-    # GB and Gb are sizes, not powers: no re-casing of 'gb' is a power, so none is offered
-    ('[chip]\ntdp = "1200 gb"\n', "chip.tdp", f"cannot read '1200 gb' as a power, e.g. '700 W' ('gb' {_PINT})"),
+    # W is watt, a power: no re-casing of 'w' is a bandwidth, so what it would be is said
+    ('[memory.hbm]\nbandwidth = "1200 w"\n', "memory.hbm.bandwidth",
+     "expected a bandwidth, e.g. '8 TB/s' (got '1200 w': 'w' is no unit; unit names are case-sensitive, "
+     "and '1200 W' is a power)"),
+    # Gb (one letter re-cased) is gigabits, GB (two) gigabytes: two kinds, fewest re-cased first
+    ('[chip]\ntdp = "1200 gb"\n', "chip.tdp",
+     "expected a power, e.g. '700 W' (got '1200 gb': 'gb' is no unit; unit names are case-sensitive, "
+     "and '1200 Gb' is a size in bits, '1200 GB' a size in bytes)"),
+    # Tb/s and TB/s are both bandwidths: the kind is said once, with the fewer letters re-cased
+    ('[memory.hbm]\ncapacity = "8 tb/s"\n', "memory.hbm.capacity",
+     "expected a size in bytes, e.g. '192 GiB' (got '8 tb/s': 'tb' is no unit; unit names are "
+     "case-sensitive, and '8 Tb/s' is a bandwidth)"),
+    # GHz is a clock (1/s), no spec key's kind
+    ('[memory.hbm]\nbandwidth = "2 ghz"\n', "memory.hbm.bandwidth",
+     "expected a bandwidth, e.g. '8 TB/s' (got '2 ghz': 'ghz' is no unit; unit names are case-sensitive, "
+     "and '2 GHz' is a frequency)"),
+])
+def test_a_unit_in_the_wrong_case_of_another_kind_says_what_it_would_be(cli, tmp_path, table, key, line):
+    """A bandwidth written "1200 w" was refused with pint's "'w' is not defined" alone (fresh-user
+    trial, session 46), where "1200 W" says it is a power: a re-casing that reads as another kind
+    of quantity is named with that kind."""
+    spec = _example_with(tmp_path, table)
+    err = _refused(cli("evaluate", spec))
+    assert err.strip() == f"error: {spec}: {key}: {line}", err
+
+
+@pytest.mark.parametrize("table, key, line", [
     # TB/s/W is a bandwidth per power, not a bandwidth
     ('[memory.hbm]\nbandwidth = "8 tb/s/w"\n', "memory.hbm.bandwidth",
      f"cannot read '8 tb/s/w' as a bandwidth, e.g. '8 TB/s' ('tb' {_PINT})"),
