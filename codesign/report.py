@@ -373,7 +373,8 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "warnings": search_warnings(spec) if warnings is None else warnings,
         # what to keep in mind reading the Pareto designs' figures, one line each (front_notes)
         "notes": front_notes([(f"trial {r['trial']}", r["metrics"]) for r in rows],
-                             largest=list_edge(spec.workload.concurrency), slo=bool(slo)),
+                             largest=list_edge(spec.workload.concurrency), slo=bool(slo),
+                             objectives=[m for m, _ in result.space.objectives]),
         "trials": len(result.trials),
         "new_trials": result.new_trials,
         "feasible_trials": sum(1 for t in result.trials if t.user_attrs.get("feasible")
@@ -505,8 +506,18 @@ def peak_power_note(design) -> str | None:
             "unit at full rate at once a chip exceeds its TDP by design, the shipped specs by up to 1.14×)")
 
 
-def peak_edge_note(metrics, largest: int | None, *, slo: bool, search: bool = False) -> str | None:
-    """What a peak tok/s per kW at ``largest``, the largest concurrency of ``workload.concurrency``
+#: The peaks whose operating point is ``peak_concurrency`` (:meth:`codesign.costmodel.Evaluation.peak_point`),
+#: as a note names them, and what rises to them: tok/s per kW of TDP is tok/s per chip over the
+#: chip's TDP, a constant, so both peak at the same concurrency. Other peaks (per kW of modelled
+#: power, at the reference's TPOT) are taken at points of their own.
+PEAK_AT_CONCURRENCY = {"peak_mixed_tok_s_per_kw": ("tok/s per kW", "the efficiency"),
+                       "peak_mixed_tok_s_per_chip": ("tok/s per chip", "the throughput")}
+
+
+def peak_edge_note(metrics, largest: int | None, *, slo: bool, search: bool = False,
+                   peak: str = "peak_mixed_tok_s_per_kw") -> str | None:
+    """What a peak (``peak``, a key of :data:`PEAK_AT_CONCURRENCY`: tok/s per kW, or per chip for a
+    search with that objective) at ``largest``, the largest concurrency of ``workload.concurrency``
     (:func:`codesign.evaluation.list_edge`, None for a list of one value), means for one design, or
     None when its peak (``metrics["peak_concurrency"]``) is elsewhere: the efficiency was still
     rising at the edge of the list, so the true peak may lie beyond it; without an SLO (``slo``
@@ -519,8 +530,9 @@ def peak_edge_note(metrics, largest: int | None, *, slo: bool, search: bool = Fa
     c = metrics.get("peak_concurrency")
     if largest is None or not (isinstance(c, numbers.Real) and math.isfinite(c) and int(c) == largest):
         return None
-    note = (f"the peak tok/s per kW is at {users(largest)}, the largest concurrency of workload.concurrency: the "
-            "efficiency was still rising at the edge of the list, so the true peak may lie beyond it")
+    what, rising = PEAK_AT_CONCURRENCY[peak]
+    note = (f"the peak {what} is at {users(largest)}, the largest concurrency of workload.concurrency: "
+            f"{rising} was still rising at the edge of the list, so the true peak may lie beyond it")
     if not slo:
         ttft = metrics.get("ttft_at_peak_s")
         its = (f" (its TTFT is {format_duration(float(ttft))})"
@@ -604,7 +616,7 @@ def search_slo_line(spec: Spec, space: SearchSpace, figures: str = "the figures 
 
 
 def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = None,
-                slo: bool = True) -> list[str]:
+                slo: bool = True, objectives=None) -> list[str]:
     """What to keep in mind reading a front's figures, one line each ([] when nothing): how many
     designs have a modelled peak power far above their own ``chip.tdp`` (:func:`peak_power_note`,
     said of the highest), and how many peak at ``largest``, the largest concurrency of
@@ -616,7 +628,13 @@ def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = 
     ``pareto.json`` gives them). A search of ``chip.tdp`` without a ``peak_power_w`` constraint
     settles at a TDP far below its designs' peak power (tok/s per kW divides by it) and the front said nothing of the
     designs' own peak power; ``concurrency = [1, 1e9]`` put every peak at 10^9 users, at a TTFT of
-    155 days (fresh-user trial, session 43). Which point is the peak is not changed."""
+    155 days (fresh-user trial, session 43). Which point is the peak is not changed.
+
+    ``objectives``: the search's objective metrics (None: tok/s per kW, the table's). The edge note
+    speaks of the first of them whose peak is taken at ``peak_concurrency``
+    (:data:`PEAK_AT_CONCURRENCY`), and there is none for a search with no such objective: a search
+    of min TTFT and min E2E latency was told that "the peak tok/s per kW" was at the edge and that
+    "the peak ignores latency", of a figure it did not search (fresh-user trial, session 46)."""
     from .evaluation import PEAK_OVER_TDP_MARGIN, peak_over_tdp
 
     notes = []
@@ -635,13 +653,16 @@ def front_notes(designs, noun: str = "Pareto designs", *, largest: int | None = 
         t = m.get("ttft_at_peak_s")
         return float(t) if isinstance(t, numbers.Real) and math.isfinite(t) else -math.inf
 
-    edge = [(label, m) for label, m in designs if peak_edge_note(m, largest, slo=True) is not None]
+    peak = next((m for m in (["peak_mixed_tok_s_per_kw"] if objectives is None else objectives)
+                 if m in PEAK_AT_CONCURRENCY), None)
+    edge = [(label, m) for label, m in designs
+            if peak is not None and peak_edge_note(m, largest, slo=True, peak=peak) is not None]
     if edge:
         k = len(edge)
         label, m = max(edge, key=lambda e: ttft(e[1])) if not slo else edge[0]
         which = (label if k == 1 else f"the longest TTFT at the peak, {label}" if not slo else f"e.g. {label}")
         notes.append(f"{k} of {n} {noun} {'peaks' if k == 1 else 'peak'} at the edge of the concurrency list "
-                     f"({which}): {peak_edge_note(m, largest, slo=slo, search=True)}")
+                     f"({which}): {peak_edge_note(m, largest, slo=slo, search=True, peak=peak)}")
     return notes
 
 

@@ -343,6 +343,13 @@ def test_front_peaks_at_the_largest_concurrency_are_noted(cli, tmp_path):
                            "workload.concurrency: the efficiency was still rising at the edge of the list, so the true "
                            "peak may lie beyond it; no SLO is set, so the peak ignores latency (its TTFT is "), note
     assert " days)" in note and "[workload.slo]" in note and "ttft_s" in note
+    # the same search of minimum TTFT and E2E latency, whose best is at the fewest users: no edge note
+    # (it spoke of "the peak tok/s per kW", no objective of it: fresh-user trial, session 46)
+    p.write_text(p.read_text().replace('"peak_mixed_tok_s_per_kw"\ndirection = "maximize"',
+                                       '"min_ttft_s"\ndirection = "minimize"'))
+    rc, stdout, err = cli("optimize", p, "--trials", "2", "--out", tmp_path / "latency", "--json")
+    assert rc == 0 and '"min_ttft_s"' in p.read_text(), err
+    assert not [x for x in json.loads(stdout)["notes"] if "largest concurrency" in x]
 
 
 def test_front_notes_leave_out_the_latency_under_an_slo():
@@ -364,6 +371,24 @@ def test_front_notes_leave_out_the_latency_under_an_slo():
     (note,) = front_notes([("trial 1", at), ("trial 2", at)], largest=1024, slo=True)
     assert note.startswith("2 of 2 Pareto designs peak at the edge of the concurrency list (e.g. trial 1): ")
     assert front_notes([("trial 2", inside)], largest=1024, slo=False) == []
+
+
+def test_the_edge_note_speaks_of_the_searchs_own_peak():
+    """report.front_notes with the search's objectives: the edge note said "the peak tok/s per kW" for
+    a search with no such objective (fresh-user trial, session 46). Per chip it names tok/s per
+    chip (tok/s per kW of TDP is tok/s per chip over a constant TDP: one peak concurrency); a search of
+    latencies alone (their best is at the fewest users, not the edge) gets no edge note."""
+    from codesign.report import front_notes
+
+    at = {"peak_concurrency": 1024, "ttft_at_peak_s": 0.5}
+    (note,) = front_notes([("trial 1", at)], largest=1024, slo=True,
+                          objectives=["min_e2e_latency_s", "peak_mixed_tok_s_per_chip"])
+    assert note == ("1 of 1 Pareto designs peaks at the edge of the concurrency list (trial 1): the peak tok/s per "
+                    "chip is at 1,024 users, the largest concurrency of workload.concurrency: the throughput was "
+                    "still rising at the edge of the list, so the true peak may lie beyond it")
+    assert front_notes([("trial 1", at)], largest=1024, slo=False, objectives=["min_ttft_s", "min_e2e_latency_s"]) == []
+    (note,) = front_notes([("trial 1", at)], largest=1024, slo=True, objectives=["peak_mixed_tok_s_per_kw"])
+    assert "the peak tok/s per kW is at 1,024 users" in note
 
 
 def test_front_notes_count_the_designs_far_above_their_tdp():

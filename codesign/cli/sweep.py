@@ -116,7 +116,7 @@ def run(args) -> int:
     # as pareto.json's notes, over every metric of each front design (tdp_w is no column)
     notes = front_notes([(f"row {i + 1} of sweep_front.csv", {k: fm[k][i] for k in fm}) for i in range(n)],
                         noun="front designs", largest=list_edge(spec.workload.concurrency),
-                        slo=any(c.slo for c in space.constraints))
+                        slo=any(c.slo for c in space.constraints), objectives=[m for m, _ in space.objectives])
     doc = jsonable({
         "schema_version": 1, "spec": spec.path, "study": study, "cost_model": cost_model_record(spec),
         # whose calibrated knobs priced the designs (spec.efficiency_from), or null: as pareto.json
