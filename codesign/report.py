@@ -18,8 +18,8 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 from .costmodel import design_value, metric_unit
 from .baselines import reference_warnings
 from .evaluation import cost_model_record, efficiency_record, jsonable, list_edge, slo_bounds
-from .search import (PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace, beats,
-                     budget_warnings, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
+from .search import (BEAT_TOLERANCE, PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace,
+                     budget_warnings, versus_reference, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
 from .units import format_duration, format_quantity, parse_quantity
 
@@ -208,19 +208,25 @@ def build_rows(result: SearchResult) -> list[dict[str, Any]]:
     """``pareto.json``'s rows, one per listed Pareto design (``result.pareto``'s order): ``trial``,
     ``params`` (SI units), ``metrics`` (every metric the cost model reports but the SLOs' point
     metrics, :func:`_reported`; None where a value is not finite), ``vs_reference`` (design /
-    reference, :func:`~codesign.search.ratios`), ``beats_reference``, ``seed_source``, ``configs``
-    (envelope choice per metric) and ``duplicate_trials``."""
+    reference, :func:`~codesign.search.ratios`), ``beats_reference`` and ``matches_reference``
+    (:func:`~codesign.search.versus_reference`: better by more than
+    :data:`~codesign.search.BEAT_TOLERANCE` on every objective; within it on one or more and no
+    worse on any), ``seed_source``, ``configs`` (envelope choice per metric) and
+    ``duplicate_trials``."""
     ref = (result.reference or {}).get("metrics", {})
     slo = slo_point_metrics(result.space)
     rows = []
     for t in result.pareto:
         m = {k: (v if v is not None else math.nan) for k, v in t.user_attrs["metrics"].items()}
+        verdict = versus_reference(m, ref, result.space) if ref else None
         rows.append({
             "trial": t.number,
             "params": dict(t.params),
             "metrics": _reported(m, slo),
             "vs_reference": ratios(m, ref, result.space) if ref else {},
-            "beats_reference": beats(m, ref, result.space) if ref else None,
+            "beats_reference": verdict == "beats" if ref else None,
+            # a tie within BEAT_TOLERANCE on an objective is no win (0.99997x the reference's latency)
+            "matches_reference": verdict == "matches" if ref else None,
             "seed_source": t.user_attrs.get("seed_source", "sampler"),
             # (the SLOs' point metrics have no value in the row, so no deployment either)
             "configs": {k: v for k, v in t.user_attrs.get("configs", {}).items() if k not in slo},
@@ -395,8 +401,9 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
-        # Pareto designs strictly better than the reference on every objective (each row's
-        # beats_reference), and how many of those peak more than evaluation.PEAK_OVER_TDP_MARGIN above
+        # Pareto designs better than the reference on every objective beyond search.BEAT_TOLERANCE
+        # (each row's beats_reference), those that match it within that on one or more and are no
+        # worse on any (matches_reference), and how many of the first of those peak more than evaluation.PEAK_OVER_TDP_MARGIN above
         # their own chip.tdp (their tok/s per kW divides by a TDP they exceed: see notes); null
         # without a reference, or with one that cannot be served (reference_headline)
         **beat_counts(rows, result.reference),
@@ -415,9 +422,10 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
 
 
 def beat_counts(rows, reference) -> dict[str, int | None]:
-    """``{"beat_reference": n, "beat_reference_peak_over_tdp": k}`` of pareto.json: ``n`` Pareto
-    designs (``rows``, :func:`build_rows`) beat ``reference`` (the search's, ``None`` without one)
-    on every objective, ``k`` of them with a modelled peak power more than
+    """``{"beat_reference": n, "beat_reference_peak_over_tdp": k, "match_reference": t}`` of
+    pareto.json: ``n`` Pareto designs (``rows``, :func:`build_rows`) beat ``reference`` (the
+    search's, ``None`` without one) on every objective, ``t`` more match it (``matches_reference``:
+    within :data:`~codesign.search.BEAT_TOLERANCE` on an objective, no worse on any), ``k`` of the ``n`` with a modelled peak power more than
     :data:`~codesign.evaluation.PEAK_OVER_TDP_MARGIN` above their own ``chip.tdp``
     (:func:`codesign.evaluation.peak_over_tdp`); both None without a reference or when it cannot be
     served (``infeasible_reason``). A search of ``chip.tdp`` printed "31 Pareto design(s) beat gb200
@@ -426,10 +434,11 @@ def beat_counts(rows, reference) -> dict[str, int | None]:
     from .evaluation import peak_over_tdp
 
     if not reference or reference.get("infeasible_reason"):
-        return {"beat_reference": None, "beat_reference_peak_over_tdp": None}
+        return {"beat_reference": None, "beat_reference_peak_over_tdp": None, "match_reference": None}
     won = [r for r in rows if r.get("beats_reference")]
     return {"beat_reference": len(won),
-            "beat_reference_peak_over_tdp": sum(1 for r in won if peak_over_tdp(r["metrics"]) is not None)}
+            "beat_reference_peak_over_tdp": sum(1 for r in won if peak_over_tdp(r["metrics"]) is not None),
+            "match_reference": sum(1 for r in rows if r.get("matches_reference"))}
 
 
 def reference_headline(doc: dict) -> str | None:
@@ -450,6 +459,10 @@ def reference_headline(doc: dict) -> str | None:
         peaks, its = ("peaks", "its") if hot == 1 else ("peak", "their")
         line += (f"; {who} {peaks} above {1 + PEAK_OVER_TDP_MARGIN:g}× {its} own chip.tdp, so {its} tok/s per kW "
                  "divides by a TDP the chip exceeds (see the note above)")
+    tied = doc.get("match_reference")
+    if tied:  # "beats ref: matches" in the table: within BEAT_TOLERANCE of the reference somewhere
+        line += (f"; {tied} more {'matches' if tied == 1 else 'match'} it within {BEAT_TOLERANCE:.1%} on one "
+                 "objective or more and no worse on any")
     return line + "."
 
 
@@ -752,8 +765,9 @@ def csv_columns(space: SearchSpace) -> list[tuple[str, Any]]:
        ``min_e2e_latency_s``, ``min_tpot_s`` and ``mixed_tok_s_per_kw_at_tpot``, each once; to
        :data:`RATIO_DIGITS` significant digits (``1.09756``, not ``1.097561340721312``; full
        precision in ``pareto.json``).
-    5. ``beats_reference``: ``True`` when the design is strictly better than the reference on
-       every objective, else ``False``.
+    5. ``beats_reference``: ``True`` when the design is better than the reference on every
+       objective by more than :data:`~codesign.search.BEAT_TOLERANCE` (0.1% of the reference's
+       value), else ``False`` (a tie within it too: ``matches_reference`` in ``pareto.json``).
     6. ``design_file``: the path of the design's spec TOML.
 
     A cell is empty where its value does not apply: a metric the design has no value for (NaN or
@@ -1004,7 +1018,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
             cols.append((f"{m} ×ref", column_header(m, direction.get(m), ratio=True),
                          ["1" if m in ref["metrics"] else "—"]  # an unservable reference has no value
                          + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
-        cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else "no" for r in rows]))
+        cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else
+                                                       "matches" if r.get("matches_reference") else "no" for r in rows]))
     merged = doc.get("duplicate_trials_merged") or 0
     unresolved = doc.get("unresolved_trials") or []
     title = (f"Pareto designs: {len(rows)} of {trials(doc['trials'])} ({doc['feasible_trials']} feasible"
