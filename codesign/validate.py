@@ -514,6 +514,8 @@ class Point:
     #: the id of an earlier row of the same file whose cells this row repeats, but for its id and
     #: provenance (:data:`PROVENANCE_COLUMNS`): the same measurement captured twice; "" otherwise
     repeats: str = ""
+    #: the file row (the header is row 1) of the row this one repeats; 0 when it repeats none
+    repeats_row: int = 0
 
     @property
     def system_key(self) -> str:
@@ -790,6 +792,7 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
     for n, m in repeated_rows(schema, header, rows).items():
         # the file's row number (the header is row 1): rows may share an id
         pts[n].repeats = f"{pts[m].id} (row {m + 2})" if pts[m].id else f"row {m + 2}"
+        pts[n].repeats_row = m + 2
         pts[n].warnings.append(f"repeats the measurement of {pts[n].repeats}")  # an invalid row's go below
     notes = _absent_column_notes(schema, cols, statistic)
     for pt in pts:
@@ -836,6 +839,17 @@ def repeated_rows(schema: str, header: list[str], rows: list[dict]) -> dict[int,
         else:
             first[key] = n
     return out
+
+
+def repeated_list(points: list[Point]) -> list[dict]:
+    """The rows that repeat an earlier row's measurement (:func:`repeated_rows`), as ``validate
+    --json`` lists them: ``{"id", "row", "repeats_id", "repeats_row"}`` each, in the file's order,
+    rows numbered as the file's lines (the header is row 1; ``points`` are the file's rows in
+    order, as :func:`read_measured` gives them) and a blank id as null. ``repeated_rows`` gave their
+    count alone, so a script could not tell which rows to drop (fresh-user trial, session 46)."""
+    return [{"id": p.id or None, "row": n + 2, "repeats_id": points[p.repeats_row - 2].id or None,
+             "repeats_row": p.repeats_row}
+            for n, p in enumerate(points) if p.repeats_row]
 
 
 def repeated_note(points: list[Point], schema: str) -> str | None:

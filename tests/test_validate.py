@@ -1078,12 +1078,20 @@ def test_rows_repeating_a_measurement_are_priced_and_said(tmp_path, cli):
         assert "repeats the measurement of a_c8 (row 2)" in got[f"{i}_c8"]["warning"], got[f"{i}_c8"]
     assert "repeats" not in got["a_c8"]["warning"] and "repeats" not in got["c_c8"]["warning"]
     rc, out, _ = cli("validate", src, "--json")
-    assert rc == 0 and json.loads(out)["repeated_rows"] == 3
+    doc = json.loads(out)
+    assert rc == 0 and doc["repeated_rows"] == 3
+    # which rows: the file's line numbers, the header being row 1 (a_c8 is row 2, b_c8 row 3, ...);
+    # c_c8 (row 4) has another TPOT, so it repeats nothing
+    assert doc["repeats"] == [{"id": "b_c8", "row": 3, "repeats_id": "a_c8", "repeats_row": 2},
+                              {"id": "d_c8", "row": 5, "repeats_id": "a_c8", "repeats_row": 2},
+                              {"id": "e_c8", "row": 6, "repeats_id": "a_c8", "repeats_row": 2}]
     # InferenceMAX rows: the same cells but point_id and source repeat; another run_url does not
     imx = _imx_csv(tmp_path / "imx.csv", IMX_ROW, dict(IMX_ROW, point_id="again", source="other capture"),
                    dict(IMX_ROW, point_id="other-run", run_url="https://example.org/run/2"))
     rc, out, err = cli("validate", imx, "--json")
-    assert rc == 0 and json.loads(out)["repeated_rows"] == 1, err
+    doc = json.loads(out)
+    assert rc == 0 and doc["repeated_rows"] == 1, err
+    assert doc["repeats"] == [{"id": "again", "row": 3, "repeats_id": IMX_ROW["point_id"], "repeats_row": 2}]
     assert f"e.g. again repeats {IMX_ROW['point_id']} (row 2)" in err, err
 
 

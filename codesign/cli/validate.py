@@ -76,7 +76,8 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
-                            read_measured, repeated_note, shared_data_warning, write_predictions)
+                            read_measured, repeated_list, repeated_note, shared_data_warning,
+                            write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -152,6 +153,8 @@ def run(args) -> int:
                     "status": status,
                     # rows repeating an earlier row's measurement (every cell but id and provenance)
                     "repeated_rows": sum(bool(p.repeats) for p in points),
+                    # which: {"id", "row", "repeats_id", "repeats_row"} each (rows as the file's lines)
+                    "repeats": repeated_list(points),
                     "cost_model": cost_model,
                     "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                     "errors": tables,
