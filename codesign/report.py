@@ -66,19 +66,24 @@ AXIS_NAMES = {
 }
 
 
-def _label(metric: str, arrow: bool = True) -> str:
-    """A plot axis's name of ``metric``: its name, unit and (``arrow``) the better direction."""
-    unit, better = SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or metric_unit(metric)
-    mark = {"max": "↑", "min": "↓"}.get(better or "", "") if arrow else ""
+#: The arrow of a better direction: an objective's (``[[search.objectives]]`` ``direction``) in the
+#: Pareto table's headers and on the plots' axes, and a metric's own (``"max"``/``"min"``, its
+#: :data:`codesign.search.SEARCH_METRICS` sense) on a study heatmap's colour bar. The one map of
+#: them all (the plots had one of their own, and put an arrow on every metric: session 46).
+ARROWS = {"maximize": "↑", "minimize": "↓", "max": "↑", "min": "↓"}
+
+
+def _label(metric: str, direction: str | None = None) -> str:
+    """A plot axis's name of ``metric``: its name, unit and, when ``direction`` (``"maximize"``,
+    ``"minimize"``) says it is an objective, its arrow; as :func:`column_header`, no arrow
+    otherwise. A one-objective search's plot put ↓ on its min E2E latency axis, no objective of
+    it, where the table's column had none (fresh-user trial, session 46)."""
+    unit, _ = SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or metric_unit(metric)
     name = AXIS_NAMES.get(metric) or metric.replace("_", " ")
     for suffix in (" s", " w", " mm2"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
-    return f"{name} [{unit}] {mark}".strip()
-
-
-#: The arrow of an objective's direction in the Pareto table's headers.
-ARROWS = {"maximize": "↑", "minimize": "↓"}
+    return f"{name} [{unit}] {ARROWS.get(direction or '', '')}".strip()
 
 
 def column_header(metric: str, direction: str | None = None, ratio: bool = False) -> str:
@@ -88,7 +93,7 @@ def column_header(metric: str, direction: str | None = None, ratio: bool = False
     ``[[search.objectives]]`` direction) says it is an objective, and no arrow otherwise. Every
     column of min TPOT carried ↓ in a search of tok/s per kW and E2E latency, read as a third
     objective (fresh-user trial, session 45)."""
-    head = SHORT[metric][0] if metric in SHORT else _label(metric, arrow=False)
+    head = SHORT[metric][0] if metric in SHORT else _label(metric)
     if ratio:
         head = f"{head.split(' [')[0]} ×ref"
     return f"{head} {ARROWS.get(direction or '', '')}".rstrip()
@@ -867,8 +872,10 @@ def _plot(path: Path, result: SearchResult, spec: Spec) -> None:
         # when the front starts just right of the reference (fresh-user trial)
         ax.scatter([ref["metrics"][xkey]], [ref["metrics"][ykey]], marker="*", s=220, color="tab:red",
                    edgecolor="k", zorder=4, label=f"{ref['name']} (reference, best per metric)")
-    ax.set_xlabel(_label(xkey))
-    ax.set_ylabel(_label(ykey))
+    # an arrow on the objectives' axes alone, as on the table's columns (column_header)
+    direction = dict(objs)
+    ax.set_xlabel(_label(xkey, direction.get(xkey)))
+    ax.set_ylabel(_label(ykey, direction.get(ykey)))
     allx = [p[0] for p in pi + pf] or [1]
     if max(allx) / max(min(allx), 1e-12) > 30:
         ax.set_xscale("log")

@@ -1191,6 +1191,45 @@ def test_pareto_png_names_the_reference_where_it_covers_no_point(tmp_path, monke
     plt.close(fig)
 
 
+def test_pareto_png_puts_arrows_on_the_objectives_axes_alone(tmp_path, monkeypatch):
+    """pareto.png put a better-direction arrow on every axis: a search of peak tok/s per kW alone
+    plots it against min E2E latency, and that axis said "↓" though it is no objective, where the
+    table's min E2E column has no arrow (fresh-user trial, session 46). An objective's axis takes
+    the arrow of the search's direction, as its column does (report.ARROWS)."""
+    from types import SimpleNamespace
+
+    import matplotlib.pyplot as plt
+
+    from codesign import report as R
+
+    def trial(x, y):
+        return SimpleNamespace(user_attrs={"feasible": True, "metrics": {"min_e2e_latency_s": x,
+                                                                       "peak_mixed_tok_s_per_kw": y}},
+                               constraints=None)
+
+    pts = [trial(1.1, 90000), trial(1.2, 100000)]
+
+    def labels(objectives):
+        kept = []
+        monkeypatch.setattr(plt, "close", kept.append)
+        result = SimpleNamespace(space=SimpleNamespace(objectives=objectives), trials=pts, pareto=pts[1:],
+                                 reference=None)
+        R._plot(tmp_path / "pareto.png", result, SimpleNamespace(name="s", path="s.toml"))
+        [fig] = kept
+        [ax] = fig.axes
+        got = (ax.get_xlabel(), ax.get_ylabel())
+        plt.close(fig)
+        return got
+
+    assert labels((("peak_mixed_tok_s_per_kw", "maximize"),)) == (
+        "min E2E latency [s]", "peak mixed tok/s per kW (TDP) [tok/s/kW] ↑")
+    assert labels((("peak_mixed_tok_s_per_kw", "maximize"), ("min_e2e_latency_s", "minimize"))) == (
+        "min E2E latency [s] ↓", "peak mixed tok/s per kW (TDP) [tok/s/kW] ↑")
+    # the table's header of the same metric follows the same rule
+    assert R.column_header("min_e2e_latency_s") == "min E2E [s]"
+    assert R.column_header("min_e2e_latency_s", "minimize") == "min E2E [s] ↓"
+
+
 def test_a_rerun_reuses_the_reported_sensitivities_of_its_own_designs(cli, tmp_path, monkeypatch):
     """A rerun of a finished study ("nothing to run") took 36 s, 24 of them recomputing each
     Pareto design's sensitivities (JAX Jacobians; session 28). A design the last report of the same

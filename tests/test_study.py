@@ -188,6 +188,27 @@ def test_a_grid_marks_peak_power_against_each_designs_own_tdp(cli, tmp_path):
     assert step["over_budget"] == [[[True, False, False]]]
 
 
+def test_a_grid_colour_bar_gives_the_metrics_unit_and_its_own_arrow_alone(cli, tmp_path, monkeypatch):
+    """The heatmap's colour bar took the unit and arrow of a searched metric alone: tdp_w (W, no
+    better direction: costmodel.DESIGN_METRICS) was labelled "tdp_w [] ↓" (session 46). Now its
+    unit and no arrow; peak tok/s per kW (better higher) keeps its ↑ (report.ARROWS)."""
+    from matplotlib.figure import Figure
+
+    said = []
+    real = Figure.colorbar
+    monkeypatch.setattr(Figure, "colorbar", lambda self, *a, **k: (said.append(k.get("label")), real(self, *a, **k))[1])
+    spec = REPO / "specs" / "examples" / "gb200-gpt-oss-120b.toml"
+    for metric in ("tdp_w", "peak_mixed_tok_s_per_kw"):
+        study = tmp_path / f"{metric}.toml"
+        study.write_text(f'name = "{metric}"\n[[steps]]\nkind = "grid"\nname = "g"\nspec = "{spec.as_posix()}"\n'
+                         f'metric = "{metric}"\n'
+                         'x = { key = "chip.tdp", values = ["1000 W", "1200 W"] }\n'
+                         'y = { key = "memory.hbm.bandwidth", values = ["8 TB/s"] }\n')
+        rc, out, err = cli("study", "run", study, "--out", tmp_path / metric)
+        assert rc == 0, err
+    assert said == ["tdp_w [W]", "peak_mixed_tok_s_per_kw [tok/s/kW] ↑"]
+
+
 def test_a_grid_says_why_each_infeasible_cell_is_one(cli, tmp_path):
     """× cells had no reason anywhere (fresh-user trial, session 33). gpt-oss-120b has 64 attention
     heads (specs/models/gpt-oss-120b.toml), so TP 3 is no deployment; TP 8 is the example's own."""
