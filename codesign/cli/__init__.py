@@ -71,13 +71,12 @@ def _parsers(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
 
 def _unknown_option_hint(parser: argparse.ArgumentParser, path: list[str], extras: list[str]) -> str:
     """What to say after "unrecognized arguments: ..." (``extras``, the words argparse did not take)
-    for the sub-command ``path``: for each unknown option, the command's own option it most likely
-    stands for (:func:`codesign.errors.close_name`: ``--trails`` -> ``--trials``), else the commands
-    that do take it and, for a command reading a spec, the spec key that does its job there, with a
-    guess for a misspelt cost model (``optimize --cost-model rooflin``: fresh-user trial, session 46,
-    where it said only "unrecognized arguments"); for any other, the command's own option it most
-    likely stands for (:func:`codesign.errors.close_name`: ``--trails`` -> ``--trials``). "" when
-    there is nothing to add."""
+    for the sub-command ``path``: for an option another command takes, the commands that take it
+    and, for a command reading a spec, the spec key that does its job there, with a guess for a
+    misspelt cost model (``optimize --cost-model rooflin``: fresh-user trial, session 46, where it
+    said only "unrecognized arguments"); for any other, the command's own option it most likely
+    stands for (:func:`codesign.errors.close_name`: ``--trails`` -> ``--trials``). "" when there is
+    nothing to add."""
     from ..errors import close_name
 
     commands = dict(_parsers(parser))
