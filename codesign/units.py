@@ -24,8 +24,8 @@ Three readings of pint's are not what an architect wrote, and are refused or cor
   refused as a count.
 - A peak compute rate below 1 GFLOP/s, a bandwidth below 100 MB/s or a power below 1 W
   (:data:`SANITY_FLOOR`) is refused as a unit slip (``"8 kB/s"`` for ``"8 TB/s"``), and so is an
-  energy above 1 nJ/FLOP or 1 uJ/B, a time above one day or a power above 50 kW
-  (:data:`SANITY_CEIL`: ``"0.3 PJ/FLOP"`` for ``"0.3 pJ/FLOP"``, ``"1.2 MW"`` for ``"1.2 kW"``); a
+  energy above 1 nJ/FLOP or 1 uJ/B, a time above one day, a power above 50 kW or a size above
+  100 TB (:data:`SANITY_CEIL`: ``"0.3 PJ/FLOP"`` for ``"0.3 pJ/FLOP"``, ``"1.2 MW"`` for ``"1.2 kW"``); a
   power slip is told the power it most likely stands for (``did you mean '1.2 kW'?``).
 
 A size or bandwidth written in bits (``"186 Gb"``, ``"8 Tb/s"``) is a valid reading, and priced as
@@ -143,7 +143,19 @@ SANITY_FLOOR: dict[str, float] = {"FLOP/s": 1e9, "B/s": 1e8, "W": 1.0}
 #: Cerebras WSE-3, 23 kW for its CS-3 system (hardware_specs.csv, ``cerebras_wse3``); 50 kW is twice
 #: that, and a watt figure of any chip above 50 W written with a stray k or M (``"700 kW"``,
 #: ``"1.2 MW"`` for ``"1.2 kW"``) lands above it.
-SANITY_CEIL: dict[str, float] = {"J/FLOP": 1e-9, "J/B": 1e-6, "s": 86400.0, "W": 5e4}
+#: Every size in a spec is one chip's memory tier (``memory.<tier>.capacity``) or one HBM stack's
+#: (``chip.area.hbm_stack_capacity``): the largest in hardware_specs.csv is MI355X's 288 GB of HBM and
+#: Cerebras WSE-3's 44 GB of SRAM, and a Grace CPU's LPDDR5X host tier is 480 GB. 100 TB is 200 times
+#: the host tier and catches a T for a G in any of them (``"186 TB"``) and a bound far past any chip
+#: (``[search.params]`` ``high = "1e12 GiB"`` of SRAM was priced at 5e13 W per chip: fresh-user trial,
+#: session 45).
+SANITY_CEIL: dict[str, float] = {"J/FLOP": 1e-9, "J/B": 1e-6, "s": 86400.0, "W": 5e4, "B": 1e14}
+
+#: What a value above :data:`SANITY_CEIL` most likely slipped on: a prefix read in the other case,
+#: except for a size, whose slip is a prefix too large (T or P for G).
+_PREFIX_CASE = "Prefixes are case-sensitive (m milli, M mega; p pico, P peta)"
+_CEIL_WHY = {"B": "Every size in a spec is one chip's memory tier or one HBM stack (288 GB of HBM is the "
+                  "most any chip has)"}
 
 #: Why a value below :data:`SANITY_FLOOR` cannot be meant, per kind.
 _FLOOR_WHY = {"FLOP/s": "no accelerator is that slow", "B/s": "no accelerator is that slow",
@@ -195,7 +207,7 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         QuantityError: not a string with a unit, wrong dimension, not finite, not positive, an
             operation with a prefix below one (``"5 pflops"``: pico, not peta), or non-zero below
             the kind's :data:`SANITY_FLOOR` (1 GFLOP/s, 100 MB/s, 1 W) or above its :data:`SANITY_CEIL`
-            (1 nJ/FLOP, 1 uJ/B, one day, 50 kW); a power's says what it most likely stands for.
+            (1 nJ/FLOP, 1 uJ/B, one day, 50 kW, 100 TB); a power's says what it most likely stands for.
     """
     import pint
 
@@ -219,6 +231,11 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         raise QuantityError(
             f"expected {human}, e.g. {example!r} (got {value!r}, which is {_describe(q)})"
         ) from None
+    if math.isfinite(mag) and mag > SANITY_CEIL.get(kind, math.inf):  # before MAX_SI: the nearer limit
+        ceil = format_quantity(SANITY_CEIL[kind], kind)
+        raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, above {ceil}, the sanity "
+                            f"ceiling of {human}: a unit slip? {_CEIL_WHY.get(kind, _PREFIX_CASE)}, "
+                            f"{_slip_fix(text, kind)}")
     _check_range(mag, value, format_quantity(MAX_SI, kind))
     if mag < 0 or (mag == 0 and not allow_zero):
         raise QuantityError(f"must be {'>= 0' if allow_zero else '> 0'} (got {value!r})")
@@ -226,11 +243,6 @@ def parse_quantity(value: object, kind: str, *, allow_zero: bool = False) -> flo
         floor = format_quantity(SANITY_FLOOR[kind], kind)
         raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, below {floor}, the sanity floor "
                             f"of {human} ({_FLOOR_WHY[kind]}): a unit slip? {_slip_fix(text, kind)}")
-    if mag > SANITY_CEIL.get(kind, math.inf):
-        ceil = format_quantity(SANITY_CEIL[kind], kind)
-        raise QuantityError(f"{value!r} reads as {format_quantity(mag, kind)}, above {ceil}, the sanity "
-                            f"ceiling of {human}: a unit slip? Prefixes are case-sensitive (m milli, M mega; "
-                            f"p pico, P peta), {_slip_fix(text, kind)}")
     return mag
 
 

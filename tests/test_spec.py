@@ -112,6 +112,41 @@ def test_a_power_slip_is_refused_with_what_it_most_likely_meant(text, said):
     assert str(exc.value) == said
 
 
+@pytest.mark.parametrize("text, said", [
+    # T for G: 186 TB = 1.86 x 10^14 B, above the 10^14 B (100 TB) ceiling; 186 in MB and GB are
+    # both real sizes (an SRAM, an HBM), so no single guess: the kind's example
+    ("186 TB", "'186 TB' reads as 186 TB, above 100 TB, the sanity ceiling of a size in bytes: a unit slip? "
+               "Every size in a spec is one chip's memory tier or one HBM stack (288 GB of HBM is the most "
+               "any chip has), e.g. '192 GiB'"),
+    # 10^12 GiB = 10^12 x 2^30 B = 1.073741824 x 10^21 B = 1.07374e+09 TB (6 significant digits)
+    ("1e12 GiB", "'1e12 GiB' reads as 1.07374e+09 TB, above 100 TB, the sanity ceiling of a size in bytes: a unit "
+                 "slip? Every size in a spec is one chip's memory tier or one HBM stack (288 GB of HBM is the "
+                 "most any chip has), e.g. '192 GiB'"),
+    # beyond MAX_SI too (10^30 B): the sanity ceiling, the nearer limit, is the one named
+    ("1e30 GB", "'1e30 GB' reads as 1e+27 TB, above 100 TB, the sanity ceiling of a size in bytes: a unit slip? "
+                "Every size in a spec is one chip's memory tier or one HBM stack (288 GB of HBM is the most "
+                "any chip has), e.g. '192 GiB'"),
+])
+def test_a_size_far_past_any_chip_is_refused(text, said):
+    """``[search.params]`` ``"memory.sram.capacity" = {high = "1e12 GiB"}`` was accepted and a sweep
+    priced 5e13 W per chip (fresh-user trial, session 45); ``"1e30 GB"`` was refused as 'at most
+    1e+18 TB'. Every size of a spec is one chip's memory tier or one HBM stack: above 100 TB
+    (units.SANITY_CEIL) it is a unit slip."""
+    with pytest.raises(QuantityError) as exc:
+        parse_quantity(text, "B")
+    assert str(exc.value) == said
+
+
+@pytest.mark.parametrize("text, ok", [("100 TB", 1e14), ("2 TB", 2e12), ("480 GB", 4.8e11), ("0 B", None)])
+def test_sizes_up_to_the_ceiling_are_read(text, ok):
+    """At and below the ceiling a size is read as written (100 TB = 10^14 B; Grace's 480 GB host
+    tier); zero only where the key allows it."""
+    if ok is None:
+        assert parse_quantity(text, "B", allow_zero=True) == 0.0
+    else:
+        assert parse_quantity(text, "B") == ok
+
+
 @pytest.mark.parametrize("text, si", [
     ("23 kW", 23e3),     # Cerebras WSE-3, the largest chip of hardware_specs.csv (cerebras_wse3 tdp_w)
     ("50 kW", 5e4),      # the ceiling itself is taken, as the floors are
