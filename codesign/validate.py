@@ -196,15 +196,29 @@ def system_name(raw: str) -> str:
 def system_hint(raw: str) -> str:
     """`` (...)`` to append to the ``unsupported`` status of an unknown system name: the systems an
     ambiguous name could be, or the known name it differs from only by separators or a typo
-    (``gb-200``: ``did you mean gb200?``; a typo by :func:`codesign.errors.close_name`); ``""`` if
-    none."""
+    (``gb-200``: ``did you mean gb200?``; a typo by :func:`codesign.errors.close_name` of the same
+    series and model number, :func:`_product`), or the known systems where the closest name is
+    another product's (``a100_sxm``: not ``h100_sxm``); ``""`` if none."""
     hits = _system_readings(raw)
     if len(set(hits.values())) > 1:
         return " (ambiguous: reads as " + " or ".join(f"{n} ({b})" for n, b in hits.items()) + ")"
     s = raw.strip().lower()
     bare = re.sub(r"[\s_-]+", "", s)
-    near = next((n for n in SYSTEMS if re.sub(r"[_-]+", "", n) == bare), None) or close_name(s, SYSTEMS, cutoff=0.8)
+    near = next((n for n in SYSTEMS if re.sub(r"[_-]+", "", n) == bare), None)
+    if near is None:
+        near = close_name(s, SYSTEMS, cutoff=0.8)
+        if near and _product(near) != _product(s):
+            # a100 is no typo of h100, nor h20 of h200, but gb20 may be one of gb200: no guess, the list
+            return f" (known systems: {', '.join(sorted(set(SYSTEMS.values())))})"
     return f" (did you mean {near}?)" if near else ""
+
+
+def _product(name: str) -> tuple[str, str]:
+    """A system name's series letters and model number, ``("h", "100")`` for ``h100_sxm`` and
+    ``("gb", "200")`` for ``GB200``: two names that differ in either are two products, not a typo
+    (helper-64, session 45: ``a100_sxm`` was told "did you mean h100_sxm?", ``h20_sxm`` "h200_sxm")."""
+    m = re.match(r"\s*([a-z]*)[\s_-]*(\d*)", name.lower())
+    return (m.group(1), m.group(2)) if m else ("", "")
 
 
 #: AMD Instinct systems: InferenceMAX's DeepSeek-R1 ``fp4`` is AMD's MXFP4 checkpoint there

@@ -980,6 +980,23 @@ def test_an_inner_space_in_a_system_name_is_read_like_case_when_unambiguous(tmp_
                         "(ambiguous: reads as gb200 (gb200) or gb-200 (gb300))")
 
 
+def test_another_products_name_gets_the_known_systems_not_a_guess():
+    """a100_sxm is one letter from h100_sxm and h20_sxm one digit from h200_sxm, but each is another
+    GPU: "did you mean h100_sxm?" sent the user to the wrong product (helper-64, session 45). Where
+    the closest known name has another series (a vs h) or model number (20 vs 200), the hint lists
+    the known systems (the baselines SYSTEMS maps to) instead; a typo within one product keeps
+    its guess."""
+    from codesign.validate import system_hint
+
+    known = " (known systems: b200, b300, gb200, gb300, h100, h200, mi300x, mi325x, mi355x)"
+    assert system_hint("a100_sxm") == known
+    assert system_hint("h20_sxm") == known
+    assert system_hint("mi350x") == known  # MI350X is not the MI355X
+    assert system_hint("gb200_sx") == " (did you mean gb200_sxm?)"
+    assert system_hint("mi355") == " (did you mean mi355x?)"
+    assert system_hint("gb-200") == " (did you mean gb200?)"
+
+
 def test_invalid_rows_show_no_pricing_assumptions_and_no_fake_concurrency(tmp_path, cli):
     """An invalid row keeps its id and status; what only a priced row has (mode, statistic, measured
     columns of the statistic, the MTP assumption) is blank, and a concurrency that is not a number is a
