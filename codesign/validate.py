@@ -112,7 +112,7 @@ import attrs
 import numpy as np
 
 from . import recipes as imx_recipes
-from .errors import CodesignError, close_name
+from .errors import BugError, CodesignError, close_name
 
 __all__ = [
     "Point", "read_measured", "shared_data_dir", "shared_data_warning", "predict", "error_stats", "error_table_rows",
@@ -2290,6 +2290,12 @@ def _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cos
     the model refuses (``CodesignError``: a mode or setting it does not price) marks its rows
     ``unsupported: cost model NAME: why`` instead of stopping the run.
 
+    Raises:
+        BugError: the model's bug (:class:`~codesign.errors.PluginBugError`: it raised, returned NaN
+            or a negative time, broke the contract) stops the run, exit 3 naming the plugin, as
+            ``codesign evaluate`` does: it was a row status, exit 0, even with
+            ``CODESIGN_STRICT_PLUGINS=1`` (fresh-user trial, session 46).
+
     Returns:
         ``[(points, index into the run's designs, concurrencies, Evaluation)]``, one per priced
         configuration.
@@ -2303,6 +2309,8 @@ def _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cos
         keep = {k: v for k, v in overrides.items() if k in can_vary}
         try:
             ev = evaluate(spec, keep, cost_model=cost_model, pm=pm)
+        except BugError:
+            raise  # the plugin's bug (it raised, NaN, a broken contract): exit 3 naming it, as evaluate gives
         except CodesignError as exc:
             for p in sub:
                 p.status = f"unsupported: {exc}" if name in str(exc) else f"unsupported: cost model {name}: {exc}"

@@ -1921,3 +1921,91 @@ def test_aiconfigurator_quant_mode_names_of_its_own_enums(shared_data, tmp_path,
             assert rows[a][col] == rows[b][col] != "", (a, col)
     for pid in ("w4a16", "w4a8"):
         assert rows[pid]["status"] == "ok" and float(rows[pid]["pred_tpot_ms"]) > 0, rows[pid]
+
+
+def _validate_pm(name, evaluate, check=None):
+    """The installed plugins and an in-process one registering cost model ``name`` that varies no
+    key (so validate prices it one configuration at a time, as a third-party model), whose
+    evaluate is ``evaluate(spec, formats, overrides)`` and optional check is ``check(spec)``."""
+    import codesign
+    from codesign.pluginmanager import PluginManager
+
+    class Model:
+        def parameters(self):
+            return []
+
+        def evaluate(self, spec, formats, overrides=None):
+            return evaluate(spec, formats, overrides)
+
+    if check is not None:
+        Model.check = lambda self, spec: check(spec)
+
+    class Plugin:
+        @codesign.hookimpl
+        def codesign_cost_models(self):
+            return [codesign.CostModelInfo(name=name, version="0.0.1", description="test double",
+                                           factory=Model)]
+
+    pm = PluginManager()
+    pm.register(Plugin(), f"{name}-plugin")
+    return pm
+
+
+def _analytical_or(refuse):
+    """An evaluate that is the analytical model's, except on a spec whose chip is H100, where it
+    calls ``refuse(spec)`` (which raises)."""
+    def evaluate(spec, formats, overrides):
+        if spec.chip.name == "h100":
+            refuse(spec)
+        from codesign_analytical.model import AnalyticalModel
+
+        return AnalyticalModel().evaluate(spec, formats, overrides)
+
+    return evaluate
+
+
+# B200 DeepSeek-R1 TRT-LLM aggregated C = 8, and H100 gpt-oss-120b vLLM aggregated C = 64
+BUG_IDS = {"imx-00017", "imx-01859"}
+
+
+def test_a_cost_model_bug_in_validate_is_exit_3_naming_the_plugin(shared_data, tmp_path, monkeypatch, cli):
+    """A third-party cost model raising KeyError on some rows made them ``unsupported: cost model
+    ... raised KeyError`` with exit 0 and nothing on stderr, even with CODESIGN_STRICT_PLUGINS=1;
+    raising on every row was exit 2, "no row could be priced", as if the file were bad (fresh-user
+    trial, session 46): ``_per_config`` caught the PluginBugError as a refusal. A plugin's bug is
+    exit 3 with the one "internal error:" line ``codesign evaluate`` gives, wherever it raises."""
+    def missing(spec):
+        raise KeyError("h100 table missing")
+
+    sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv", BUG_IDS, "point_id")
+    for name, evaluate in (("keyerr", _analytical_or(missing)),          # raises on the H100 row only
+                           ("alwayserr", lambda spec, formats, overrides: missing(spec))):  # on every row
+        pm = _validate_pm(name, evaluate)
+        monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda pm=pm: pm)
+        rc, out, err = cli("validate", sub, "--cost-model", name, "--out", tmp_path / name)
+        assert rc == 3 and out == "" and "Traceback" not in err, (name, rc, err)
+        first = err.strip().splitlines()[0]
+        assert first.startswith(f"internal error: cost model {name!r} (plugin {name}-plugin"), err
+        assert first.endswith("raised KeyError: 'h100 table missing'"), err
+        assert "bug in that plugin, not in your input" in err
+
+
+def test_a_cost_model_declining_a_row_in_validate_stays_a_row_status(shared_data, tmp_path, monkeypatch, cli):
+    """What a model declines through its check() (a SpecError: a setting it does not price) is an
+    answer about that row, not a bug: the row is ``unsupported:`` naming the model, the others are
+    priced, exit 0."""
+    from codesign.errors import SpecError
+
+    def decline(spec):
+        raise SpecError([(str(spec.path), "chip", "this model has no H100 tables")])
+
+    sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv", BUG_IDS, "point_id")
+    pm = _validate_pm("picky", _analytical_or(decline),
+                      check=lambda spec: decline(spec) if spec.chip.name == "h100" else None)
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("validate", sub, "--cost-model", "picky", "--out", tmp_path / "o")
+    assert rc == 0, err
+    rows = {r["point_id"]: r for r in csv.DictReader(open(tmp_path / "o" / "predictions.csv"))}
+    assert rows["imx-00017"]["status"] == "ok" and float(rows["imx-00017"]["pred_tpot_ms"]) > 0
+    st = rows["imx-01859"]["status"]
+    assert st.startswith("unsupported: cost model picky: ") and st.endswith("chip: this model has no H100 tables"), st
