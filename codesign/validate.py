@@ -1281,6 +1281,12 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     stat = first if all(map(math.isfinite, got[first])) or not any(map(math.isfinite, got[other])) else other
     pt.ttft_stat = stat
     pt.ttft_s, pt.tpot_s = got[stat]
+    for st in STATISTICS:  # a TTFT longer than the end-to-end latency it is part of: a wrong cell
+        ttft, e2el = got[st][0], _f((r.get(f"{st}_e2el_s") or "").strip())
+        if math.isfinite(ttft) and math.isfinite(e2el) and e2el > 0 and ttft > e2el:
+            pt.warnings.append(f"{st} TTFT {ttft:.6g} s exceeds the {st} end-to-end latency {e2el:.6g} s "
+                               f"({st}_ttft_s > {st}_e2el_s): each request's TTFT is part of its "
+                               "end-to-end latency, so one of the two cells is wrong")
     pt.tput = _measured(pt, r, "tput_per_gpu_tok_s")
     if (r.get("disagg") or "").strip() not in ("True", "False") and not pt.status.startswith("invalid"):
         pt.status = f"invalid: disagg must be True or False (got {(r.get('disagg') or '').strip() or 'nothing'})"
@@ -2276,6 +2282,8 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
             _fill(run_pts, run_index, run_concs, ev)
     if progress:
         progress(total, total)
+    for p in points:
+        p.warnings += unit_slip_warnings(p)
     if domain is not None:
         for p in points:
             basis = basis_for(p) if basis_for is not None and priced(p.status) else None
@@ -2317,6 +2325,47 @@ def _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cos
             continue
         runs.append((sub, sub_index, concs, ev))
     return runs
+
+
+#: How far a prediction may be from its measurement (a factor either way) before the row's warning
+#: asks whether the measured cell is in the wrong unit: seconds written in a ms column are 1000x
+#: too small (aiconfigurator ``silicon_ttft_ms = 0.110429`` for a 1k Llama-70B prefill, fresh-user
+#: trial, session 46: a TTFT MAPE of 40331%). A model's own miss can exceed it too (InferenceMAX
+#: rows whose users queue for minutes), hence a question, and the row stays priced and counted.
+UNIT_SLIP_FACTOR = 100.0
+
+
+def _factor(q: float) -> str:
+    """A ratio to the measured value as a message says it: ``4033× the measured`` above 1,
+    ``1/128 of the measured`` below."""
+    return f"{q:.0f}× the measured" if q >= 1 else f"1/{1 / q:.0f} of the measured"
+
+
+def _ms(seconds: float) -> str:
+    """A time in ms to 4 significant figures, whole ms from 1 s on (``34993``, not ``3.499e+04``)."""
+    ms = seconds * 1e3
+    return f"{ms:.0f}" if ms >= 1000 else f"{ms:.4g}"
+
+
+def unit_slip_warnings(p: Point) -> list[str]:
+    """The warnings of a priced point whose predicted TTFT or TPOT is more than
+    :data:`UNIT_SLIP_FACTOR` times its measured value or less than 1/that: each names the metric,
+    both values in ms, their ratio and the measured column, and asks whether it is a unit slip (ms
+    vs s). Information only: the row stays priced and in the error tables (the data are the
+    user's). Empty for a point not priced or without both values."""
+    out = []
+    for metric, meas, pred in (("TTFT", p.ttft_s, p.pred_ttft_s), ("TPOT", p.tpot_s, p.pred_tpot_s)):
+        if not (priced(p.status) and math.isfinite(meas) and math.isfinite(pred) and meas > 0 and pred > 0):
+            continue
+        q = pred / meas
+        if 1 / UNIT_SLIP_FACTOR <= q <= UNIT_SLIP_FACTOR:
+            continue
+        col = (f"silicon_{metric.lower()}_ms" if p.schema == "aiconfigurator"
+               else f"{p.ttft_stat}_{metric.lower()}_s")
+        out.append(f"predicted {metric} {_ms(pred)} ms is {_factor(q)} {_ms(meas)} ms "
+                   f"({col}): a unit slip (ms vs s) in that cell? If the cell is right, the model misses "
+                   "this row by that factor")
+    return out
 
 
 #: The optional point metrics (:data:`codesign.costmodel.OPTIONAL_POINT_METRICS`) that say why a

@@ -2009,3 +2009,68 @@ def test_a_cost_model_declining_a_row_in_validate_stays_a_row_status(shared_data
     assert rows["imx-00017"]["status"] == "ok" and float(rows["imx-00017"]["pred_tpot_ms"]) > 0
     st = rows["imx-01859"]["status"]
     assert st.startswith("unsupported: cost model picky: ") and st.endswith("chip: this model has no H100 tables"), st
+
+
+def test_a_prediction_a_hundred_times_off_asks_whether_the_cell_is_in_the_wrong_unit():
+    """aiconfigurator ``silicon_ttft_ms = 0.110429`` (seconds in a ms column) for a 1k Llama-70B
+    prefill was priced ``ok`` without a word and made the TTFT MAPE 40331% (fresh-user trial,
+    session 46). A prediction more than 100× its measurement, or less than 1/100 of it, gets a
+    warning naming the ratio and the column; 99× does not. Ratios by hand: 0.25 s / 0.002 s = 125;
+    0.001 s / 0.2 s = 1/200; 0.099 s / 0.001 s = 99."""
+    from codesign.validate import Point, unit_slip_warnings
+
+    aic = Point(id="a", schema="aiconfigurator", system="b200", model_name="m", framework="trtllm",
+                ttft_s=0.002, pred_ttft_s=0.25, tpot_s=0.001, pred_tpot_s=0.099)
+    (w,) = unit_slip_warnings(aic)
+    assert w.startswith("predicted TTFT 250 ms is 125× the measured 2 ms (silicon_ttft_ms): "
+                        "a unit slip (ms vs s) in that cell?"), w
+    imx = Point(id="i", schema="inferencemax", system="b200", model_name="m", framework="vllm", ttft_stat="median",
+                ttft_s=0.2, pred_ttft_s=0.001, tpot_s=0.01, pred_tpot_s=0.01)
+    (w,) = unit_slip_warnings(imx)
+    assert w.startswith("predicted TTFT 1 ms is 1/200 of the measured 200 ms (median_ttft_s): "), w
+    imx.status = "infeasible: weights do not fit"  # a row not priced has no prediction to compare
+    assert unit_slip_warnings(imx) == []
+
+
+def test_validate_keeps_a_row_in_the_wrong_unit_priced_and_says_so(shared_data, tmp_path, cli):
+    """The row whose TTFT cell is 1000× too small stays ``ok`` and in the error tables (the data are
+    the user's), its warning naming the ratio of its own predicted and measured cells; the same
+    row with the right cell has no such warning and the same prediction."""
+    import json
+
+    src = shared_data / "measured" / "aiconfigurator_silicon_public.csv"
+    base = next(r for r in csv.DictReader(open(src)) if r["id"] == AIC_LLAMA)
+    slipped = str(float(base["silicon_ttft_ms"]) / 1000)  # seconds written in the ms column
+    f = _aic_rows(shared_data, tmp_path / "a.csv", {"right": (AIC_LLAMA, {}),
+                                                    "slip": (AIC_LLAMA, {"silicon_ttft_ms": slipped})})
+    rows = _aic_predictions(cli, f, tmp_path)
+    assert rows["right"]["status"] == rows["slip"]["status"] == "ok"
+    assert rows["right"]["pred_ttft_ms"] == rows["slip"]["pred_ttft_ms"]
+    assert "unit slip" not in rows["right"]["warning"]
+    q = float(rows["slip"]["pred_ttft_ms"]) / float(slipped)
+    assert q > 100, q  # the right cell is within 100× of its prediction, 1000× smaller is not
+    assert f"is {q:.0f}× the measured {float(slipped):.4g} ms (silicon_ttft_ms): a unit slip (ms vs s)" \
+        in rows["slip"]["warning"], rows["slip"]["warning"]
+    rc, out, err = cli("validate", f, "--json")
+    assert rc == 0 and json.loads(out)["errors"]["all"][0]["n"] == 2  # both rows counted
+
+
+def test_an_inferencemax_ttft_longer_than_its_end_to_end_latency_is_a_row_warning(shared_data, tmp_path, cli):
+    """Each request's TTFT is part of its end-to-end latency, so a median TTFT above the median E2E
+    latency (``median_e2el_s``) is a wrong cell; it was ``ok`` without a word (fresh-user trial,
+    session 46). The row is still priced; its warning gives both values."""
+    src = shared_data / "measured" / "inferencemax_public.csv"
+    with open(src, newline="") as fh:
+        r = csv.DictReader(fh)
+        cols = r.fieldnames
+        row = next(x for x in r if x["point_id"] == "imx-00017")
+    ttft = float(row["median_ttft_s"])
+    bad = dict(row, point_id="bad", median_e2el_s=str(ttft / 2))  # half the TTFT: impossible
+    f = _write_csv(tmp_path / "imx.csv", cols, [row, bad])
+    out = tmp_path / "o"
+    rc, _, err = cli("validate", f, "--out", out)
+    assert rc == 0, err
+    got = {x["point_id"]: x for x in csv.DictReader(open(out / "predictions.csv"))}
+    assert got["bad"]["status"] == "ok" and "end-to-end" not in got["imx-00017"]["warning"]
+    assert (f"median TTFT {ttft:.6g} s exceeds the median end-to-end latency {ttft / 2:.6g} s "
+            "(median_ttft_s > median_e2el_s)") in got["bad"]["warning"], got["bad"]["warning"]
