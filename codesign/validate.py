@@ -918,12 +918,36 @@ def bad_rows_note(points: list[Point], where: str) -> str | None:
     whose cells are bad (status ``invalid``), naming the first three with their reasons; ``None``
     when there are none. Such rows are kept (as ``invalid:`` rows of predictions.csv), never priced
     or fitted: the CLI prints this so that they are not only in the CSV."""
-    bad = [p for p in points if p.status.startswith("invalid")]
+    bad = [(n, p) for n, p in enumerate(points) if p.status.startswith("invalid")]
     if not bad:
         return None
-    shown = "; ".join(f"{p.id or '(no id)'}: {p.status.split(': ', 1)[-1]}" for p in bad[:3])
-    return (f"{len(bad)} row(s) with bad cells were not priced ({shown}{'; …' if len(bad) > 3 else ''}); "
-            f"{where}")
+    return f"{len(bad)} row(s) with bad cells were not priced ({_shown(bad)}); {where}"
+
+
+def _shown(rows: list[tuple[int, Point]]) -> str:
+    """The first three of ``(index in the file's rows, point)`` as a stderr line names them: id, file
+    row (the header is row 1, as the repeated-row note counts) and reason: ``my-002 (row 4): no
+    hardware spec for system h100x``. An id alone did not find a row whose id is blank or repeated
+    (fresh-user trial, session 46)."""
+    shown = "; ".join(f"{p.id or '(no id)'} (row {n + 2}): {p.status.split(': ', 1)[-1]}" for n, p in rows[:3])
+    return shown + ("; …" if len(rows) > 3 else "")
+
+
+#: How the status of a row naming a model or system codesign does not know starts (:func:`_model`,
+#: :func:`_system`).
+UNKNOWN_NAME = ("unsupported: no model config for ", "unsupported: no hardware spec for system ")
+
+
+def unknown_rows_note(points: list[Point], where: str) -> str | None:
+    """One line counting the rows (``points``: the file's rows in order) that name a model or
+    system codesign does not know, naming the first three with their file rows and reasons (the
+    close known name, where there is one); ``None`` when there are none. They had only a count in
+    the status summary (fresh-user trial, session 46)."""
+    unknown = [(n, p) for n, p in enumerate(points) if p.status.startswith(UNKNOWN_NAME)]
+    if not unknown:
+        return None
+    return (f"{len(unknown)} row(s) naming a model or system codesign does not know were not priced "
+            f"({_shown(unknown)}); {where}")
 
 
 def _refuse_duplicate_columns(path, header: list[str]) -> None:

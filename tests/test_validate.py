@@ -806,7 +806,10 @@ def test_bad_cells_are_invalid_rows_not_tracebacks_or_silent_fallbacks(cli, tmp_
         assert got[k]["pred_ttft_ms"] == ""
     # and stderr says so once, with the count and the first rows (not only the CSV's status column)
     rc, _, err = cli("validate", src)
-    assert rc == 0 and f"warning: {src}: {len(expect)} row(s) with bad cells were not priced (ttft-word: " in err, err
+    # ... each named by its file row beside its id (the header is row 1, imx-00659 row 2): an id alone
+    # does not find a row whose id is blank or repeated (fresh-user trial, session 46)
+    assert rc == 0 and (f"warning: {src}: {len(expect)} row(s) with bad cells were not priced (ttft-word (row 3): "
+                        "median_ttft_s must be a finite number > 0 (got fast); tpot-inf (row 4): ") in err, err
     # a column the row's mode does not price may hold 0 ("not used", as both files write it)
     got = _predictions(cli, _imx_csv(tmp_path / "z.csv", dict(IMX_ROW, decode_tp="0", prefill_num_workers="0")), tmp_path)
     assert got["imx-00659"]["status"] == "ok"
@@ -2074,3 +2077,23 @@ def test_an_inferencemax_ttft_longer_than_its_end_to_end_latency_is_a_row_warnin
     assert got["bad"]["status"] == "ok" and "end-to-end" not in got["imx-00017"]["warning"]
     assert (f"median TTFT {ttft:.6g} s exceeds the median end-to-end latency {ttft / 2:.6g} s "
             "(median_ttft_s > median_e2el_s)") in got["bad"]["warning"], got["bad"]["warning"]
+
+
+def test_rows_of_unknown_models_or_systems_get_one_stderr_line(cli, tmp_path):
+    """Rows naming a model or system codesign does not know had only a count in the status summary
+    (fresh-user trial, session 46): one warning line counts them and names the first three with
+    their file rows (the header is row 1) and reasons; a blank id is "(no id)"."""
+    rows = [IMX_ROW, dict(IMX_ROW, point_id="zz-model", model_key="zzmodel"),
+            dict(IMX_ROW, point_id="zz-sys", hardware="zz9", runner_label="zz9"),
+            dict(IMX_ROW, point_id="", hardware="zz9", runner_label="zz9"),
+            dict(IMX_ROW, point_id="fourth", hardware="zz9", runner_label="zz9")]
+    src = _imx_csv(tmp_path / "u.csv", *rows)
+    rc, _, err = cli("validate", src)
+    assert rc == 0, err
+    line = next(x for x in err.splitlines() if "does not know" in x)
+    assert line == (f"warning: {src}: 4 row(s) naming a model or system codesign does not know were not priced "
+                    "(zz-model (row 3): no model config for zzmodel (normalised name tried: zzmodel); "
+                    "zz-sys (row 4): no hardware spec for system zz9; (no id) (row 5): no hardware spec for "
+                    "system zz9; …); each row's reason is its status in predictions.csv"), line
+    rc, _, err = cli("validate", _imx_csv(tmp_path / "k.csv", IMX_ROW))
+    assert rc == 0 and "does not know" not in err

@@ -77,7 +77,7 @@ def _efficiency_for(uncalibrated: bool, path=None):
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
                             read_measured, repeated_list, repeated_note, shared_data_warning,
-                            write_predictions)
+                            unknown_rows_note, write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -144,6 +144,8 @@ def run(args) -> int:
     bad = bad_rows_note(points, "each row's reason is its status in predictions.csv")
     if bad:  # bad cells are kept as rows (none is dropped silently), and said here, not only in the CSV
         print(f"warning: {args.measured}: {bad}", file=sys.stderr)
+    if unknown := unknown_rows_note(points, "each row's reason is its status in predictions.csv"):
+        print(f"warning: {args.measured}: {unknown}", file=sys.stderr)
     if args.json:
         print_json({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
                     "statistic": stat,
