@@ -886,6 +886,38 @@ NO_RECIPES = "no InferenceMAX pool recipes: "
 FILE_NOTE_PREFIXES = (ABSENT_COLUMN, NO_RECIPES)
 
 
+#: The columns of the InferenceMAX schema (``inferencemax_public.csv``'s header): a column of a file
+#: not among them is one :func:`_misspelt` may offer for an absent one.
+INFERENCEMAX_COLUMNS = (
+    "point_id", "source_dataset", "model_key", "model_checkpoint", "hardware", "runner_label",
+    "framework", "precision", "spec_method", "disagg", "is_multinode", "isl", "osl", "conc", "tp",
+    "ep", "dp_attention", "prefill_tp", "prefill_ep", "prefill_dp_attention", "prefill_num_workers",
+    "decode_tp", "decode_ep", "decode_dp_attention", "decode_num_workers", "num_prefill_gpu",
+    "num_decode_gpu", "total_gpus", "tput_per_gpu_tok_s", "input_tput_per_gpu_tok_s",
+    "output_tput_per_gpu_tok_s", "median_ttft_s", "mean_ttft_s", "p99_ttft_s", "median_tpot_s",
+    "mean_tpot_s", "p99_tpot_s", "median_itl_s", "mean_itl_s", "median_e2el_s", "mean_e2el_s",
+    "p99_e2el_s", "median_intvty_tok_s_user", "mean_intvty_tok_s_user", "measured_avg_gpu_power_w",
+    "measured_joules_per_total_token", "measured_tps_per_kw_gpu_only",
+    "sa_allin_utility_kw_per_gpu_2025_10", "derived_tps_per_kw_sa_utility_2025_10",
+    "sa_allin_it_kw_per_gpu_2026_07", "derived_tps_per_kw_sa_it_2026_07", "gpu_tdp_w",
+    "derived_tps_per_kw_tdp", "gpu_count_consistency", "image", "date", "date_quality", "run_url",
+    "source",
+)
+
+
+def _misspelt(absent: list[str], cols: set) -> str:
+    """`` (the file has 'median_ttft_ms': a misspelling?)`` when the file has a column outside the
+    schema (:data:`INFERENCEMAX_COLUMNS`) close to an ``absent`` one (:func:`~codesign.errors.close_name`),
+    else ``""``: a header typo switched every row to the other statistic with nothing but the
+    absent name said (fresh-user trial, session 46)."""
+    unknown = sorted(cols - set(INFERENCEMAX_COLUMNS))
+    close = [c for a in absent if (c := close_name(a, unknown))]
+    if not close:
+        return ""
+    return (f" (the file has {', '.join(repr(c) for c in dict.fromkeys(close))}: "
+            f"{'a misspelling' if len(close) == 1 else 'misspellings'}?)")
+
+
 def _absent_column_notes(schema: str, cols: set, statistic: str) -> list[str]:
     """What pricing assumes for the optional InferenceMAX columns a file lacks (a warning on every
     row, and once on stderr: :func:`file_notes`); a lacking file is never priced silently."""
@@ -893,13 +925,13 @@ def _absent_column_notes(schema: str, cols: set, statistic: str) -> list[str]:
         return []
     notes = []
     if "spec_method" not in cols:
-        notes.append(f"{ABSENT_COLUMN}spec_method: every row priced without speculative decoding "
-                     "(an MTP run would be mispriced)")
+        notes.append(f"{ABSENT_COLUMN}spec_method{_misspelt(['spec_method'], cols)}: every row priced without "
+                     "speculative decoding (an MTP run would be mispriced)")
     other = "mean" if statistic == "median" else "median"
     lacking = [c for c in (f"{statistic}_ttft_s", f"{statistic}_tpot_s") if c not in cols]
     if lacking:
-        notes.append(f"{ABSENT_COLUMN}{', '.join(lacking)}: rows compared with their {other} TTFT/TPOT "
-                     f"instead of the {statistic}")
+        notes.append(f"{ABSENT_COLUMN}{', '.join(lacking)}{_misspelt(lacking, cols)}: rows compared with their "
+                     f"{other} TTFT/TPOT instead of the {statistic}")
     return notes
 
 

@@ -2097,3 +2097,24 @@ def test_rows_of_unknown_models_or_systems_get_one_stderr_line(cli, tmp_path):
                     "system zz9; …); each row's reason is its status in predictions.csv"), line
     rc, _, err = cli("validate", _imx_csv(tmp_path / "k.csv", IMX_ROW))
     assert rc == 0 and "does not know" not in err
+
+
+def test_an_absent_column_names_a_close_column_the_schema_does_not_know(tmp_path, cli):
+    """``median_ttft_s`` renamed ``median_ttft_ms`` switched every row to the mean with only
+    "absent column median_ttft_s" said (fresh-user trial, session 46): the file's column outside
+    the schema that is close to the absent name is offered as a misspelling. A schema column
+    (``mean_ttft_s``, close too) is never offered, nor a column far from the name."""
+    both = dict(IMX_ROW, mean_ttft_s="0.6", mean_tpot_s="0.025")
+    cases = {"median_ttft_ms": " (the file has 'median_ttft_ms': a misspelling?)",
+             "medain_ttft_s": " (the file has 'medain_ttft_s': a misspelling?)",
+             "first_token_latency": ""}
+    for renamed, hint in cases.items():
+        row = {(renamed if k == "median_ttft_s" else k): v for k, v in both.items()}
+        src = _imx_csv(tmp_path / f"{renamed}.csv", row)
+        rc, _, err = cli("validate", src)
+        assert rc == 0, err
+        assert (f"warning: {src}: absent column median_ttft_s{hint}: rows compared with their mean TTFT/TPOT "
+                "instead of the median") in err, (renamed, err)
+    row = {("spec_methd" if k == "spec_method" else k): v for k, v in IMX_ROW.items()}
+    rc, _, err = cli("validate", _imx_csv(tmp_path / "spec.csv", row))
+    assert "absent column spec_method (the file has 'spec_methd': a misspelling?): every row priced" in err, err
