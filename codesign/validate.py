@@ -381,6 +381,24 @@ def _strip_steps(name: str) -> tuple[list[tuple[str, str]], str]:
         steps.append((s, m.group(0)))
 
 
+def close_model_name(name: str) -> str | None:
+    """The known normalised model name (:func:`_models_by_key`) that ``name``, which none matches,
+    most likely misspells (:func:`~codesign.errors.close_name`, tried on each name the rule
+    reaches, :func:`_strip_steps`), among those whose numbers (sizes, versions, experts) are the
+    same as the name's: ``llama-3.1-70b-instruct`` for ``Llama-3.1-70B-Instructt``, but nothing
+    for ``Llama-3.1-405B-Instruct`` (not 70B) or ``Qwen3-30B-A3B`` (not ``qwen3-32b``), another
+    model whose spec would price the row wrongly. ``None`` when there is no such name."""
+    steps, _ = _strip_steps(name)
+    # the known names, and with a variant suffix the rule strips (llama-3.1-70b-instruct)
+    known = list(dict.fromkeys(k + v for k in _models_by_key() for v in ("", "-instruct", "-thinking")))
+    for key, _ in steps:
+        digits = re.findall(r"\d+", key)
+        same = [k for k in known if re.findall(r"\d+", k) == digits]
+        if (hit := close_name(key, same)) is not None:
+            return hit
+    return None
+
+
 def resolve_model(name: str) -> tuple[str | None, list[str], str]:
     """``(spec stem or None, warnings, normalised name tried)`` for a measured model name.
 
@@ -1030,6 +1048,8 @@ def _model(pt: Point) -> None:
     if stem is None:
         if pt.status == "ok":  # an invalid row stays invalid
             why = f"; {warnings[0]}" if warnings else ""
+            guess = close_model_name(pt.model_name)
+            why += f"; did you mean {guess}?" if guess else ""
             pt.status = f"unsupported: no model config for {pt.model_name} (normalised name tried: {tried}{why})"
         return
     pt.model = stem

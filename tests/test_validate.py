@@ -2118,3 +2118,26 @@ def test_an_absent_column_names_a_close_column_the_schema_does_not_know(tmp_path
     row = {("spec_methd" if k == "spec_method" else k): v for k, v in IMX_ROW.items()}
     rc, _, err = cli("validate", _imx_csv(tmp_path / "spec.csv", row))
     assert "absent column spec_method (the file has 'spec_methd': a misspelling?): every row priced" in err, err
+
+
+def test_an_unknown_model_name_gets_a_guess_only_of_the_same_numbers(tmp_path, cli):
+    """``meta-llama/Llama-3.1-70B-Instructt`` was 'unsupported: no model config ... (normalised name
+    tried: llama-3.1-70b-instructt)' with no guess (fresh-user trial, session 46). A typo within
+    one model gets "did you mean"; a name whose sizes or versions differ from every known name's
+    (another model: Llama-3.1-80B, Qwen3-31B-A3B, gpt-oss-12b, Kimi-K2.6) gets none, since its
+    guess would price another model."""
+    from codesign.validate import close_model_name
+
+    assert close_model_name("meta-llama/Llama-3.1-70B-Instructt") == "llama-3.1-70b-instruct"
+    assert close_model_name("Qwen/Qwen3-Coder-480B-A35B-Instrct") == "qwen3-coder-480b-a35b-instruct"
+    for other in ("meta-llama/Llama-3.1-80B-Instruct", "Qwen/Qwen3-31B-A3B", "openai/gpt-oss-12b",
+                  "moonshotai/Kimi-K2.6", "deepseek-ai/DeepSeek-R2"):
+        assert close_model_name(other) is None, other
+    rows = [IMX_ROW, dict(IMX_ROW, point_id="typo", model_key="meta-llama/Llama-3.1-70B-Instructt"),
+            dict(IMX_ROW, point_id="other", model_key="meta-llama/Llama-3.1-80B-Instruct")]
+    got = _predictions(cli, _imx_csv(tmp_path / "m.csv", *rows), tmp_path)
+    assert got["typo"]["status"] == ("unsupported: no model config for meta-llama/Llama-3.1-70B-Instructt "
+                                     "(normalised name tried: llama-3.1-70b-instructt; "
+                                     "did you mean llama-3.1-70b-instruct?)")
+    assert got["other"]["status"] == ("unsupported: no model config for meta-llama/Llama-3.1-80B-Instruct "
+                                      "(normalised name tried: llama-3.1-80b)")
