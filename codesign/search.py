@@ -375,7 +375,50 @@ def check_search(spec: Spec) -> SearchSpace:
             raise SpecError([(f, k, m + via) for f, k, m in exc.problems]) from None
     if problems := unservable_space_problems(spec, space, pm):  # a search no trial of which can succeed
         raise SpecError(problems)
+    if problems := _unmodelled_by_cost_model(spec, pm):
+        raise SpecError(problems)
     return space
+
+
+def unmodelled_design_metrics(spec: Spec, pm=None) -> tuple[str, ...]:
+    """The design metrics of :data:`codesign.costmodel.NAN_DESIGN_METRICS` (``area_mm2``) that the
+    spec's cost model leaves NaN, "not modelled", on the spec's own design: one evaluation of
+    ``spec`` as it is (a design metric does not depend on the concurrency; a cost model that does
+    not model area gives NaN on every design). ``()`` when it gives each.
+
+    Raises:
+        CodesignError: what pricing ``spec`` raises (:func:`codesign.evaluation.evaluate`).
+    """
+    from .costmodel import NAN_DESIGN_METRICS
+    from .evaluation import evaluate
+
+    ev = evaluate(spec, pm=pm)
+    return tuple(m for m in NAN_DESIGN_METRICS
+                 if m in ev.design and np.isnan(np.asarray(ev.design[m], dtype=float)).all())
+
+
+def _unmodelled_by_cost_model(spec: Spec, pm) -> list[tuple[str, str, str]]:
+    """``(file, key path, why)`` of each ``[[search.objectives]]`` and ``[[search.constraints]]`` entry
+    on a design metric the spec's cost model does not model (NaN area_mm2, allowed by the plugin
+    contract): every trial ran and was then infeasible, "the cost model gives no area_mm2", exit 1
+    (plugin-author trial, session 46). Prices the spec once, only when an entry names such a metric
+    (:func:`unmodelled_design_metrics`; the reference is priced later, after the study is opened, and
+    perhaps by another cost model or on a chip of other area figures, so it cannot tell)."""
+    from .costmodel import NAN_DESIGN_METRICS
+
+    s = spec.search
+    named = [(("search", "objectives"), f"search.objectives.{i}.metric", "objective", o.metric)
+             for i, o in enumerate(s.objectives)]
+    named += [(("search", "constraints"), f"search.constraints.{i}.metric", "constraint", c.metric)
+              for i, c in enumerate(s.constraints)]
+    if not any(m in NAN_DESIGN_METRICS for *_, m in named):
+        return []
+    nan = unmodelled_design_metrics(spec, pm)
+    who = pm.cost_model_label(cost_model_name(spec, pm=pm))
+    return [(spec.origin_of(*table), key, f"{m} is not modelled by {who}: it gives {m} as NaN (\"not "
+             f"modelled\", which the plugin contract allows), so no design could be judged on it; drop this "
+             f"{what} or use a cost model that models it")
+            for table, key, what, m in named if m in nan]
 
 
 #: The most deployments :func:`unservable_space_problems` enumerates; a search space of more (a wide
@@ -711,13 +754,37 @@ def budget_warnings(spec: Spec) -> list[str]:
         out.append(f"the search varies the hardware ({shown}) of a chip with no [chip.area]: area is not "
                    "modelled, so no package limit holds the design back; give the chip's area figures "
                    "(include specs/technology/n4p.toml)")
+    elif "area_mm2" not in bounded and (who := _not_modelling_area(spec)):
+        # no constraint to suggest: one on area_mm2 is refused (check_search), every design's area
+        # NaN (plugin-author trial, session 46: the warning named the very constraint that cannot hold)
+        out.append(f"the search varies the hardware ({shown}) and {who} does not model area (it gives "
+                   "area_mm2 as NaN): no package limit holds the design back; price the search with a "
+                   "cost model that models area to bound it")
     elif "area_mm2" not in bounded:
         area = spec.chip.area
-        most = (f'"{format_quantity(area.max, "m^2")}"' if area is not None else "the package's area")
+        # "1716 mm²", as every other message gives an area (format_quantity writes TOML, "mm**2";
+        # the unit parser reads either)
+        most = (f'"{format_quantity(area.max, "m^2").replace("**2", "²")}"' if area is not None
+                else "the package's area")
         out.append(f"the search varies the hardware ({shown}) with no constraint on area_mm2: a design "
                    f"larger than the package can be built is kept; add [[search.constraints]] "
                    f'metric = "area_mm2", max = {most} (chip.area.max)' + _replaced_bound(spec, "area_mm2"))
     return out
+
+
+def _not_modelling_area(spec: Spec) -> str | None:
+    """``cost model 'NAME' (plugin ...)`` when the spec's cost model gives ``area_mm2`` as NaN on the
+    spec's design (:func:`unmodelled_design_metrics`); None when it models area, or when pricing
+    the spec fails (the search names that failure itself)."""
+    from .pluginmanager import get_plugin_manager
+
+    pm = get_plugin_manager()
+    try:
+        if "area_mm2" not in unmodelled_design_metrics(spec, pm):
+            return None
+        return pm.cost_model_label(cost_model_name(spec, pm=pm))
+    except CodesignError:
+        return None
 
 
 def _replaced_bound(spec: Spec, metric: str) -> str:

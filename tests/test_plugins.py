@@ -249,13 +249,13 @@ def test_strict_mode_makes_hook_failures_fatal(monkeypatch):
 
 
 # ---------------------------------------------------------------------- cost models that misbehave
-def _model_plugin(name, evaluate, *, accuracy=None, supports=None, check=None):
+def _model_plugin(name, evaluate, *, accuracy=None, supports=None, check=None, parameters=()):
     """An in-process plugin registering cost model ``name`` whose evaluate is ``evaluate`` (and
-    whose optional ``check(spec)`` is ``check``)."""
+    whose optional ``check(spec)`` is ``check``; which can vary the spec keys ``parameters``)."""
 
     class Model:
         def parameters(self):
-            return []
+            return list(parameters)
 
         def evaluate(self, spec, formats, overrides=None):
             return evaluate(spec, formats, overrides)
@@ -567,6 +567,52 @@ def test_area_not_modelled_may_be_nan(tmp_path):
 
     ev = evaluate(_spec(tmp_path, "noarea"), pm=_with("noarea", _design_set("area_mm2", np.nan)))
     assert np.isnan(ev.design["area_mm2"][0]) and ev.feasible.any()
+
+
+def _noarea_search(tmp_path, monkeypatch, constraints):
+    """A spec that includes the flagship search (hardware searched, reference GB200) priced by
+    ``noarea``: the analytical model with area_mm2 NaN, able to vary what the analytical model
+    varies; its [[search.constraints]] are ``constraints`` (TOML)."""
+    from codesign_analytical.model import AnalyticalModel
+
+    pm = PluginManager()
+    pm.register(_model_plugin("noarea", _design_set("area_mm2", np.nan),
+                              parameters=AnalyticalModel().parameters()), "noarea-plugin")
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    spec = tmp_path / "noarea.toml"
+    spec.write_text(f'include = ["{(SPECS / "jalapeno-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[deployment]\ncost_model = "noarea"\n' + constraints)
+    return spec
+
+
+def test_a_search_bounding_area_a_cost_model_does_not_model_is_refused_before_a_trial(tmp_path, monkeypatch, cli):
+    """NaN area_mm2 is allowed ("not modelled", docs/plugins.md); a search bounding it ran every
+    trial and ended "no feasible design; ... the cost model gives no area_mm2", exit 1
+    (plugin-author trial, session 46). It is refused as a chip with no [chip.area] is: exit 2
+    before the first trial (no output directory made), naming the constraint's key and the model."""
+    spec = _noarea_search(tmp_path, monkeypatch, '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 W"\n'
+                          '[[search.constraints]]\nmetric = "area_mm2"\nmax = "1716 mm**2"\n')
+    rc, out, err = cli("optimize", spec, "--trials", "4", "--out", tmp_path / "run")
+    assert rc == 2 and out == "" and not (tmp_path / "run").exists(), err
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: {spec}: search.constraints.1.metric: area_mm2 is not modelled by cost model "
+                           "'noarea' (plugin noarea-plugin"), line
+    assert line.endswith("drop this constraint or use a cost model that models it"), line
+    # sweep refuses it too (the same check_search), and the power bound alone is searched
+    rc, out, err = cli("sweep", spec, "--points", "16", "--chunk", "16", "--out", tmp_path / "sw")
+    assert rc == 2 and "search.constraints.1.metric: area_mm2 is not modelled" in err, err
+
+
+def test_a_hardware_search_on_a_model_without_area_suggests_no_area_bound(tmp_path, monkeypatch, cli):
+    """Without the area constraint the budget warning said `add [[search.constraints]] metric =
+    "area_mm2", max = "1716 mm**2"`, the constraint refused above (session 46): it says the cost
+    model does not model area instead, and suggests nothing."""
+    spec = _noarea_search(tmp_path, monkeypatch, '[[search.constraints]]\nmetric = "peak_power_w"\nmax = "700 W"\n')
+    rc, out, err = cli("sweep", spec, "--points", "16", "--chunk", "16", "--out", tmp_path / "sw", "--json")
+    warned = [w for w in json.loads(out)["warnings"] if "area" in w]
+    assert rc in (0, 1) and len(warned) == 1, err
+    assert "cost model 'noarea' (plugin noarea-plugin" in warned[0] and "does not model area" in warned[0]
+    assert 'metric = "area_mm2"' not in warned[0]
 
 
 def test_cli_names_the_plugin_of_a_nan_chips_in_one_line(tmp_path, monkeypatch, cli):

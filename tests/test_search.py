@@ -1160,7 +1160,7 @@ def test_a_hardware_search_without_a_power_or_area_bound_is_warned(cli, tmp_path
     warned = [l for l in err.splitlines() if l.startswith("warning: ")]
     assert len(warned) == 2, err
     assert "no constraint on peak_power_w" in warned[0] and 'metric = "peak_power_w", max = "700 W"' in warned[0]
-    assert "no constraint on area_mm2" in warned[1] and 'max = "1716 mm**2"' in warned[1]
+    assert "no constraint on area_mm2" in warned[1] and 'max = "1716 mm²"' in warned[1]
     # and says where the bounds went: the spec's own array replaced the flagship's
     for w in warned:
         assert w.endswith(f"(the [[search.constraints]] of {spec} replace those of the included {FLAGSHIP}, "
