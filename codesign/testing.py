@@ -21,6 +21,8 @@ checkout) and small batches derived from it:
   concurrency; the definitions between metrics (README, Metrics) (``interactivity = 1/TPOT``,
   ``E2E = TTFT + (OSL̄ − 1)·TPOT``, tok/s per kW = tok/s per chip / TDP in kW,
   ``energy per token = power / tok/s``, mixed/output = (ISL + OSL)/OSL);
+* **extra metric names** (a warning, not a failure): an extra metric named as a known one with its
+  unit suffix dropped or changed (``ttft``, ``tpot_ms``; :func:`unitless_extra_metrics`);
 * **batches**: a batch of ``n`` designs equals the designs priced one at a time;
 * **NaN handling**: infeasible points are NaN in every point metric (the optional ones and the
   model's own too) with ``feasible=False`` and a reason; feasible points finite and non-negative; a
@@ -56,7 +58,7 @@ from typing import Any, ClassVar, Mapping
 import numpy as np
 import pytest
 
-from .costmodel import DESIGN_METRICS, POINT_METRICS, Evaluation
+from .costmodel import DESIGN_METRICS, OPTIONAL_POINT_METRICS, POINT_METRICS, Evaluation
 
 __all__ = ["CostModelContract", "DEFAULT_SPEC", "active_weight_bytes", "min_prefill_flops"]
 
@@ -246,6 +248,17 @@ class CostModelContract:
             assert np.shape(base.points[k]) == (1, c), f"{k} has shape {np.shape(base.points[k])}"
         for k, v in base.points.items():
             assert np.shape(v) == (1, c), f"extra point metric {k} has shape {np.shape(v)}"
+
+    def test_extra_metric_names_carry_their_unit(self, base):
+        """A warning (not a failure) for each extra metric named as a known one without its unit
+        suffix, or with another unit's (:func:`unitless_extra_metrics`): ``ttft`` was accepted
+        and then read as no metric a search knows (plugin-author trial, session 46)."""
+        import warnings
+
+        for name, known in unitless_extra_metrics([*base.points, *base.design]):
+            warnings.warn(f"cost model {self.cost_model!r} returns the extra metric {name!r}: name it with "
+                          f"its unit suffix, in SI units, as {known!r} is (docs/plugins.md, extra metrics)",
+                          UserWarning, stacklevel=1)
 
     def test_design_metric_shapes(self, base):
         for k in DESIGN_METRICS:
@@ -438,3 +451,23 @@ class CostModelContract:
         for k in ("tpot_s", "ttft_s", "mixed_tok_s_per_kw"):
             np.testing.assert_allclose(np.asarray(out[k], dtype=np.float64), ev.points[k],
                                        rtol=max(self.rtol * 10, 1e-4), err_msg=k)
+
+
+def unitless_extra_metrics(names) -> list[tuple[str, str]]:
+    """``(name, known)`` for each of ``names`` (metric names a cost model returns) that is no known
+    metric but one of :data:`~codesign.costmodel.POINT_METRICS`, ``OPTIONAL_POINT_METRICS`` or
+    ``DESIGN_METRICS`` with its unit suffix dropped (``ttft`` for ``ttft_s``) or changed (``tpot_ms``
+    for ``tpot_s``): such a name reads as a known metric to a person, but no search, constraint or
+    report knows it. ``[]`` when every extra name is unlike the known ones."""
+    known = [*POINT_METRICS, *OPTIONAL_POINT_METRICS, *DESIGN_METRICS]
+    stems = {k.rsplit("_", 1)[0]: k for k in known if "_" in k}
+    out = []
+    for name in names:
+        if name in known:
+            continue
+        stem = name.rsplit("_", 1)[0] if "_" in name else None
+        if name in stems:
+            out.append((name, stems[name]))
+        elif stem in stems:
+            out.append((name, stems[stem]))
+    return out

@@ -151,6 +151,24 @@ def test_kit_capacity_check_allows_a_point_lost_to_the_tdp():
     kit.test_more_hbm_capacity_never_lowers_max_concurrency(spec, pm, list(pm.cost_model("analytical").parameters()))
 
 
+def test_the_kit_warns_on_an_extra_metric_named_without_its_unit():
+    """A cost model may return extra metrics (docs/plugins.md), but ``ttft`` (ttft_s without its
+    "_s") was accepted and then was no metric a search knows (plugin-author trial, session 46): the
+    kit warns, naming the known metric it resembles. By hand: ``ttft`` is ``ttft_s`` less "_s",
+    ``tpot_ms`` is ``tpot_s`` in another unit, ``power`` is ``power_w`` less "_w"; ``power_idle_w``
+    and ``my_utilization`` resemble no known name, ``decode_batch`` is an optional known one."""
+    import types
+
+    from codesign.testing import unitless_extra_metrics
+
+    names = ["ttft_s", "ttft", "tpot_ms", "power", "power_idle_w", "my_utilization", "decode_batch"]
+    assert unitless_extra_metrics(names) == [("ttft", "ttft_s"), ("tpot_ms", "tpot_s"), ("power", "power_w")]
+    base = types.SimpleNamespace(points={"ttft_s": None, "ttft": None}, design={"area_mm2": None})
+    with pytest.warns(UserWarning, match=r"cost model 'analytical' returns the extra metric 'ttft': name it "
+                                         r"with its unit suffix, in SI units, as 'ttft_s' is"):
+        TestAnalytical().test_extra_metric_names_carry_their_unit(base)
+
+
 _LEAKY_PLUGIN_TESTS = '''
 import attrs
 import numpy as np
