@@ -144,6 +144,14 @@ def _record_type(hook_name: str) -> type | None:
     return None
 
 
+def _shown(value, width: int = 80) -> str:
+    """``repr(value)`` as a message shows a plugin's odd return value: at most ``width`` characters,
+    ending in ``…`` when cut (``CostModelInfo(name='x', …, differentiable=F`` read as the record's
+    end: plugin-author trial, session 46)."""
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
 class PluginManager:
     """Wraps :class:`pluggy.PluginManager` with typed registries and per-plugin fault isolation.
 
@@ -290,12 +298,12 @@ class PluginManager:
                 # one value, not a list of them: list() would split a string into its characters
                 # ("returned str 'g'") or fail with "object is not iterable"
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: returned one "
-                                  f"{type(records).__name__} {records!r:.80}, expected a list of {what}", None)
+                                  f"{type(records).__name__} {_shown(records)}, expected a list of {what}", None)
                 continue
             bad = [r for r in records if (not isinstance(r, kind) if kind is not None else not hasattr(r, "name"))]
             if bad:
                 self._hook_failed(impl.plugin_name, f"plugin {label} failed in {hook_name}: returned "
-                                  f"{type(bad[0]).__name__} {bad[0]!r:.80}, expected a list of {what}", None)
+                                  f"{type(bad[0]).__name__} {_shown(bad[0])}, expected a list of {what}", None)
                 continue
             bad = [r for r in records if not isinstance(r.name, str) or not _NAME.match(r.name)]
             if bad:
@@ -463,7 +471,7 @@ class PluginManager:
                                  f"{type(exc).__name__}: {exc}") from exc
         if isinstance(got, str) or not all(isinstance(k, str) for k in keys):
             raise PluginBugError(f"{who}: parameters() must return a list of "
-                                 f"spec key paths (str), got {repr(got)[:80]}")
+                                 f"spec key paths (str), got {_shown(got)}")
         return keys
 
 

@@ -317,6 +317,12 @@ def test_cli_reports_a_raising_cost_model_in_one_line(tmp_path, monkeypatch, cli
     assert "ZeroDivisionError: division by zero in my model" in first and "bug in that plugin, not in your input" in second
     rc, out, err = cli("evaluate", _spec(tmp_path, "boom").path, "--json")
     assert rc == 3 and json.loads(out)["error"] == {"message": first, "exit_code": 3}
+    # under --debug the traceback, then the same line and a sentence with no "rerun with --debug"
+    # ("...not in your input and report it.": plugin-author trial, session 46)
+    rc, out, err = cli("--debug", "evaluate", _spec(tmp_path, "boom").path)
+    assert rc == 3 and "Traceback" in err
+    assert err.strip().splitlines()[-2:] == [first, "This is a bug in that plugin, not in your input; please report "
+                                                    "it, with the traceback above."]
 
 
 def _exits(spec, formats, overrides):
@@ -867,7 +873,9 @@ class _OneRecordNotAList:
         return self.value
 
 
-@pytest.mark.parametrize("value, shown", [("gb200", r"one str 'gb200'"), (42, r"one int 42")])
+@pytest.mark.parametrize("value, shown", [("gb200", r"one str 'gb200'"), (42, r"one int 42"),
+                                          # cut at 80 characters: the quote and 78 of the 100, then "…"
+                                          ("x" * 100, r"one str 'x{78}…")])
 def test_a_hook_returning_one_value_not_a_list_is_named_whole(value, shown):
     """A baselines hook returning the string "gb200" was reported as "returned str 'g'" (list() split
     it into characters); an int gave "TypeError: 'int' object is not iterable" (fresh-user trial,

@@ -170,8 +170,11 @@ def main(argv: list[str] | None = None) -> int:
     except BugError as exc:  # a plugin raised or broke the contract, a worker crashed: not the input
         if args.debug:  # the traceback, then the same line and exit code as without --debug
             _print_traceback()
-        rerun = "" if args.debug else f"; rerun with `codesign --debug {args.command} ...` for the traceback"
-        print(f"internal error: {exc}\n{exc.hint}{rerun} and report it.{_kept(exc)}", file=sys.stderr)
+        # under --debug the advice to rerun with --debug is gone, and its "and report it" with it
+        # ("not in your input and report it.": plugin-author trial, session 46)
+        rerun = ("; please report it, with the traceback above" if args.debug else
+                 f"; rerun with `codesign --debug {args.command} ...` for the traceback and report it")
+        print(f"internal error: {exc}\n{exc.hint}{rerun}.{_kept(exc)}", file=sys.stderr)
         _json_error(getattr(args, "json", False), f"internal error: {exc}", ExitCode.INTERNAL_ERROR)
         return ExitCode.INTERNAL_ERROR
     except CodesignError as exc:
