@@ -90,6 +90,11 @@ def test_table_output_names_the_failure(tmp_path, monkeypatch, cli):
     assert "…" not in out
     assert any(line.startswith("broken failed: ") and "RuntimeError: boom at import" in line
                for line in out.splitlines())
+    # nor broken mid-word at 80 columns ("number_format s", "codesign-bw model": plugin-author
+    # trial, session 46): the mx plugin's hook codesign_number_formats is shown whole without its
+    # prefix, and the broken plugin's distribution whole, beside its version
+    assert "│ number_formats " in out and "│ codesign-broken " in out, out
+    assert max(len(line) for line in out.splitlines() if line[:1] in "│┃┏┡└") <= 80
 
 
 def test_strict_mode_makes_a_broken_plugin_fatal(tmp_path, monkeypatch, cli):

@@ -91,10 +91,7 @@ def run_list(args) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    # overflow="fold": a narrow terminal wraps a long plugin or hook name instead of cutting it to "codesign-roo…"
-    t = Table(title="codesign plugins")
-    for col in ("name", "distribution", "version", "status", "hooks", "registers"):
-        t.add_column(col, overflow="fold")
+    rows = []
     for r in doc["plugins"]:
         regs = [f"cost model {m}" for m in r["cost_models"]]
         if r["number_formats"]:
@@ -102,9 +99,26 @@ def run_list(args) -> int:
         if r["baselines"]:
             regs.append("baselines " + ", ".join(r["baselines"]))
         status = r["status"] if not r["error"] else f"{r['status']} (see below)"
-        t.add_row(r["name"], r["distribution"], r["version"], status,
-                  "\n".join(h.removeprefix("codesign_") for h in r["hooks"]), "\n".join(regs))
+        # "codesign-bwmodel 0.1.0", as messages name a plugin's distribution: a version column of
+        # its own left too little of 80 columns for the names
+        rows.append((r["name"], f"{r['distribution']} {r['version']}".strip(), status,
+                     "\n".join(h.removeprefix("codesign_") for h in r["hooks"]), "\n".join(regs)))
+    # a name, distribution, version or hook is never broken ("codesign-bw model", "number_format s" at
+    # 80 columns: plugin-author trial, session 46): those columns are as wide as their longest word,
+    # and what a plugin registers (a list) wraps between its items in the width left, folding a
+    # name only on a terminal too narrow for it (overflow="fold": never cut to "codesign-roo…")
     con = Console()
+    t = Table(title="codesign plugins")
+    heads = ("name", "distribution", "status", "hooks", "registers")
+    whole = [max(len(w) for cell in (col, *(row[i] for row in rows)) for w in cell.split())
+             for i, col in enumerate(heads[:-1])]
+    # each column's borders and padding take 3 characters; "registers" keeps 12 (a format name)
+    if sum(whole) + 3 * len(heads) + 1 + 12 > con.width:  # a terminal too narrow: rich folds all
+        whole = [None] * len(whole)
+    for col, width in zip(heads, [*whole, None]):
+        t.add_column(col, overflow="fold", min_width=width)
+    for row in rows:
+        t.add_row(*row)
     con.print(t)
     # a failure's reason is one long line: printed whole under the table, where a narrow column
     # would have folded it into a tall cell or hidden it
