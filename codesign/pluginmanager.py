@@ -103,7 +103,7 @@ class PluginStatus:
     dist: str
     version: str
     module: str
-    status: str  # "loaded" | "failed" | "disabled"
+    status: str  # "loaded" | "failed" | "disabled" | "skipped" (its entry-point name was taken)
     error: str = ""
     hooks: list[str] = attrs.field(factory=list)
 
@@ -142,6 +142,14 @@ def _record_type(hook_name: str) -> type | None:
 
         return SamplerInfo
     return None
+
+
+def _dist_name(ep) -> str:
+    """The name of the distribution that declares entry point ``ep``; ``"?"`` when it cannot be read."""
+    try:
+        return ep.dist.metadata["Name"] if getattr(ep, "dist", None) is not None else "?"
+    except Exception:  # noqa: BLE001 - malformed METADATA
+        return "?"
 
 
 def _shown(value, width: int = 80) -> str:
@@ -184,6 +192,10 @@ class PluginManager:
         except Exception as exc:  # noqa: BLE001 - a broken metadata directory must not stop us
             self._fail(f"cannot read the {GROUP!r} entry points: {type(exc).__name__}: {exc}", exc)
             eps = []
+        # the built-in plugins' entry points first: a plugin of another distribution named as one
+        # ("analytical") is the one skipped, as a record of a built-in's name is (by the registries); the
+        # first found won, and took the built-in cost model away (plugin-author trial, session 46)
+        eps.sort(key=lambda ep: _dist_name(ep) != BUILTIN_DIST)  # stable: otherwise as found
         seen: dict[str, PluginStatus] = {}
         for ep in eps:
             dist = getattr(ep, "dist", None)
@@ -195,8 +207,11 @@ class PluginManager:
             if ep.name in seen:
                 first = seen[ep.name]
                 if (first.dist, first.module) != (dname, ep.value):
-                    self._fail(f"plugin {ep.name} ({dname} {dver}) is not loaded: the entry-point name "
-                               f"{ep.name!r} is already taken by {first.label}")
+                    why = f"the entry-point name {ep.name!r} is already taken by {first.label}"
+                    # listed by `plugins list` as skipped, with why: it was in none of its tables
+                    # (plugin-author trial, session 46); after the first, which messages name
+                    self.status.append(PluginStatus(ep.name, dname, dver, ep.value, "skipped", why))
+                    self._fail(f"plugin {ep.name} ({dname} {dver}) is not loaded: {why}")
                 continue
             st = PluginStatus(ep.name, dname, dver, ep.value, "loaded")
             seen[ep.name] = st
@@ -335,7 +350,7 @@ class PluginManager:
 
     def _hook_failed(self, plugin: str, message: str, exc: BaseException | None) -> None:
         for st in self.status:
-            if st.name == plugin:
+            if st.name == plugin and st.status != "skipped":  # not another distribution's of that name
                 st.status = "failed"
                 st.error = message.split(": ", 1)[1] if ": " in message else message
         self._fail(message, exc)
@@ -432,7 +447,7 @@ class PluginManager:
         mean = f" (did you mean {guess!r}?)" if guess else ""
         parts = [f"no cost model named {name!r} is registered{mean}; available: {', '.join(models) or 'none'} "
                  "(or 'auto')"]
-        failed = [st.label for st in self.status if st.status == "failed"]
+        failed = [st.label for st in self.status if st.status in ("failed", "skipped")]
         if failed:
             parts.append(f"plugins that failed to load: {', '.join(failed)} (`codesign plugins list` says why)")
         left_out = [st.label for st in self.status if st.status == "disabled"]

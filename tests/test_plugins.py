@@ -97,6 +97,30 @@ def test_table_output_names_the_failure(tmp_path, monkeypatch, cli):
     assert max(len(line) for line in out.splitlines() if line[:1] in "│┃┏┡└") <= 80
 
 
+def test_an_entry_point_named_as_a_built_in_is_listed_as_skipped(tmp_path, monkeypatch, cli):
+    """A distribution whose entry point is named ``analytical`` (the built-in cost model's plugin)
+    was skipped with a warning and was then in no table of `plugins list`; found before the
+    built-in on sys.path it won, and the built-in analytical model was gone (plugin-author trial,
+    session 46). The built-in is kept, and the other is listed as skipped, with why."""
+    _fake_dist(tmp_path, monkeypatch, dist="codesign-clash", version="1.0", ep="analytical",
+               module="codesign_clash_plugin", source="")
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.warns(PluginWarning, match=r"plugin analytical \(codesign-clash 1\.0\) is not loaded: the "
+                                           r"entry-point name 'analytical' is already taken by analytical \(codesign "):
+        rc, out, err = cli("plugins", "list", "--json")
+    rows = [r for r in json.loads(out)["plugins"] if r["name"] == "analytical"]
+    assert rc == 0 and [(r["distribution"], r["status"]) for r in rows] == [("codesign", "loaded"),
+                                                                           ("codesign-clash", "skipped")]
+    assert rows[0]["cost_models"] == ["analytical"] and rows[1]["cost_models"] == []
+    assert rows[1]["error"].startswith("the entry-point name 'analytical' is already taken by analytical (codesign ")
+    get_plugin_manager.cache_clear()
+    with pytest.warns(PluginWarning):
+        rc, out, err = cli("plugins", "list")
+    assert rc == 0 and "│ codesign-clash " in out and any(
+        line.startswith("analytical skipped: the entry-point name 'analytical' is already taken")
+        for line in out.splitlines()), out
+
+
 def test_strict_mode_makes_a_broken_plugin_fatal(tmp_path, monkeypatch, cli):
     _fake_dist(tmp_path, monkeypatch)
     monkeypatch.setenv("CODESIGN_STRICT_PLUGINS", "1")

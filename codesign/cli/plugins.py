@@ -1,6 +1,7 @@
 """``codesign plugins list [--json]``: installed plugins, their hooks, status and what they register.
 
-A plugin that failed to load is listed with status ``failed`` and its error; the command still
+A plugin that failed to load is listed with status ``failed`` and its error, one whose entry-point
+name another distribution's plugin took with ``skipped`` and why; the command still
 succeeds (exit 0) unless ``CODESIGN_STRICT_PLUGINS=1`` makes plugin failures fatal (exit 2). Per
 cost model it shows the declared accuracy (median relative TPOT error) and where it was measured.
 """
@@ -38,12 +39,15 @@ def collect(pm) -> dict:
     baselines = pm.baselines
     rows = []
     for st in pm.status:
+        # a plugin skipped because its entry-point name is taken registers nothing (what that name
+        # registers is the loaded plugin's)
+        def mine(records, st=st):
+            return [] if st.status == "skipped" else sorted(r.name for r in records.values() if r.plugin == st.name)
+
         rows.append({
             "name": st.name, "distribution": st.dist, "version": st.version, "module": st.module,
             "status": st.status, "error": st.error, "hooks": st.hooks,
-            "cost_models": sorted(m.name for m in models.values() if m.plugin == st.name),
-            "number_formats": sorted(f.name for f in formats.values() if f.plugin == st.name),
-            "baselines": sorted(b.name for b in baselines.values() if b.plugin == st.name),
+            "cost_models": mine(models), "number_formats": mine(formats), "baselines": mine(baselines),
         })
     cms = [{
         "name": m.name, "plugin": m.plugin, "version": m.version, "description": m.description,
@@ -115,8 +119,8 @@ def run_list(args) -> int:
     # each column's borders and padding take 3 characters; "registers" keeps 12 (a format name)
     if sum(whole) + 3 * len(heads) + 1 + 12 > con.width:  # a terminal too narrow: rich folds all
         whole = [None] * len(whole)
-    for col, width in zip(heads, [*whole, None]):
-        t.add_column(col, overflow="fold", min_width=width)
+    for col, width in zip(heads, [*whole, None]):  # a fixed width: rich's own shrinking ignores a min_width
+        t.add_column(col, overflow="fold", width=width)
     for row in rows:
         t.add_row(*row)
     con.print(t)
