@@ -199,11 +199,11 @@ class PluginManager:
         seen: dict[str, PluginStatus] = {}
         for ep in eps:
             dist = getattr(ep, "dist", None)
+            dname = _dist_name(ep)
             try:
-                dname = dist.metadata["Name"] if dist is not None else "?"
                 dver = dist.version if dist is not None else "?"
             except Exception:  # noqa: BLE001 - malformed METADATA
-                dname, dver = "?", "?"
+                dver = "?"
             if ep.name in seen:
                 first = seen[ep.name]
                 if (first.dist, first.module) != (dname, ep.value):

@@ -1926,32 +1926,13 @@ def test_aiconfigurator_quant_mode_names_of_its_own_enums(shared_data, tmp_path,
         assert rows[pid]["status"] == "ok" and float(rows[pid]["pred_tpot_ms"]) > 0, rows[pid]
 
 
-def _validate_pm(name, evaluate, check=None):
-    """The installed plugins and an in-process one registering cost model ``name`` that varies no
-    key (so validate prices it one configuration at a time, as a third-party model), whose
-    evaluate is ``evaluate(spec, formats, overrides)`` and optional check is ``check(spec)``."""
-    import codesign
-    from codesign.pluginmanager import PluginManager
+def _with(name, evaluate, **kw):
+    """The installed plugins and an in-process one registering cost model ``name`` that varies no key
+    (so validate prices it one configuration at a time, as a third-party model): test_plugins' test
+    double, whose evaluate is ``evaluate(spec, formats, overrides)`` and optional check ``check(spec)``."""
+    from test_plugins import _with as with_model
 
-    class Model:
-        def parameters(self):
-            return []
-
-        def evaluate(self, spec, formats, overrides=None):
-            return evaluate(spec, formats, overrides)
-
-    if check is not None:
-        Model.check = lambda self, spec: check(spec)
-
-    class Plugin:
-        @codesign.hookimpl
-        def codesign_cost_models(self):
-            return [codesign.CostModelInfo(name=name, version="0.0.1", description="test double",
-                                           factory=Model)]
-
-    pm = PluginManager()
-    pm.register(Plugin(), f"{name}-plugin")
-    return pm
+    return with_model(name, evaluate, **kw)
 
 
 def _analytical_or(refuse):
@@ -1983,7 +1964,7 @@ def test_a_cost_model_bug_in_validate_is_exit_3_naming_the_plugin(shared_data, t
     sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv", BUG_IDS, "point_id")
     for name, evaluate in (("keyerr", _analytical_or(missing)),          # raises on the H100 row only
                            ("alwayserr", lambda spec, formats, overrides: missing(spec))):  # on every row
-        pm = _validate_pm(name, evaluate)
+        pm = _with(name, evaluate)
         monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda pm=pm: pm)
         rc, out, err = cli("validate", sub, "--cost-model", name, "--out", tmp_path / name)
         assert rc == 3 and out == "" and "Traceback" not in err, (name, rc, err)
@@ -2003,7 +1984,7 @@ def test_a_cost_model_declining_a_row_in_validate_stays_a_row_status(shared_data
         raise SpecError([(str(spec.path), "chip", "this model has no H100 tables")])
 
     sub = _subset(shared_data / "measured" / "inferencemax_public.csv", tmp_path / "imx.csv", BUG_IDS, "point_id")
-    pm = _validate_pm("picky", _analytical_or(decline),
+    pm = _with("picky", _analytical_or(decline),
                       check=lambda spec: decline(spec) if spec.chip.name == "h100" else None)
     monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
     rc, out, err = cli("validate", sub, "--cost-model", "picky", "--out", tmp_path / "o")
