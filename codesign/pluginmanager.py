@@ -431,6 +431,12 @@ class PluginManager:
                               f"start: {type(exc).__name__}: {exc}") from exc
 
 
+    def cost_model_guess(self, name: str) -> str | None:
+        """The registered cost model that the unregistered ``name`` most likely misspells
+        (:func:`~codesign.errors.close_name` at difflib's default cutoff, 0.6: ``'Analytical'`` and
+        ``'rooflin'`` too), the one guess every message about such a name gives; None if none."""
+        return close_name(name, sorted(self.cost_models), cutoff=0.6)
+
     def unknown_cost_model(self, name: str) -> str:
         """Why ``name`` names no cost model, as one line: the registered ones (and a close one, for a
         typo), the plugins that did not load (failed, or left out by ``CODESIGN_PLUGINS``) and how it
@@ -443,7 +449,7 @@ class PluginManager:
         ``roofline`` where it was not installed said only "no cost model named 'roofline' is
         registered" (fresh-user trial, session 42)."""
         models = sorted(self.cost_models)
-        guess = close_name(name, models, cutoff=0.6)  # difflib's default; 'Analytical' too
+        guess = self.cost_model_guess(name)
         mean = f" (did you mean {guess!r}?)" if guess else ""
         parts = [f"no cost model named {name!r} is registered{mean}; available: {', '.join(models) or 'none'} "
                  "(or 'auto')"]

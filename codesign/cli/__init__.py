@@ -111,16 +111,17 @@ def _unknown_option_hint(parser: argparse.ArgumentParser, path: list[str], extra
 def _cost_model_guess(name: str) -> str:
     """"; 'rooflin' is no registered cost model: did you mean 'roofline'?" for a cost-model
     name no plugin registers (with the registered close name, when there is one), else ""."""
-    from ..errors import PLUGIN_EXCEPTIONS, close_name
+    from ..errors import PLUGIN_EXCEPTIONS
     from ..pluginmanager import get_plugin_manager
 
     try:
-        models = sorted(get_plugin_manager().cost_models)
+        pm = get_plugin_manager()
+        models = sorted(pm.cost_models)
     except PLUGIN_EXCEPTIONS:  # noqa: BLE001 - a usage error is being reported: a broken plugin adds nothing to it
         return ""
     if name in models or name == "auto":
         return ""
-    guess = close_name(name, models, cutoff=0.6)  # as PluginManager.unknown_cost_model
+    guess = pm.cost_model_guess(name)  # PluginManager.unknown_cost_model's guess
     return f"; {name!r} is no registered cost model" + (f": did you mean {guess!r}?" if guess else
                                                              f" (registered: {', '.join(models) or 'none'})")
 
