@@ -1,6 +1,7 @@
 """codesign validate: column mapping (expected values read off the data rows), batching, CSV output."""
 
 import csv
+import json
 import math
 import re
 
@@ -2058,6 +2059,13 @@ def test_an_inferencemax_ttft_longer_than_its_end_to_end_latency_is_a_row_warnin
     assert got["bad"]["status"] == "ok" and "end-to-end" not in got["imx-00017"]["warning"]
     assert (f"median TTFT {ttft:.6g} s exceeds the median end-to-end latency {ttft / 2:.6g} s "
             "(median_ttft_s > median_e2el_s)") in got["bad"]["warning"], got["bad"]["warning"]
+    # and said on stderr (the row is counted in the tables), and counted in --json: it was only in the
+    # CSV's warning column, and nowhere with --json (fresh-user trial, session 46). "bad" is the
+    # file's third line (header row 1, imx-00017 row 2)
+    assert ("warning: " + str(f) + ": 1 priced row(s) have a measured TTFT or TPOT that looks wrong, counted in "
+            f"the error tables (e.g. bad (row 3): median TTFT {ttft:.6g} s exceeds") in err, err
+    rc, js, err = cli("validate", f, "--json")
+    assert rc == 0 and json.loads(js)["questioned_rows"] == 1, err
 
 
 def test_rows_of_unknown_models_or_systems_get_one_stderr_line(cli, tmp_path):

@@ -77,7 +77,7 @@ def _efficiency_for(uncalibrated: bool, path=None):
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
                             read_measured, repeated_list, repeated_note, shared_data_warning,
-                            unknown_rows_note, write_predictions)
+                            questioned_rows, questioned_rows_note, unknown_rows_note, write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -146,6 +146,8 @@ def run(args) -> int:
         print(f"warning: {args.measured}: {bad}", file=sys.stderr)
     if unknown := unknown_rows_note(points, "each row's reason is its status in predictions.csv"):
         print(f"warning: {args.measured}: {unknown}", file=sys.stderr)
+    if questioned := questioned_rows_note(points, "each row's is in predictions.csv's warning column"):
+        print(f"warning: {args.measured}: {questioned}", file=sys.stderr)
     if args.json:
         print_json({"schema_version": 1, "schema": schema, "file": args.measured, "rows": len(points),
                     "statistic": stat,
@@ -157,6 +159,8 @@ def run(args) -> int:
                     "repeated_rows": sum(bool(p.repeats) for p in points),
                     # which: {"id", "row", "repeats_id", "repeats_row"} each (rows as the file's lines)
                     "repeats": repeated_list(points),
+                    # priced rows whose measured TTFT or TPOT a row warning questions (still counted)
+                    "questioned_rows": len(questioned_rows(points)),
                     "cost_model": cost_model,
                     "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                     "errors": tables,
