@@ -122,6 +122,19 @@ PEAK_POINT_METRICS: dict[str, tuple[str, None]] = {
 PEAK_RESOLUTION = 1e-4
 
 
+#: How a unit of these tables is printed for a person where its written form differs: the tables
+#: keep ``mm^2``, a form the unit parser reads (a bound's unit, :func:`codesign.units.parse_in_unit`)
+#: and the ``unit`` field of ``optimize``/``sweep`` JSON gives, while every text, table and plot
+#: says ``mm²`` (``Constraint.describe`` printed ``area_mm2 <= 1716 mm^2`` beside evaluate's
+#: ``area 1,716 mm²``).
+DISPLAY_UNITS = {"mm^2": "mm²"}
+
+
+def display_unit(unit: str) -> str:
+    """``unit`` as a person reads it (:data:`DISPLAY_UNITS`; any other unit as it is)."""
+    return DISPLAY_UNITS.get(unit, unit)
+
+
 def metric_unit(name: str) -> tuple[str, str | None]:
     """``(unit, better)`` of any metric name; raises KeyError for an unknown one."""
     for table in (SUMMARY_METRICS, POINT_METRICS, OPTIONAL_POINT_METRICS, DESIGN_METRICS, PEAK_POINT_METRICS):

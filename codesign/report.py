@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 
-from .costmodel import design_value, metric_unit
+from .costmodel import design_value, display_unit, metric_unit
 from .baselines import reference_warnings
 from .evaluation import cost_model_record, efficiency_record, jsonable, list_edge, slo_bounds
 from .search import (BEAT_TOLERANCE, PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace,
@@ -83,7 +83,7 @@ def _label(metric: str, direction: str | None = None) -> str:
     for suffix in (" s", " w", " mm2"):
         if name.endswith(suffix):
             name = name[: -len(suffix)]
-    return f"{name} [{unit}] {ARROWS.get(direction or '', '')}".strip()
+    return f"{name} [{display_unit(unit)}] {ARROWS.get(direction or '', '')}".strip()
 
 
 def column_header(metric: str, direction: str | None = None, ratio: bool = False) -> str:

@@ -42,7 +42,7 @@ import numpy as np
 from attrs import frozen
 
 from . import interrupts
-from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS, WHOLE_NEEDED_METRICS, whole_needed
+from .costmodel import DESIGN_METRICS, POINT_METRICS, SUMMARY_METRICS, WHOLE_NEEDED_METRICS, display_unit, whole_needed
 from .errors import (PLUGIN_EXCEPTIONS, BugError, CodesignError, ExitCode, Interrupted, PluginBugError, SpecError,
                      close_name, format_value)
 from .evaluation import (FORMAT_FIELDS, TDP_RTOL, _watts, check_names, check_priceable, cost_model_name, meets_slos,
@@ -121,8 +121,9 @@ class Constraint:
         return f"{self.metric}_{'over' if self.sense == 'max' else 'under'}_{self.bound:g}{unit}"
 
     def describe(self) -> str:
-        """The constraint as a person reads it: ``peak_power_w <= 700 W``."""
-        unit = (SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0]
+        """The constraint as a person reads it: ``peak_power_w <= 700 W``, ``area_mm2 <= 1716 mm²``
+        (the unit as printed, :func:`codesign.costmodel.display_unit`; :attr:`name` keeps ``mm^2``)."""
+        unit = display_unit((SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0])
         return f"{self.metric} {'<=' if self.sense == 'max' else '>='} {self.bound:g}" + (f" {unit}" if unit else "")
 
 

@@ -727,13 +727,13 @@ def _grid(step: Step, base: Path, out: Path, quick: bool):
                     txt += "†"
                 ax.text(j, i, txt, ha="center", va="center", fontsize=6,
                         color="w" if np.isfinite(v) and v < (vmin + vmax) / 2 else "k")
-    from .costmodel import metric_unit
+    from .costmodel import display_unit, metric_unit
     from .report import ARROWS
 
     # the mapped metric's unit and own better direction (a heatmap has no objective): a design metric
     # without one (tdp_w, chips) was labelled "tdp_w [] ↓", its unit blank and an arrow it has not
     unit, better = metric_unit(step.metric)
-    fig.colorbar(im, ax=axes[0, :].tolist(), label=f"{step.metric} [{unit}] {ARROWS.get(better or '', '')}".strip())
+    fig.colorbar(im, ax=axes[0, :].tolist(), label=f"{step.metric} [{display_unit(unit)}] {ARROWS.get(better or '', '')}".strip())
     fig.suptitle(step.title or step.name, fontsize=10)
     png = out / f"{step.name}.png"
     fig.savefig(png, bbox_inches="tight")

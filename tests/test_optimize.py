@@ -1228,6 +1228,10 @@ def test_pareto_png_puts_arrows_on_the_objectives_axes_alone(tmp_path, monkeypat
     # the table's header of the same metric follows the same rule
     assert R.column_header("min_e2e_latency_s") == "min E2E [s]"
     assert R.column_header("min_e2e_latency_s", "minimize") == "min E2E [s] ↓"
+    # an area axis says mm², as the table and evaluate do (its unit in the metric tables is mm^2,
+    # the form the JSON documents' "unit" field gives)
+    assert R._label("area_mm2", "minimize") == "area [mm²] ↓"
+    assert R.column_header("area_mm2") == "area [mm²]"
 
 
 def test_a_rerun_reuses_the_reported_sensitivities_of_its_own_designs(cli, tmp_path, monkeypatch):
