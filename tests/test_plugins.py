@@ -891,6 +891,34 @@ def test_plugins_list_json_shows_declared_accuracy(monkeypatch, cli):
     assert {p["name"] for p in json.loads(out)["plugins"]} == {"mx"}
 
 
+def test_plugins_list_says_what_auto_picks_when_no_cost_model_declares_an_accuracy(tmp_path, monkeypatch, cli):
+    """The cost-model table's title said "auto" picks the smallest declared error when no listed
+    model declared one (the built-ins declare none): it then says auto takes the first name that
+    can price the spec, and keeps the smallest-error rule once a model declares an accuracy."""
+    pm = PluginManager(load_entrypoints=False)
+    pm.register(_model_plugin("zeta", _stub), "zeta-plugin")
+    pm.register(_model_plugin("alpha", _stub), "alpha-plugin")
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("plugins", "list")
+    text = " ".join(out.split())  # the title wraps at the console's width
+    assert rc == 0, err
+    assert ('cost models (deployment.cost_model; "auto" picks the first by name that can price the spec: '
+            'none declares its error)') in text
+    assert "smallest declared error" not in text
+    # the caption's rule is auto's: neither declares, so "alpha" before "zeta"
+    assert pm.select_cost_model(_spec(tmp_path, "auto")) == "alpha"
+
+    pm = PluginManager(load_entrypoints=False)
+    pm.register(_model_plugin("zeta", _stub, accuracy=0.1), "zeta-plugin")
+    pm.register(_model_plugin("alpha", _stub), "alpha-plugin")
+    monkeypatch.setattr("codesign.pluginmanager.get_plugin_manager", lambda: pm)
+    rc, out, err = cli("plugins", "list")
+    text = " ".join(out.split())
+    assert rc == 0, err
+    assert 'cost models (deployment.cost_model; "auto" picks the smallest declared error)' in text
+    assert pm.select_cost_model(_spec(tmp_path, "auto")) == "zeta"
+
+
 class _OneRecordNotAList:
     """A registration hook returning one value instead of a list of records."""
 

@@ -129,7 +129,13 @@ def run_list(args) -> int:
     for r in doc["plugins"]:
         if r["error"]:
             con.print(Text.assemble((r["name"], "bold"), f" {r['status']}: {r['error']}"), soft_wrap=True)
-    m = Table(title="cost models (deployment.cost_model; \"auto\" picks the smallest declared error)")
+    # with no accuracy declared, "the smallest declared error" named no model: auto then takes the
+    # first name, in alphabetical order, that can price the spec (PluginManager.select_cost_model)
+    if any(c["accuracy"] is not None for c in doc["cost_models"]):
+        auto = '"auto" picks the smallest declared error'
+    else:
+        auto = '"auto" picks the first by name that can price the spec: none declares its error'
+    m = Table(title=f"cost models (deployment.cost_model; {auto})")
     for col in ("name", "plugin", "version", "accuracy (median |TPOT err|)", "differentiable"):
         m.add_column(col, overflow="fold")
     for c in doc["cost_models"]:
