@@ -315,6 +315,26 @@ def test_json_names_its_cost_model_as_optimize_and_sweep_do(cli):
                                              "plugin": f"roofline (codesign-roofline {version('codesign-roofline')})"}
 
 
+def test_the_table_names_its_cost_model_as_optimize_does(cli):
+    """The text output named no cost model (only --json did), though --cost-model or "auto" may
+    price with another than the reader assumes: its last line names the model, its own version and
+    its plugin (NAME (DIST VERSION)), worded as optimize's "priced by" line."""
+    from importlib.metadata import version
+
+    from codesign.pluginmanager import get_plugin_manager
+
+    models = get_plugin_manager().cost_models
+    rc, out, err = cli("evaluate", GB200)
+    assert rc == 0, err
+    assert out.splitlines()[-1] == (f"priced by cost model 'analytical' {models['analytical'].version} "
+                                    f"(plugin analytical (codesign {version('codesign')}))")
+    pytest.importorskip("codesign_roofline")
+    rc, out, err = cli("evaluate", GB200, "--cost-model", "roofline")
+    assert rc == 0, err
+    assert out.splitlines()[-1] == (f"priced by cost model 'roofline' {models['roofline'].version} "
+                                    f"(plugin roofline (codesign-roofline {version('codesign-roofline')}))")
+
+
 def _toml(table: dict) -> str:
     """``table`` ({key: value}, pools as dicts) as a ``[deployment]`` TOML table (json.dumps writes
     its ints, floats, strings and booleans as TOML does)."""

@@ -54,8 +54,10 @@ def run(args) -> int:
     coarse = coarse_slo_note(slo_gap(ev.concurrency, ev.feasible[0], ev_slo.feasible[0], summary["peak_concurrency"]),
                              describe_slos(slo)) if slo else None
     notes = [n for n in (hot, edge, coarse) if n]
+    # the record optimize and sweep give, and the line optimize prints (the table named no cost model,
+    # though --cost-model or "auto" may pick another than a reader assumes)
+    priced_by = cost_model_record(spec, cost_model=args.cost_model)
     if args.json:
-        priced_by = cost_model_record(spec, cost_model=args.cost_model)
         doc = {
             "schema_version": SCHEMA_VERSION,
             "spec": args.spec,
@@ -93,7 +95,7 @@ def run(args) -> int:
         print_json(doc)
     else:
         _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0],
-                     remarks=[n for n in (edge, coarse) if n])
+                     remarks=[n for n in (edge, coarse) if n], priced_by=priced_by)
         from ..report import power_gap_warnings
 
         for w in power_gap_warnings(spec):
@@ -146,10 +148,12 @@ def _fmt(x, scale=1.0, digits=3, unit="", seconds=False):
     return f"{text} {unit}" if unit else text
 
 
-def _print_table(spec, ev, summary, design, meets=None, remarks=()):
+def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=None):
     """The table of ``ev``'s points and its summary lines; ``meets`` (per point) whether the point
     meets the spec's [workload.slo], when it sets one; ``remarks``, notes printed under the peak
-    (:func:`codesign.report.peak_edge_note`, :func:`codesign.report.coarse_slo_note`)."""
+    (:func:`codesign.report.peak_edge_note`, :func:`codesign.report.coarse_slo_note`);
+    ``priced_by``, the cost model's record (:func:`codesign.evaluation.cost_model_record`), named on
+    the last line as optimize names it."""
     import math
 
     from rich.console import Console
@@ -262,3 +266,6 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=()):
               + ("" if ev.reasons[0] else
                  f", {'decode slots (KV cache and batch limit' if d.max_batch_size else 'KV slots (KV cache'}"
                  f"{fate}) {design['max_concurrency']:,.0f}"))
+    if priced_by is not None:
+        con.print(f"priced by cost model {priced_by['name']!r} {priced_by['version']} (plugin {priced_by['plugin']})",
+                  highlight=False, markup=False)
