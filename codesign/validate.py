@@ -2725,5 +2725,5 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
             row += [fmt(getattr(p, f"pred_{m}")) for m in DIAGNOSTICS]
-            row += [p.status, "; ".join(p.warnings), "; ".join(p.extrapolated)]
+            row += [p.status, " | ".join(p.warnings), "; ".join(p.extrapolated)]  # a warning may hold "; "
             w.writerow(row)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from codesign.validate import error_stats, predict, read_measured, resolve_model, write_predictions
+from codesign.validate import Point, error_stats, predict, read_measured, resolve_model, write_predictions
 
 
 def _subset(src, dst, ids, idcol):
@@ -84,6 +84,21 @@ def test_predict_and_csv(shared_data, tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "out" / "predictions.csv")))
     assert {r["id"] for r in rows} == {p.id for p in pts}  # no row dropped
     assert all(r["status"] for r in rows)
+
+
+def test_a_row_s_warnings_are_one_cell_each_told_apart(tmp_path):
+    """The warning cell joined a row's warnings with "; ", which a warning holds itself ("tp 8 ≠ 4
+    GPUs per worker; using 4"): two warnings read as three. They are joined with " | ", in one cell."""
+    warned = ["tp 8 ≠ 4 GPUs per worker; using 4", "MTP speculative decoding: 3 draft tokens per step assumed"]
+    pts = [Point(id="a", schema="aiconfigurator", system="b200_sxm", model_name="m",
+                                   framework="sglang", warnings=list(warned)),
+           Point(id="b", schema="aiconfigurator", system="b200_sxm", model_name="m",
+                                   framework="sglang")]
+    write_predictions(pts, tmp_path / "predictions.csv", "aiconfigurator")
+    rows = list(csv.DictReader(open(tmp_path / "predictions.csv", encoding="utf-8")))
+    assert [r["warning"] for r in rows] == [
+        "tp 8 ≠ 4 GPUs per worker; using 4 | MTP speculative decoding: 3 draft tokens per step assumed", ""]
+    assert rows[0]["warning"].split(" | ") == warned
 
 
 def test_error_stats_hand():
@@ -918,7 +933,7 @@ def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path
             "max-tpt.yaml configures them: prefill pool TP 4 / EP 1 / no attention DP, decode pool attention DP 32 "
             "/ EP 32 (the file InferenceX's nvidia-master.yaml@0004cf5f names for these worker counts)") in p.warnings, \
         p.warnings
-    assert not any(";" in w for w in p.warnings)  # predictions.csv joins a row's warnings with "; "
+    assert not any(";" in w for w in p.warnings)  # one phrase (before " | " joined them, the cell joined warnings with "; ")
     assert not any("GPUs per worker; using" in w for w in p.warnings)
     # the same pools at C = 8192 (imx-02334), which the 0004cf5f item does not list (it ran C = 2048):
     # the same file, and the warning says the item ran another concurrency
@@ -1308,7 +1323,7 @@ def test_measured_multinode_tp_is_priced_and_said(shared_data, tmp_path, cli):
         r = rows[pid]
         assert r["status"] == "ok", (pid, r["status"])
         assert float(r["pred_ttft_ms"]) > 0 and float(r["pred_tpot_ms"]) > 0, pid
-        assert [w for w in r["warning"].split("; ") if "multi-node TP" in w] == said, (pid, r["warning"])
+        assert [w for w in r["warning"].split(" | ") if "multi-node TP" in w] == said, (pid, r["warning"])
         # the shipped calibration was fitted without multi-node TP runs: outside its data
         assert "multi-node TP not in calibration data" in r["extrapolated"], (pid, r["extrapolated"])
     control = rows["imx-00353"]
