@@ -75,6 +75,32 @@ def test_small_fit_and_provenance(shared_data, tmp_path):
     assert back["schema_version"] == 1 and back["shared"]
 
 
+def test_engine_offsets_have_their_own_pull(shared_data):
+    """The loss's L2 pull on an engine family's offset of an engine setting (ENGINE_KNOBS) is
+    ``pull_engine``·δ², on any other knob's offset ``pull_offsets``·δ²: at the same parameters two
+    losses that differ only in pull_engine differ by (a − b)·δ² for an engine knob's offset δ and
+    not at all for another knob's (hand count: the data term is the same at the same parameters)."""
+    import numpy as np
+
+    from codesign.calibrate import PULL_ENGINE, Fitter, framework_family
+    from codesign.validate import read_measured
+    from codesign_analytical.model import DEFAULT_EFFICIENCY, ENGINE_KNOBS, FIT_START
+
+    _, pts = read_measured(shared_data / "measured" / "inferencemax_public.csv", "median")
+    pts = [p for p in pts if p.status == "ok" and p.system_key == "h100"][:6]
+    fam = sorted({framework_family(p.framework) for p in pts} - {None})
+    f = Fitter(pts, systems=[], families=fam)
+    P0 = f.params0({**DEFAULT_EFFICIENCY, **FIT_START})
+    eng, other = f.knobs.index(ENGINE_KNOBS[0]), f.knobs.index("compute_decode")
+    for j, expect in ((eng, 1.0), (other, 0.0)):
+        P = {k: np.array(v) for k, v in P0.items()}
+        P["frameworks"][0, j] = 0.5
+        a = float(f.loss_fn(P0, 1e-3, 1e-2, pull_engine=1e-2)(P))
+        b = float(f.loss_fn(P0, 1e-3, 1e-2, pull_engine=1e-4)(P))
+        assert a - b == pytest.approx(expect * (1e-2 - 1e-4) * 0.25, rel=1e-3, abs=1e-7)
+    assert PULL_ENGINE < 1e-2  # the shipped pull is the weaker one (docs/baselines.md, session 47)
+
+
 def test_models_filter_fits_only_those_models(shared_data):
     """--models: only the named models' rows are read (the shipped calibration was fit on the five
     models priced before session 6; docs/baselines.md gives the command)."""

@@ -382,6 +382,32 @@ def test_without_a_recv_interval_the_calibrated_wait_applies():
     assert none.points["ttft_steady_s"][0, 0] < 0.9 * knob.points["ttft_steady_s"][0, 0]
 
 
+def test_the_handoff_wait_adds_to_the_receive_wait_without_speculation():
+    """handoff_wait_steps: iterations a request waits on a busy disaggregated decode worker for the
+    hand-off loops, on top of the receive wait. At R = 31 (15 steps of receive wait) a knob of 15
+    adds another busy·15 steps: twice R = 31's wait over R = 1 (hand count, as in
+    test_a_busy_engine_receives_new_requests_every_r_iterations). With speculative decoding (MTP,
+    2 draft tokens) it adds nothing: the measured Dynamo + SGLang MTP rows show no such wait
+    (docs/baselines.md, session 47)."""
+    r = {"deployment.scheduler_recv_interval": np.array([1.0, 31.0])}
+    base = evaluate(_receive_wait(concurrency=[64]), r)
+    knob = evaluate(_receive_wait({"handoff_wait_steps": 15.0}, concurrency=[64]), r)
+    t0, t1 = base.points["ttft_steady_s"][:, 0], knob.points["ttft_steady_s"][:, 0]
+    tpot, B = knob.points["tpot_s"][:, 0], knob.points["decode_batch"][:, 0]
+    busy = 1.0 - np.exp(-B / 16.0 * 63.0 / 64.0)
+    assert busy.min() > 0.95
+    # R = 1: the knob's 15 steps alone; R = 31: 15 + 15
+    assert t1[0] - t0[0] == pytest.approx(busy[0] * 15.0 * tpot[0], rel=0.02)
+    assert t1[1] - t0[0] == pytest.approx(busy[1] * 30.0 * tpot[1], rel=0.02)
+    import attrs
+
+    spec = _receive_wait({"handoff_wait_steps": 15.0}, concurrency=[64])
+    mtp = attrs.evolve(spec, deployment=attrs.evolve(spec.deployment, speculative_tokens=2))
+    off = attrs.evolve(mtp, efficiency=dict(mtp.efficiency, handoff_wait_steps=0.0))
+    assert evaluate(mtp).points["ttft_steady_s"][0, 0] == pytest.approx(
+        evaluate(off).points["ttft_steady_s"][0, 0], rel=1e-6)
+
+
 # ------------------------------------------------ TensorRT-LLM attention-DP balance (session 38)
 @pytest.mark.parametrize("users, ranks, decode_iters", [
     (16, 8, 900), (64, 8, 900), (256, 8, 3000), (1024, 8, 900), (128, 4, 900), (256, 4, 3000),

@@ -49,6 +49,9 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   for the hand-off loops' waits on a busy scheduler), a wait of busy·(R − 1)/2 iterations,
   busy = 1 − exp(−(B/dp)(C − 1)/C)
   (the receiving scheduler is one attention-DP rank's, holding B/dp of the batch).
+  Disaggregated without speculative decoding, a busy decode worker adds ``handoff_wait_steps``
+  iterations more (calibrated per engine: Dynamo + SGLang about 12, TensorRT-LLM about 1;
+  docs/baselines.md, session 47).
   Aggregated TensorRT-LLM with its attention-DP balance (``deployment.attention_dp_balance_timeout_iters``
   N) holds a prompt until every rank has one or N iterations have passed: busy·w·N·t_iter more
   (:func:`_adp_balance_wait`).
@@ -139,6 +142,15 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
     # to (R − 1)/2: SGLang --scheduler-recv-interval). Assumption 0.5 (a request received at the
     # next iteration or the one after), refitted per framework by `codesign calibrate`
     "admission_wait_steps": 0.5,
+    # decode iterations a request waits, beyond the receive wait, on a busy disaggregated decode
+    # worker that runs no speculative decoding, before its first token: the hand-off loops a busy
+    # scheduler runs once per iteration (SGLang's pre-allocation, transfer and waiting queues; the
+    # prefill's bootstrap hand-shake). Measured: Dynamo + SGLang rows of InferenceMAX and
+    # aiconfigurator (GB200, GB300, H200, 1k/1k, prefill pool under 30% busy, more than 4 users per
+    # decode worker) exceed the model without it by a median 12-24 measured decode steps, their MTP
+    # rows and the Dynamo + TensorRT-LLM rows by about 0-3 (docs/baselines.md, session 47). Default 0
+    # (no wait assumed); `codesign calibrate` fits it per engine family and serving stack
+    "handoff_wait_steps": 0.0,
     # Zipf exponent s of how routed tokens spread over a MoE layer's experts (expert i of E takes a
     # share of the routings ∝ i^−s), which sets the distinct experts, and so the expert weights, a
     # decode step of B tokens reads (:func:`_expected_touched`). Real routing is not uniform: on
@@ -151,12 +163,13 @@ DEFAULT_EFFICIENCY: dict[str, float] = {
 }
 
 #: Where `codesign calibrate` starts a knob whose default its fit space cannot leave: a skew of 0
-#: is the edge of its logit space (assumption 0.3, a mild skew; the fit moves it).
-FIT_START: dict[str, float] = {"routing_skew": 0.3}
+#: is the edge of its logit space (assumption 0.3, a mild skew; the fit moves it), a wait of 0 steps
+#: that of its log space (assumption 2 steps; the fit moves it per engine).
+FIT_START: dict[str, float] = {"routing_skew": 0.3, "handoff_wait_steps": 2.0}
 
 #: Knobs that are settings of the serving engine, counted in its own iterations, not properties of
 #: the hardware: `codesign calibrate` fits them per engine family only (no per-system offset).
-ENGINE_KNOBS = ("admission_wait_steps",)
+ENGINE_KNOBS = ("admission_wait_steps", "handoff_wait_steps")
 #: Knobs that are properties of a model's routing on the served prompts, not of the hardware or the
 #: engine: `codesign calibrate` fits one shared value (no per-system or per-framework offset).
 WORKLOAD_KNOBS = ("routing_skew",)
@@ -173,6 +186,7 @@ KNOB_RANGES: dict[str, tuple[float, float, bool, bool]] = {
     "burst_fraction": (0.0, 1.0, False, False),
     "spec_acceptance": (0.0, 1.0, False, True),
     "admission_wait_steps": (0.0, 1000.0, False, False),
+    "handoff_wait_steps": (0.0, 1000.0, False, False),
     "routing_skew": (0.0, 1.0, False, False),
     **{f"compute_scale_{f}": (0.0, float("inf"), True, True) for f in ("bf16", "fp8", "mxfp4", "nvfp4")},
 }
@@ -916,6 +930,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         busy = 1.0 - jnp.exp(-B / dp_d * (C - 1.0) / jnp.maximum(C, 1.0))
         recv_wait = busy * wait_steps
         if disagg:
+            # the hand-off loops of a busy decode worker (handoff_wait_steps, DEFAULT_EFFICIENCY); none
+            # measured with speculative decoding
+            recv_wait = recv_wait + busy * jnp.where(spec_d > 0, 0.0, eff["handoff_wait_steps"])
             X = a
             tpot = t_iter / tok_step
             # the decode worker receives the request (after the receive wait), pre-allocates its KV
