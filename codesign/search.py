@@ -934,7 +934,9 @@ def _metric_value(metric: str, raw, sense: str = "max") -> float:
         if metric.endswith(suffix):
             try:
                 # (15 digits: "1716 mm**2" through m² is 1715.9999999999998, a digit no user wrote)
-                return float(f"{parse_quantity(raw, kind) * scale:.15g}")
+                # a min of 0 is vacuous but as written, on an area or a time as on a rate (the
+                # quantity parser refused "0 mm**2" as "must be > 0": fresh-user trial, session 47)
+                return float(f"{parse_quantity(raw, kind, allow_zero=sense == 'min') * scale:.15g}")
             except QuantityError as exc:
                 # the metric's own unit where it is not of the kind's dimension ("0.5 J/tok" on a J kind)
                 if not (isinstance(raw, str) and _reads_in(raw, unit) and not _reads_in(raw, KINDS[kind][0])):

@@ -885,6 +885,14 @@ def test_a_min_of_zero_is_accepted():
     assert _metric_value("mixed_tok_s_per_kw", 0, "min") == 0.0
     with pytest.raises(ValueError, match="must be > 0"):
         _metric_value("mixed_tok_s_per_kw", 0, "max")
+    # a physical metric's too (its unit written): "0 mm**2" was refused as "must be > 0"; below 0
+    # the message is a min's, ">= 0"; a max of 0 stays refused
+    assert _metric_value("area_mm2", "0 mm**2", "min") == 0.0
+    assert _metric_value("ttft_s", "0 ms", "min") == 0.0
+    with pytest.raises(ValueError, match="must be >= 0"):
+        _metric_value("area_mm2", "-5 mm**2", "min")
+    with pytest.raises(ValueError, match="must be > 0"):
+        _metric_value("area_mm2", "0 mm**2", "max")
 
 
 def test_a_negative_sqnr_bound_is_read():
