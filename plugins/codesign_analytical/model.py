@@ -50,7 +50,7 @@ Physics, per phase (../shared/docs/DESIGN.md "The cost model's physics"):
   busy = 1 − exp(−(B/dp)(C − 1)/C)
   (the receiving scheduler is one attention-DP rank's, holding B/dp of the batch).
   Disaggregated without speculative decoding, a busy decode worker adds ``handoff_wait_steps``
-  iterations more (calibrated per engine: Dynamo + SGLang about 12, TensorRT-LLM about 1;
+  iterations more (calibrated per engine: Dynamo + SGLang about 14, Dynamo + TensorRT-LLM about 1;
   docs/baselines.md, session 47).
   Aggregated TensorRT-LLM with its attention-DP balance (``deployment.attention_dp_balance_timeout_iters``
   N) holds a prompt until every rank has one or N iterations have passed: busy·w·N·t_iter more
