@@ -249,7 +249,7 @@ class Fitter:
         return out
 
     def loss_fn(self, P0: dict, pull: float, pull_offsets: float, weights=LOSS_WEIGHTS, kind: str = DEFAULT_LOSS,
-                pull_engine: float | None = None):
+                pull_engine: float = PULL_ENGINE):
         """Mean over rows and metrics of the error, plus L2 pulls.
 
         Per row and metric with r = pred/meas: ``kind="log"`` least squares on log error, (ln r)²;
@@ -264,7 +264,7 @@ class Fitter:
         Weights TTFT, TPOT, InferenceMAX tok/s/GPU (:data:`LOSS_WEIGHTS`). Pulls: ``pull``·|shared − start|² keeps knobs the data cannot see at
         their documented defaults; ``pull_offsets``·|δ|² keeps system and framework offsets small
         (a system's knobs are then the framework average); ``pull_engine``·|δ|² (default
-        ``pull_offsets``) is the pull on the engine families' and serving stacks' offsets of the
+        :data:`PULL_ENGINE`) is the pull on the engine families' and serving stacks' offsets of the
         engine settings (``ENGINE_KNOBS``), which belong to one engine and have no reason to be
         near another engine's.
         """
@@ -275,8 +275,6 @@ class Fitter:
                   for fn, p, _, m, si, fe in self.groups]
         total = sum(int(np.asarray(w).any(axis=1).sum()) for fn, p, m, w, si, fe in groups) or 1
         wts = jnp.asarray(weights, dtype=jnp.float32)
-
-        pe = pull_offsets if pull_engine is None else pull_engine
 
         def loss(P):
             acc = 0.0
@@ -289,7 +287,7 @@ class Fitter:
             engine = self.stack_mask  # 1 at ENGINE_KNOBS
             reg = (pull * jnp.sum((P["shared"] - P0["shared"]) ** 2)
                    + pull_offsets * (jnp.sum(P["systems"] ** 2) + jnp.sum((P["frameworks"] * (1.0 - engine)) ** 2))
-                   + pe * (jnp.sum((P["frameworks"] * engine) ** 2) + jnp.sum((P["stacks"] * engine) ** 2)))
+                   + pull_engine * (jnp.sum((P["frameworks"] * engine) ** 2) + jnp.sum((P["stacks"] * engine) ** 2)))
             return acc / total + reg
 
         return loss

@@ -657,6 +657,14 @@ def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=No
             "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
 
 
+def priced_by(*records: dict[str, str]) -> str:
+    """The line a text report names its cost model(s) with, from :func:`cost_model_record` records:
+    ``priced by cost model 'analytical' 0.4.0+… (plugin analytical (codesign 0.1.0))``, several
+    joined by ", " (``validate``, a group of rows per model); evaluate, optimize and validate say it
+    alike."""
+    return "priced by cost model " + ", ".join(f"{r['name']!r} {r['version']} (plugin {r['plugin']})" for r in records)
+
+
 def efficiency_record(spec: Spec, *, pm=None) -> dict[str, str] | None:
     """Whose calibrated efficiency knobs priced ``spec``, for a report beside
     :func:`cost_model_record`: ``{"baseline": the registered baseline ``efficiency_from`` names,

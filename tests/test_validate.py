@@ -8,6 +8,9 @@ import re
 import pytest
 
 from codesign.validate import Point, error_stats, predict, read_measured, resolve_model, write_predictions
+# the installed plugins and an in-process one registering a cost model that varies no key (so
+# validate prices it one configuration at a time, as a third-party model): test_plugins' test double
+from test_plugins import _with
 
 
 def _subset(src, dst, ids, idcol):
@@ -1942,13 +1945,6 @@ def test_aiconfigurator_quant_mode_names_of_its_own_enums(shared_data, tmp_path,
         assert rows[pid]["status"] == "ok" and float(rows[pid]["pred_tpot_ms"]) > 0, rows[pid]
 
 
-def _with(name, evaluate, **kw):
-    """The installed plugins and an in-process one registering cost model ``name`` that varies no key
-    (so validate prices it one configuration at a time, as a third-party model): test_plugins' test
-    double, whose evaluate is ``evaluate(spec, formats, overrides)`` and optional check ``check(spec)``."""
-    from test_plugins import _with as with_model
-
-    return with_model(name, evaluate, **kw)
 
 
 def _analytical_or(refuse):

@@ -267,5 +267,6 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=No
                  f", {'decode slots (KV cache and batch limit' if d.max_batch_size else 'KV slots (KV cache'}"
                  f"{fate}) {design['max_concurrency']:,.0f}"))
     if priced_by is not None:
-        con.print(f"priced by cost model {priced_by['name']!r} {priced_by['version']} (plugin {priced_by['plugin']})",
-                  highlight=False, markup=False)
+        from ..evaluation import priced_by as priced_by_line
+
+        con.print(priced_by_line(priced_by), highlight=False, markup=False)

@@ -267,8 +267,9 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", c
         con.print(t)
     n_ex = sum(1 for p in points if p.extrapolated)
     if cost_models:  # as optimize says it
-        con.print("priced by cost model " + ", ".join(f"{cm['name']!r} {cm['version']} (plugin {cm['plugin']})" for cm in cost_models),
-                  highlight=False, markup=False)
+        from ..evaluation import priced_by
+
+        con.print(priced_by(*cost_models), highlight=False, markup=False)
     con.print("rows by status: " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())))
     if n_ex:
         con.print(f"note: {n_ex} predictions lie outside the calibration's data (column 'extrapolated')")
