@@ -604,3 +604,31 @@ def test_a_registered_baseline_takes_a_spec_that_overrides_an_included_mode(tmp_
     file contradicting itself, and the search was refused (session 34)."""
     _search_is_accepted(tmp_path, f'mode = "disaggregated"\n{POOLS}', 'reference = "gb200"\n',
                         '"memory.hbm.bandwidth" = {low = "4 TB/s", high = "16 TB/s"}\n')
+
+
+def test_a_prefill_pool_whose_weights_do_not_fit_says_so(tmp_path):
+    """A disaggregated design whose decode pool fits but whose prefill pool does not said only
+    "infeasible deployment" (session 48). DeepSeek-R1 on one GB300 as the prefill pool: its routed
+    experts alone are 256 experts × 58 MoE layers × 3 × 7168 × 2048 = 653.9e9 parameters (its HF
+    config: n_routed_experts, num_hidden_layers 61 − first_k_dense_replace 3, hidden_size,
+    moe_intermediate_size), 367.8 GB in NVFP4 (4 bits + one E4M3 scale per 16: 0.5625 B each),
+    more than a GB300's HBM. The rest of the model (about 17e9 parameters, FP8) adds under 25 GB.
+    The decode pool (DEP 8) fits, and the reason does not blame it."""
+    import re
+
+    from codesign.evaluation import evaluate
+    from codesign.spec import load_spec
+
+    spec = tmp_path / "d.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb300-deepseek-r1.toml").as_posix()}"]\n'
+                    '[deployment]\nmode = "disaggregated"\n'
+                    '[deployment.prefill]\nchips = 1\ntp = 1\ndp_attention = 1\nep = 1\n'
+                    '[deployment.decode]\nchips = 8\ntp = 1\ndp_attention = 8\nep = 8\n')
+    ev = evaluate(load_spec(spec))
+    assert not ev.feasible.any()
+    why = ev.reasons[0]
+    m = re.fullmatch(r"prefill pool: weights need ([\d.]+) GB per chip, [\d.]+ GB more than the memory "
+                     r"holds \(([\d.]+) GB\)", why)
+    assert m, why
+    assert 367.8 < float(m.group(1)) < 367.8 + 25
+    assert float(m.group(2)) < 367.8

@@ -1150,6 +1150,9 @@ def sweep(p: Mapping[str, Any], s: Static, eff: Mapping[str, float]) -> dict:
         "area_mm2": jnp.where(p["area_modelled"] > 0.5, area * 1e6, nan),
         "hbm_stacks": stacks,
         "weights_bytes_per_chip": w_res_d,
+        # the prefill pool's (disaggregated; the decode pool's aggregated): popped by `evaluate` for
+        # the infeasibility reason, not a design metric
+        "prefill_weights_bytes_per_chip": w_res_p,
         "max_concurrency": max_conc,
         "feasible_design": feasible_design,
     }
@@ -1418,10 +1421,12 @@ class AnalyticalModel:
         res = {k: np.asarray(v, dtype=np.float64) for k, v in res.items()}
         feasible = res.pop("feasible").astype(bool)
         design = {k: res.pop(k) for k in DESIGN_KEYS}
+        w_prefill = res.pop("prefill_weights_bytes_per_chip")
         feasible_design = design.pop("feasible_design").astype(bool)
         structural = deployment_problems(spec, overrides) if not feasible_design.all() else [""] * n
-        reasons = [self._reason(structural[i], arrs, design, i) if not feasible_design[i] else ""
-                   for i in range(n)]
+        reasons = [self._reason(structural[i], arrs, design, i, float(w_prefill[i]),
+                                   s.mode == "disaggregated")
+                   if not feasible_design[i] else "" for i in range(n)]
         conc = np.asarray(s.concurrency, dtype=np.float64)
         # feasibility is per design (users beyond the KV slots queue): a point inherits its reason
         preasons = np.where(feasible, "", np.asarray(reasons, dtype=object)[:, None]).astype(object)
@@ -1429,18 +1434,27 @@ class AnalyticalModel:
                           reasons=reasons, point_reasons=preasons)
 
     @staticmethod
-    def _reason(structural: str, a, design, i) -> str:
+    def _reason(structural: str, a, design, i, w_prefill: float = 0.0, disagg: bool = False) -> str:
         """Why design ``i`` is infeasible: the deployment rules every cost model shares
         (``structural``, :func:`codesign.evaluation.deployment_problems`), then this model's own
-        (weights and KV cache in memory, HBM stacks on the package)."""
+        (weights of either pool and KV cache in memory, HBM stacks on the package). ``w_prefill``
+        [B] is the prefill pool's weights per chip; a disaggregated design whose decode pool fits
+        but whose prefill pool does not said only "infeasible deployment" (session 48)."""
         why = [structural] if structural else []
         w = design["weights_bytes_per_chip"][i]
         cap = a["hbm_cap"][i] + a["sram_cap"][i]
-        if w > cap:
+
+        def weights(w, pool=""):
             over = w - cap
             over_s = f"{over / 1e9:.1f} GB" if over >= 0.05e9 else f"{over / 1e6:.1f} MB"
-            why.append(f"weights need {w / 1e9:.1f} GB per chip, {over_s} more than the memory holds "
-                       f"({cap / 1e9:.1f} GB)")
+            return (f"{pool}weights need {w / 1e9:.1f} GB per chip, {over_s} more than the memory holds "
+                    f"({cap / 1e9:.1f} GB)")
+
+        if w > cap or (disagg and w_prefill > cap):
+            if w > cap:
+                why.append(weights(w, "decode pool: " if disagg else ""))
+            if disagg and w_prefill > cap:
+                why.append(weights(w_prefill, "prefill pool: "))
         elif design["max_concurrency"][i] < 1:
             why.append("the KV cache of one request at the longest context does not fit beside the weights")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
