@@ -24,7 +24,7 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     decode_attention_dp_size == concurrency``); the modelled concurrency is the measured one.
     ``decode_batch_size`` is that share of the users, not the engine's ``max_batch_size``: a
     Dynamo + TensorRT-LLM row takes the decode batch limit of the InferenceX configuration that ran its pools
-    at its concurrency (a warning names it), else the power-of-two rule of the InferenceMAX rows
+    at its concurrency (an assumption names it), else the power-of-two rule of the InferenceMAX rows
     (:func:`_aic_recipe_settings`).
   - ``gemm_quant_mode``/``moe_quant_mode`` (any case) → ``weights_format``/``moe_weights_format``
     and the GEMMs' ``activations_format`` (``fp8``/``fp8_block``/``fp8_static``/``fp8_ootb`` →
@@ -43,7 +43,7 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
     decode TP, and GB200/GB300 "agg" rows with ``tp_size`` > 8 and EP 1 (and disaggregated ones with
     prefill TP == decode TP > 8) log the run's total GPU count. Their pools come from the InferenceX
     configuration that ran that concurrency with that parallelism where one does
-    (:func:`recipe_item_pools`; status ``ok``, a warning ``pools of the InferenceX configuration recipes/trtllm/
+    (:func:`recipe_item_pools`; status ``ok``, an assumption ``pools of the InferenceX configuration recipes/trtllm/
     gb300-fp8/8k1k/stp/ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml ...``), else from the
     nearest disaggregated InferenceMAX row of inferencemax_public.csv (:func:`infer_pools`;
     ``ambiguous: pools inferred from the nearest measured run imx-00273 (2 prefill + 32 decode GPUs)``):
@@ -62,13 +62,13 @@ Two schemas are read (the files in ``<shared>/data/measured/``, described in ``<
   validate --statistic mean``, compares the model's mean TTFT, start-up wave included, with
   ``mean_ttft_s`` instead, the medians where a row has no mean), and
   ``mixed_tok_s_per_chip`` with ``tput_per_gpu_tok_s``. ``spec_method = mtp`` rows are priced with
-  :data:`MTP_DRAFT_TOKENS` draft tokens per step (not recorded; a warning says so) at the calibrated
+  :data:`MTP_DRAFT_TOKENS` draft tokens per step (not recorded; an assumption says so) at the calibrated
   acceptance; any other speculative method gets an ``unsupported`` status. A disaggregated row that
   matches an item of InferenceX's benchmark configuration (``specs/recipes/inferencemax_recipes.csv``,
   :mod:`codesign.recipes`: same system, framework, model, precision, ISL/OSL, speculative method,
   prefill and decode workers/TP/EP/attention DP, and its concurrency among those the item ran) takes
   that recipe's decode batch limit (``max_batch_size`` per attention-DP rank × ranks, per decode
-  instance) and MTP draft count instead, with a warning naming the recipe file; items of the same
+  instance) and MTP draft count instead, with an assumption naming the recipe file; items of the same
   pools that ran other concurrencies are not used (recipes are tuned per concurrency), and rows
   without a match keep the defaults (:func:`_recipe_settings`). The power-of-two batch limit of
   :func:`_dynamo_trt_batch_limit` is the fallback for Dynamo + TensorRT-LLM rows without a recipe.
@@ -533,7 +533,19 @@ class Point:
     tpot_s: float = math.nan
     tput: float = math.nan
     status: str = "ok"
+    #: what to look at: a row the file repeats, a cell that looks wrong, a logged cell read another
+    #: way, ... (predictions.csv's ``warning`` column)
     warnings: list = attrs.field(factory=list)
+    #: what the mapping filled in that the row does not record, from a launch script, an InferenceX
+    #: configuration, an engine default or a rule (MTP draft tokens, decode batch limit, SGLang's
+    #: receive interval, inferred pools, a stand-in architecture): predictions.csv's
+    #: ``assumptions`` column, apart from the warnings (848 of the 1,418 InferenceMAX rows carry
+    #: one; fresh-user trial)
+    assumptions: list = attrs.field(factory=list)
+    #: the warnings (also in ``warnings``) that question a measured cell: TTFT above the end-to-end
+    #: latency (:func:`_imx`), a prediction 100x off (:func:`unit_slip_warnings`); a priced row
+    #: with one is a questioned row (:func:`questioned_rows`)
+    questioned: list = attrs.field(factory=list)
     # predictions
     pred_ttft_s: float = math.nan
     pred_tpot_s: float = math.nan
@@ -832,6 +844,8 @@ def read_measured(path, statistic: str = IMX_STATISTIC) -> tuple[str, list[Point
             # never priced: what mapping the row assumed (MTP draft tokens, recipe batch limits, ...)
             # is no warning of it; its status says why it is invalid
             pt.warnings.clear()
+            pt.assumptions.clear()
+            pt.questioned.clear()
         else:
             pt.warnings.extend(notes)
     return schema, pts
@@ -1000,17 +1014,21 @@ def unknown_rows_note(points: list[Point], where: str) -> str | None:
             f"({_shown(unknown)}); {where}")
 
 
-#: How the row warnings that question a measured cell end (:func:`_imx`'s TTFT above the E2E
-#: latency, :func:`unit_slip_warnings`): rows priced and counted, which stderr counts
-#: (:func:`questioned_rows_note`).
-QUESTIONED = ("one of the two cells is wrong", "the model misses this row by that factor")
-
-
 def questioned_rows(points: list[Point]) -> list[tuple[int, Point]]:
     """``(index in the file's rows, point)`` of the priced rows with a warning questioning a
-    measured cell (:data:`QUESTIONED`)."""
-    return [(n, p) for n, p in enumerate(points)
-            if priced(p.status) and any(w.endswith(QUESTIONED) for w in p.warnings)]
+    measured cell (``Point.questioned``: :func:`_imx`'s TTFT above the E2E latency,
+    :func:`unit_slip_warnings`); they stay priced and counted, and stderr counts them
+    (:func:`questioned_rows_note`). They were found by the end of the warnings' text."""
+    return [(n, p) for n, p in enumerate(points) if priced(p.status) and p.questioned]
+
+
+def questioned_list(points: list[Point]) -> list[dict]:
+    """The questioned rows (:func:`questioned_rows`) as ``validate --json`` lists them:
+    ``{"id", "row", "warnings"}`` each, in the file's order, ``row`` the file's line (the header is
+    row 1, as :func:`repeated_list` numbers them), a blank id as null, ``warnings`` the ones that
+    question the row (also in its predictions.csv ``warning`` cell). ``questioned_rows`` gave their
+    count alone (fresh-user trial)."""
+    return [{"id": p.id or None, "row": n + 2, "warnings": list(p.questioned)} for n, p in questioned_rows(points)]
 
 
 def questioned_rows_note(points: list[Point], where: str) -> str | None:
@@ -1022,7 +1040,7 @@ def questioned_rows_note(points: list[Point], where: str) -> str | None:
     if not rows:
         return None
     n, p = rows[0]
-    said = next(w for w in p.warnings if w.endswith(QUESTIONED))
+    said = p.questioned[0]
     return (f"{len(rows)} priced row(s) have a measured TTFT or TPOT that looks wrong, counted in the error "
             f"tables (e.g. {p.id or '(no id)'} (row {n + 2}): {said}); {where}")
 
@@ -1080,7 +1098,11 @@ def _model(pt: Point) -> None:
             pt.status = f"unsupported: no model config for {pt.model_name} (normalised name tried: {tried}{why})"
         return
     pt.model = stem
-    pt.warnings.extend(warnings)
+    # a MODELS entry's note (``architecture of kimi-k2 (Kimi-K2-Instruct config; ...)``) is the
+    # stand-in architecture the row is priced with: an assumption; the name rule's reading a warning
+    stand_in = {note for _, note in MODELS.values() if note}
+    pt.assumptions.extend(w for w in warnings if w in stand_in)
+    pt.warnings.extend(w for w in warnings if w not in stand_in)
     ctx = _context_length(stem)
     if ctx and pt.isl + pt.osl > ctx:  # it was served: priced, not refused (base_raw drops the check)
         pt.warnings.append(f"ISL + OSL = {pt.isl + pt.osl:,} tokens, longer than {stem}'s context length "
@@ -1387,9 +1409,10 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     for st in STATISTICS:  # a TTFT longer than the end-to-end latency it is part of: a wrong cell
         ttft, e2el = got[st][0], _f((r.get(f"{st}_e2el_s") or "").strip())
         if math.isfinite(ttft) and math.isfinite(e2el) and e2el > 0 and ttft > e2el:
-            pt.warnings.append(f"{st} TTFT {ttft:.6g} s exceeds the {st} end-to-end latency {e2el:.6g} s "
-                               f"({st}_ttft_s > {st}_e2el_s): each request's TTFT is part of its "
-                               "end-to-end latency, so one of the two cells is wrong")
+            pt.questioned.append(f"{st} TTFT {ttft:.6g} s exceeds the {st} end-to-end latency {e2el:.6g} s "
+                                 f"({st}_ttft_s > {st}_e2el_s): each request's TTFT is part of its "
+                                 "end-to-end latency, so one of the two cells is wrong")
+            pt.warnings.append(pt.questioned[-1])
     pt.tput = _measured(pt, r, "tput_per_gpu_tok_s")
     if (r.get("disagg") or "").strip() not in ("True", "False") and not pt.status.startswith("invalid"):
         pt.status = f"invalid: disagg must be True or False (got {(r.get('disagg') or '').strip() or 'nothing'})"
@@ -1482,9 +1505,9 @@ def _imx(r: dict, statistic: str = "median") -> Point:
         if drafts:  # the recipe's draft count replaces the assumed one
             spec_tokens = drafts
         else:
-            pt.warnings.append(f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
-                               "(not recorded); acceptance not recorded either: the cost model's own "
-                               "(the analytical model's spec_acceptance knob)")
+            pt.assumptions.append(f"MTP speculative decoding: {spec_tokens} draft tokens per step assumed "
+                                  "(not recorded); acceptance not recorded either: the cost model's own "
+                                  "(the analytical model's spec_acceptance knob)")
     if pt.mode == "disaggregated" and pt.framework == "dynamo-trt":
         _dynamo_trt_batch_limit(pt)  # the fallback where no recipe gave the batch limit
     if spec_tokens:
@@ -1493,8 +1516,8 @@ def _imx(r: dict, statistic: str = "median") -> Point:
     if ri is not None:
         pt.deploy["ri"] = ri
         src = f"InferenceMAX's {pt.system_key.upper()} DeepSeek-R1 launch script"
-        pt.warnings.append(f"SGLang --scheduler-recv-interval {ri}, from {src}" if ri > 1 else
-                           f"SGLang --scheduler-recv-interval 1 (SGLang's default: {src} sets none)")
+        pt.assumptions.append(f"SGLang --scheduler-recv-interval {ri}, from {src}" if ri > 1 else
+                              f"SGLang --scheduler-recv-interval 1 (SGLang's default: {src} sets none)")
     if not (pt.tpot_s > 0 and pt.ttft_s > 0) and pt.status == "ok":
         pt.status = "unsupported: no measured TTFT/TPOT"
     _dense_ep(pt)
@@ -1516,8 +1539,8 @@ TRTLLM_DEFAULT_ADP_TIMEOUT_ITERS = 50
 
 def _adp_balance(pt: Point, dp: int, assumed: str | None = None) -> None:
     """Give an aggregated TensorRT-LLM row with attention DP (``dp`` > 1) the attention-DP balance
-    timeout of InferenceMAX's launch scripts (``pt.deploy["ab"]``, with a warning that says where
-    it comes from): 60 iterations for DeepSeek-R1 (:data:`IMX_ADP_BALANCE_TIMEOUT_ITERS`), TensorRT-LLM's
+    timeout of InferenceMAX's launch scripts (``pt.deploy["ab"]``, with an assumption that says
+    where it comes from): 60 iterations for DeepSeek-R1 (:data:`IMX_ADP_BALANCE_TIMEOUT_ITERS`), TensorRT-LLM's
     default 50 for gpt-oss (:data:`TRTLLM_DEFAULT_ADP_TIMEOUT_ITERS`). ``assumed`` says why a row of
     another source takes them (the aiconfigurator file records no engine settings; its aggregated
     TensorRT-LLM DeepSeek-R1 rows with attention DP measure 3.7× the TTFT the model gives them without
@@ -1530,8 +1553,8 @@ def _adp_balance(pt: Point, dp: int, assumed: str | None = None) -> None:
     else:
         timeout, how = IMX_ADP_BALANCE_TIMEOUT_ITERS, "InferenceMAX's TensorRT-LLM launch scripts set it with attention DP"
     pt.deploy["ab"] = timeout
-    pt.warnings.append(f"TensorRT-LLM attention-DP balance, timeout {timeout} iterations "
-                       f"({assumed + '; ' if assumed else ''}{how})")
+    pt.assumptions.append(f"TensorRT-LLM attention-DP balance, timeout {timeout} iterations "
+                          f"({assumed + '; ' if assumed else ''}{how})")
 
 
 def sglang_recv_interval(pt: Point) -> int | None:
@@ -1651,8 +1674,8 @@ def _file_recv_interval(pt: Point, files: list[str]) -> None:
         return
     ri = got.pop()
     pt.deploy["ri"] = ri
-    pt.warnings.append(f"the decode workers' SGLang --scheduler-recv-interval {ri}, from "
-                       f"{', '.join(map(imx_recipes.recipe_source, files))}, replaces the calibrated admission wait")
+    pt.assumptions.append(f"the decode workers' SGLang --scheduler-recv-interval {ri}, from "
+                          f"{', '.join(map(imx_recipes.recipe_source, files))}, replaces the calibrated admission wait")
 
 
 def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
@@ -1705,7 +1728,8 @@ def _recipe_settings(pt: Point, r: dict, spec_method: str) -> int | None:
         said.append(f"{drafts} MTP draft token{'s' if drafts > 1 else ''} per step")
     versions = ", ".join(rc["source"].split())
     # "configuration", as the other warnings name an item of InferenceX's benchmark configuration
-    pt.warnings.append(f"{' and '.join(said)} from the InferenceX configuration {name} (nvidia-master.yaml@{versions})")
+    pt.assumptions.append(f"{' and '.join(said)} from the InferenceX configuration {name} "
+                          f"(nvidia-master.yaml@{versions})")
     return drafts if spec_method == "mtp" else None
 
 
@@ -1759,10 +1783,10 @@ def _aic_recipe_settings(pt: Point, precision: str) -> None:
             if {m for _, m in exact} == {"none", "mtp"}:
                 also += (", not on speculative decoding, which the row does not record: "
                          "priced without MTP")
-        pt.warnings.append(f"{said} from the InferenceX {which} (nvidia-master.yaml@{', '.join(versions)}), "
-                           f"which ran these pools at concurrency {pt.concurrency}{also} (the row's "
-                           f"decode_batch_size, {pt.concurrency / (_decode_instances(d) * max(int(d['d_dp']), 1)):g}, "
-                           "is its users per decode rank, not the engine's limit)")
+        pt.assumptions.append(f"{said} from the InferenceX {which} (nvidia-master.yaml@{', '.join(versions)}), "
+                              f"which ran these pools at concurrency {pt.concurrency}{also} (the row's "
+                              f"decode_batch_size, {pt.concurrency / (_decode_instances(d) * max(int(d['d_dp']), 1)):g}, "
+                              "is its users per decode rank, not the engine's limit)")
         return
     _dynamo_trt_batch_limit(pt)
 
@@ -1818,11 +1842,11 @@ def _dynamo_trt_batch_limit(pt: Point) -> None:
         # the engine setting as the row's file would name it (the aiconfigurator file's
         # decode_batch_size is the users per rank, not it)
         setting = "DECODE_MAX_BATCH_SIZE" if pt.schema == "inferencemax" else "the decode max_batch_size"
-        pt.warnings.append(f"decode batch limit {per_rank} per {unit} assumed (the largest power of two at or "
-                           f"below the {pt.concurrency / (inst * ranks):g} users per {unit}; {setting} is not "
-                           f"recorded): {per_rank} × "
-                           f"{inst * ranks} = {slots} decode slots, {pt.concurrency - slots} of "
-                           f"{pt.concurrency} users wait for one")
+        pt.assumptions.append(f"decode batch limit {per_rank} per {unit} assumed (the largest power of two at or "
+                              f"below the {pt.concurrency / (inst * ranks):g} users per {unit}; {setting} is not "
+                              f"recorded): {per_rank} × "
+                              f"{inst * ranks} = {slots} decode slots, {pt.concurrency - slots} of "
+                              f"{pt.concurrency} users wait for one")
 
 
 # ------------------------------------------------------------------------------ pool inference
@@ -2051,7 +2075,7 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
     parallelism InferenceMAX logs (``logged`` = prefill TP, prefill EP, decode TP) or only the
     run's total GPU count (``total``). First choice: the InferenceX configuration that ran
     this concurrency with this parallelism (:func:`recipe_item_pools`), whose pools, decode batch
-    limit and MTP drafts are taken; the status stays ``ok`` and a warning names the item (on the
+    limit and MTP drafts are taken; the status stays ``ok`` and an assumption names the item (on the
     aiconfigurator rows converted from InferenceMAX results, 400 of 772, against the nearest-run
     rule below: TTFT MAPE GB300 65.9% -> 32.6%, B200 96.2% -> 45.2%, GB200 42.9% -> 37.2%; TPOT
     GB300 38.8% -> 23.6%, GB200 26.5% -> 21.2%; docs/baselines.md, session 20; fitted on since
@@ -2076,11 +2100,11 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
         versions = sorted({v for it in items for v in it["source"].split()})
         if (framework_family(pt.framework) or pt.framework) == "trtllm" and "mb" not in pt.deploy:
             _dynamo_trt_batch_limit(pt)  # the item gives no batch limit: Dynamo + TensorRT-LLM's pattern
-        pt.warnings.append(f"pools of the InferenceX configuration {' = '.join(names)} (nvidia-master.yaml@"
-                           f"{', '.join(versions)}), which ran concurrency {pt.concurrency} with this row's "
-                           + ("per-worker TP/EP" if logged is not None else f"{total} GPUs")
-                           + (f", {pt.deploy['spec']} MTP draft token{'s' if pt.deploy['spec'] != 1 else ''} per step"
-                              if pt.deploy.get("spec") else ""))
+        pt.assumptions.append(f"pools of the InferenceX configuration {' = '.join(names)} (nvidia-master.yaml@"
+                              f"{', '.join(versions)}), which ran concurrency {pt.concurrency} with this row's "
+                              + ("per-worker TP/EP" if logged is not None else f"{total} GPUs")
+                              + (f", {pt.deploy['spec']} MTP draft token{'s' if pt.deploy['spec'] != 1 else ''} per step"
+                                 if pt.deploy.get("spec") else ""))
         pt.mode = "disaggregated"
         # the item is the run's own configuration, as for the InferenceMAX rows whose batch limit
         # and MTP drafts come from the same items: ``ok`` (fitted and in the error tables)
@@ -2128,10 +2152,10 @@ def infer_pools(pt: Point, precision: str, *, logged: tuple | None = None, total
             pt.deploy.pop("spec", None)
         if fam == "trtllm":  # a Dynamo + TensorRT-LLM recipe: its batch-limit pattern, at this C
             _dynamo_trt_batch_limit(pt)
-        pt.warnings.append(f"pools of the measured run {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, "
-                           "logged prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
-                           + (f", a {rc.spec} run, priced with its speculative decoding (the row "
-                              "does not say whether it used it)" if rc.spec != "none" and not spec_known else ""))
+        pt.assumptions.append(f"pools of the measured run {rc.id}: ISL/OSL {rc.isl}/{rc.osl}, concurrency {rc.conc}, "
+                              "logged prefill TP/EP {}/{}, decode TP {}".format(*rc.logged)
+                              + (f", a {rc.spec} run, priced with its speculative decoding (the row "
+                                 "does not say whether it used it)" if rc.spec != "none" and not spec_known else ""))
     elif logged:
         ptp, pep, dtp = logged
         dw = min(math.ceil(conc / FALLBACK_BATCH.get(fam, FALLBACK_BATCH[""])),
@@ -2386,7 +2410,9 @@ def predict(points: list[Point], *, efficiency_for=None, cost_model: str | None 
     if progress:
         progress(total, total)
     for p in points:
-        p.warnings += unit_slip_warnings(p)
+        slips = unit_slip_warnings(p)
+        p.questioned += slips
+        p.warnings += slips
     if domain is not None:
         for p in points:
             basis = basis_for(p) if basis_for is not None and priced(p.status) else None
@@ -2675,7 +2701,12 @@ def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[d
 
 
 def write_predictions(points: list[Point], path, schema: str) -> None:
-    """``predictions.csv``: the input's id column, predictions, status, warning, extrapolated.
+    """``predictions.csv``: the input's id column, predictions, status, warning, assumptions,
+    extrapolated.
+
+    ``warning`` holds a row's warnings (``Point.warnings``: what to look at), ``assumptions`` what
+    the mapping filled in that the row does not record (``Point.assumptions``: MTP draft tokens, a
+    decode batch limit, inferred pools, ...), each joined with `` | `` (a message may hold ``; ``).
 
     ``system`` is the input's own name, as written (``b200_sxm``, ``GB 200``), as the id is; ``baseline``
     beside it is the registered baseline whose hardware spec priced the row (:data:`SYSTEMS`:
@@ -2693,8 +2724,9 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
 
     A concurrency that is not a whole number >= 1 (``conc`` ``abc``, none recorded) is a blank cell,
     never a made-up 0 or 1. An ``invalid`` row was never mapped nor priced: only its id, system,
-    model, concurrency (when valid), status and warnings are written; ``mode``, ``statistic`` and the
-    measured columns (which statistic was read, and which mode, depended on the mapping) are blank.
+    model, concurrency (when valid), status, warnings and assumptions are written; ``mode``,
+    ``statistic`` and the measured columns (which statistic was read, and which mode, depended on
+    the mapping) are blank.
     """
     idcol = "point_id" if schema == "inferencemax" else "id"
     path = Path(path)
@@ -2703,7 +2735,7 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
             "measured_tpot_ms", "pred_tpot_ms"]
     if schema == "inferencemax":
         cols += ["measured_tput_per_gpu_tok_s", "pred_tput_per_gpu_tok_s", "statistic"]
-    cols += [f"pred_{m}" for m in DIAGNOSTICS] + ["status", "warning", "extrapolated"]
+    cols += [f"pred_{m}" for m in DIAGNOSTICS] + ["status", "warning", "assumptions", "extrapolated"]
 
     def fmt(x, scale=1.0):
         return "" if not (isinstance(x, float) and math.isfinite(x)) else f"{x * scale:.6g}"
@@ -2725,5 +2757,6 @@ def write_predictions(points: list[Point], path, schema: str) -> None:
                 if schema == "inferencemax":  # which TTFT/TPOT statistic both columns are
                     row += [fmt(p.tput), fmt(p.pred_tput), p.ttft_stat]
             row += [fmt(getattr(p, f"pred_{m}")) for m in DIAGNOSTICS]
-            row += [p.status, " | ".join(p.warnings), "; ".join(p.extrapolated)]  # a warning may hold "; "
+            # a warning or an assumption may hold "; "
+            row += [p.status, " | ".join(p.warnings), " | ".join(p.assumptions), "; ".join(p.extrapolated)]
             w.writerow(row)

@@ -383,16 +383,16 @@ def test_dynamo_trt_rows_get_the_recipe_batch_limit(shared_data):
     assert p.deploy["mb"] == 256 * 8
     assert any("256 per attention-DP rank" in w and "102 of 2150 users wait" in w
                and "InferenceX configuration" in w
-               for w in p.warnings)
+               for w in p.assumptions)
     # imx-00159: no recipe item ran C = 1075 on its pools, so the power-of-two rule is the fallback:
     # 1075 users on 16 ranks, 67.2 per rank, 1.05x 64, so 64 per rank (1024 per instance), 51 wait
     q = by["imx-00159"]
     assert q.deploy["mb"] == 64 * 16
-    assert any("64 × 16 = 1024 decode slots, 51 of 1075 users wait" in w for w in q.warnings)
+    assert any("64 × 16 = 1024 decode slots, 51 of 1075 users wait" in w for w in q.assumptions)
     # imx-00152: C = 24 on 4 TP8 workers without DP; its recipe (ctx1_gen4_tep8_batch32_eplb0_mtp0)
     # allows 32 per worker: 128 slots, none of the 24 users waits
     r = by["imx-00152"]
-    assert r.deploy["mb"] == 32 and not any("wait" in w for w in r.warnings)
+    assert r.deploy["mb"] == 32 and not any("wait" in w for w in r.warnings + r.assumptions)
     # the limit follows from C, so it is not part of the holdout unit (every concurrency of a
     # configuration stays on one side of the calibration's split)
     import attrs

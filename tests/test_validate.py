@@ -68,7 +68,7 @@ def test_inferencemax_mapping(shared_data):
     assert p.tput == pytest.approx(169.07090612277543)  # imx-00152's tput_per_gpu_tok_s in the CSV
     # imx-00017 uses MTP speculative decoding (spec_method mtp): priced with 3 draft tokens, said so
     assert by["imx-00017"].status == "ok" and by["imx-00017"].deploy["spec"] == 3
-    assert any("MTP" in w for w in by["imx-00017"].warnings)
+    assert any("MTP" in w for w in by["imx-00017"].assumptions)
 
 
 def test_predict_and_csv(shared_data, tmp_path):
@@ -102,6 +102,43 @@ def test_a_row_s_warnings_are_one_cell_each_told_apart(tmp_path):
     assert [r["warning"] for r in rows] == [
         "tp 8 ≠ 4 GPUs per worker; using 4 | MTP speculative decoding: 3 draft tokens per step assumed", ""]
     assert rows[0]["warning"].split(" | ") == warned
+
+
+def test_assumptions_have_a_column_of_their_own(tmp_path):
+    """What the mapping filled in for a row (MTP draft tokens, a batch limit, ...) was in the warning
+    cell with the real warnings (848 of the 1,418 InferenceMAX rows carried one): predictions.csv
+    has an ``assumptions`` column, between ``warning`` and ``extrapolated``, joined with " | " as
+    the warnings are (a message may hold "; ")."""
+    assumed = ["MTP speculative decoding: 3 draft tokens per step assumed", "decode batch limit 16; assumed"]
+    pts = [Point(id="a", schema="aiconfigurator", system="b200_sxm", model_name="m", framework="sglang",
+                 warnings=["repeats the measurement of b (row 3)"], assumptions=list(assumed)),
+           Point(id="b", schema="aiconfigurator", system="b200_sxm", model_name="m", framework="sglang")]
+    write_predictions(pts, tmp_path / "predictions.csv", "aiconfigurator")
+    with open(tmp_path / "predictions.csv", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert header[-4:] == ["status", "warning", "assumptions", "extrapolated"]
+    rows = list(csv.DictReader(open(tmp_path / "predictions.csv", encoding="utf-8")))
+    assert [r["warning"] for r in rows] == ["repeats the measurement of b (row 3)", ""]
+    assert [r["assumptions"] for r in rows] == [
+        "MTP speculative decoding: 3 draft tokens per step assumed | decode batch limit 16; assumed", ""]
+
+
+def test_questioned_rows_come_from_the_rows_flag_not_the_warnings_text():
+    """A questioned row was found by the end of its warnings' text; it is ``Point.questioned`` now: a
+    warning that merely ends like one questions nothing, and an unpriced row is no questioned row.
+    ``questioned_list`` gives each row's id and file line (header row 1) for ``validate --json``."""
+    from codesign.validate import questioned_list, questioned_rows
+
+    said = "median TTFT 2 s exceeds the median end-to-end latency 1 s: one of the two cells is wrong"
+    row = dict(schema="aiconfigurator", system="b200_sxm", model_name="m", framework="sglang")
+    pts = [Point(id="lookalike", warnings=["so one of the two cells is wrong"], **row),
+           Point(id="q", warnings=[said], questioned=[said], **row),
+           Point(id="", warnings=[said], questioned=[said], **row),
+           Point(id="unpriced", status="unsupported: x", questioned=[said], **row)]
+    assert [p.id for _, p in questioned_rows(pts)] == ["q", ""]
+    # file rows: the header is row 1, so the second and third points are rows 3 and 4
+    assert questioned_list(pts) == [{"id": "q", "row": 3, "warnings": [said]},
+                                    {"id": None, "row": 4, "warnings": [said]}]
 
 
 def test_error_stats_hand():
@@ -390,14 +427,14 @@ def test_pools_inferred_from_inferencemax_recipes(shared_data, tmp_path):
     # one generation worker of DEP 8, max_batch_size 256 per DP rank, no MTP
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
     # the item is the run's own configuration: the row is fitted and scored (``ok``), and its
-    # warning names the item
+    # assumptions name the item
     assert p.status == "ok", p.status
     assert any(w.startswith("pools of the InferenceX configuration recipes/trtllm/gb300-fp8/8k1k/stp/"
                             "ctx7_gen1_dep8_batch256_eplb0_mtp0_2151.yaml (nvidia-master.yaml@")
-               for w in p.warnings), p.warnings
+               for w in p.assumptions), p.assumptions
     assert p.deploy == {"p_chips": 28, "p_tp": 1, "p_ep": 4, "p_dp": 4,
                         "d_chips": 8, "d_tp": 1, "d_ep": 8, "d_dp": 8, "pp": 1, "mb": 256 * 8}
-    assert any("which ran concurrency 2151 with this row's per-worker TP/EP" in w for w in p.warnings), p.warnings
+    assert any("which ran concurrency 2151 with this row's per-worker TP/EP" in w for w in p.assumptions), p.assumptions
     # gb200 dynamo-sglang fp4 1024/1024 recipes logging TP 1 run at conc 4 (imx-00176 and others:
     # 1 prefill worker of 4 GPUs, 2 decode workers of 4, priced as their recipe file
     # recipes/gb200-fp4/1k1k/low-latency.yaml configures them: TP 4, EP 1, no attention DP), 32, 64
@@ -443,7 +480,8 @@ def test_inferencemax_rows_logging_total_gpus_get_recipe_pools(shared_data):
         p = by[pid]
         assert p.status == "ok", p.status
         assert any(w.startswith("pools of the InferenceX configuration dsr1-fp4-gb200-dynamo-trt (nvidia-master.yaml@")
-                   and "which ran concurrency " in w and "with this row's 28 GPUs" in w for w in p.warnings), p.warnings
+                   and "which ran concurrency " in w and "with this row's 28 GPUs" in w for w in p.assumptions), \
+            p.assumptions
         assert p.deploy == {"p_chips": 4, "p_tp": 4, "p_ep": 4, "p_dp": 1, "d_chips": 24, "d_tp": 8,
                             "d_ep": 8, "d_dp": 1, "pp": 1, "mb": 32}
 
@@ -462,7 +500,7 @@ def test_aiconfigurator_rows_with_pools_take_the_batch_limit_of_the_item_that_ra
     p = by["dsr1_gb300_trtllm_fp4_disagg_1024x8192_c245_cfg404"]
     assert p.status == "ok" and p.deploy["mb"] == 32 and "spec" not in p.deploy, (p.status, p.deploy)
     assert any("224 slots: 21 of 245 users wait" in w and "ctx1_gen7_tep8_batch32_eplb0_mtp0.yaml" in w
-               for w in p.warnings), p.warnings
+               for w in p.assumptions), p.assumptions
     # the same run converted from InferenceMAX (same TTFT and TPOT) took that item's limit with its pools
     twin = by["2026_04_06_deepseek_r1_gb300_trtllm_fp4_disagg_1024x8192_c245_tp2_ep2_1635"]
     assert twin.deploy["mb"] == 32
@@ -490,7 +528,7 @@ def test_pools_without_inferencemax_file(shared_data, tmp_path, monkeypatch):
     # gets its pools without the measured file
     p = by["2026_04_06_deepseek_r1_gb300_trtllm_fp8_disagg_8192x1024_c2151_tp4_ep4_1198"]
     assert p.status == "ok" and p.deploy["p_chips"] == 28
-    assert any(w.startswith("pools of the InferenceX configuration ") for w in p.warnings), p.warnings
+    assert any(w.startswith("pools of the InferenceX configuration ") for w in p.assumptions), p.assumptions
     # a row no item decides (Dynamo + SGLang, logged TP 1 / EP 1 / decode TP 1) falls to the rule:
     # ceil(8 / 128) = 1 decode worker of TP 1; ceil(1 / 12) = 1 prefill worker of TP 1
     p = by["2026_04_06_deepseek_r1_gb200_sglang_fp4_disagg_1024x1024_c8_tp1_ep1_1990"]
@@ -946,7 +984,7 @@ def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path
     assert {k: q.deploy[k] for k in ("p_tp", "p_ep", "p_dp", "d_tp", "d_ep", "d_dp", "ri")} == {
         "p_tp": 4, "p_ep": 1, "p_dp": 1, "d_tp": 4, "d_ep": 1, "d_dp": 1, "ri": 10}
     assert ("the decode workers' SGLang --scheduler-recv-interval 10, from NVIDIA/srt-slurm@7c50317d:"
-            "recipes/gb200-fp4/1k1k/low-latency.yaml, replaces the calibrated admission wait") in q.warnings
+            "recipes/gb200-fp4/1k1k/low-latency.yaml, replaces the calibrated admission wait") in q.assumptions
     # imx-00177 logs the same pools explicitly (TP 4, EP 1, no attention DP) and matches the item
     # naming that file exactly: the same receive interval
     e = by["imx-00177"]
@@ -959,7 +997,7 @@ def test_placeholder_pools_follow_the_recipe_file_that_ran(shared_data, tmp_path
         r66 = next(r for r in csv.DictReader(f) if r["point_id"] == "imx-02266")
     mixed = _imx(dict(r66, decode_tp="1", decode_ep="4"))
     assert (mixed.deploy["p_dp"], mixed.deploy["d_dp"], mixed.deploy["d_ep"]) == (4, 4, 4)
-    assert not any("low-latency.yaml" in w for w in mixed.warnings)
+    assert not any("low-latency.yaml" in w for w in mixed.warnings + mixed.assumptions)
     # priced: the model packs one prefill token budget per attention replica into a pass
     # (PREFILL_WORKER_TOKENS), one per worker at TP 4 and one per GPU at attention DP 4, so the logged
     # layout has the larger prefill capacity and the lower TTFT at this saturated point
@@ -1022,14 +1060,15 @@ def test_another_products_name_gets_the_known_systems_not_a_guess():
 def test_invalid_rows_show_no_pricing_assumptions_and_no_fake_concurrency(tmp_path, cli):
     """An invalid row keeps its id and status; what only a priced row has (mode, statistic, measured
     columns of the statistic, the MTP assumption) is blank, and a concurrency that is not a number is a
-    blank cell, not 0. A valid MTP row keeps its warning."""
+    blank cell, not 0. A valid MTP row keeps its assumption (the draft tokens)."""
     src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="mtp", spec_method="mtp"),
                    dict(IMX_ROW, point_id="conc-abc", conc="abc", spec_method="mtp"),
                    dict(IMX_ROW, point_id="isl-x", isl="x", spec_method="mtp"),
                    dict(IMX_ROW, point_id="disagg-maybe", disagg="maybe"))
     rows = _predictions(cli, src, tmp_path)
     assert rows["mtp"]["status"] == "ok" and rows["mtp"]["statistic"] == "median"
-    assert "MTP speculative decoding: 3 draft tokens per step assumed" in rows["mtp"]["warning"]
+    assert "MTP speculative decoding: 3 draft tokens per step assumed" in rows["mtp"]["assumptions"]
+    assert "MTP" not in rows["mtp"]["warning"]
     assert rows["mtp"]["concurrency"] == "64" and rows["mtp"]["mode"] == "aggregated"
     want = {"conc-abc": "invalid: conc must be a whole number >= 1 (got abc)",
             "isl-x": "invalid: isl must be a whole number >= 1 (got x)",
@@ -1362,7 +1401,7 @@ def test_trtllm_attention_dp_rows_run_the_launch_scripts_balance(shared_data):
     seen = {}
     for name in ("inferencemax_public.csv", "aiconfigurator_silicon_public.csv"):
         for p in read_measured(str(shared_data / "measured" / name))[1]:
-            said = [w for w in p.warnings if w.startswith("TensorRT-LLM attention-DP balance")]
+            said = [w for w in p.assumptions if w.startswith("TensorRT-LLM attention-DP balance")]
             trt_dp = (p.mode == "aggregated" and p.deploy.get("dp", 1) > 1
                       and p.framework.strip().lower() in ("trt", "trtllm"))
             if not trt_dp:
@@ -1419,10 +1458,10 @@ def test_sglang_launch_scripts_give_the_recv_interval(shared_data, tmp_path, cli
             assert p.deploy.get("ri") == want, (p.id, p.concurrency, p.deploy)
             seen[p.system_key] += 1
         elif "ri" in p.deploy:
-            said = [w for w in p.warnings if w.startswith("the decode workers' SGLang --scheduler-recv-interval")]
+            said = [w for w in p.assumptions if w.startswith("the decode workers' SGLang --scheduler-recv-interval")]
             # "... from REPO@COMMIT:FILE, replaces the calibrated admission wait"
             f = said[0].rsplit("from ", 1)[1].split(", ")[0].split(":", 1)[1] if said else None
-            assert f in by_file and p.deploy["ri"] == by_file[f], (p.id, p.deploy, p.warnings)
+            assert f in by_file and p.deploy["ri"] == by_file[f], (p.id, p.deploy, p.assumptions)
             filed[f] += 1
         else:
             seen["dynamo"] += p.framework == "dynamo-sglang"
@@ -1686,9 +1725,9 @@ def test_warnings_and_readme_call_an_inferencex_item_a_configuration(shared_data
     # imx-00152 (GB200 Dynamo + TensorRT-LLM, 1 prefill + 4 decode workers of TP8, C = 24) matches the
     # configuration whose recipe file is ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml (specs/recipes/)
     assert any("from the InferenceX configuration recipes/trtllm/gb200-fp4/1k1k/stp/"
-               "ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml (nvidia-master.yaml@" in w for w in p.warnings), p.warnings
+               "ctx1_gen4_tep8_batch32_eplb0_mtp0.yaml (nvidia-master.yaml@" in w for w in p.assumptions), p.assumptions
     for p in pts:
-        for w in p.warnings:
+        for w in p.warnings + p.assumptions:
             assert "InferenceX recipe" not in w and "InferenceX item" not in w, (p.id, w)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert "InferenceX item" not in readme and "InferenceX's item" not in readme
@@ -2141,3 +2180,37 @@ def test_an_unknown_model_name_gets_a_guess_only_of_the_same_numbers(tmp_path, c
                                      "did you mean llama-3.1-70b-instruct?)")
     assert got["other"]["status"] == ("unsupported: no model config for meta-llama/Llama-3.1-80B-Instruct "
                                       "(normalised name tried: llama-3.1-80b)")
+
+
+def test_validate_splits_assumptions_from_warnings_and_json_names_questioned_rows(tmp_path, cli):
+    """Two hand-made InferenceMAX rows (imx-00659's cells: DeepSeek-R1, SGLang, B200, TP 8,
+    aggregated, 64 users). "mtp" logs spec_method mtp; "bad" logs a median end-to-end latency of
+    0.2 s, below its median TTFT of 0.48940439452417195 s. Both take the B200 SGLang DeepSeek-R1
+    launch script's --scheduler-recv-interval 30 (64 users >= 16), an assumption; "mtp" the 3 MTP
+    draft tokens assumed, in that order. Only "bad" has a warning: its TTFT above its E2E latency,
+    which questions the row (file row 3: header row 1, "mtp" row 2). ``--json`` lists it in
+    ``questioned`` and prints the text output's ``note:`` lines in ``notes``: the extrap. legend and
+    the two priced rows with assumptions."""
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="mtp", spec_method="mtp"),
+                   dict(IMX_ROW, point_id="bad", median_e2el_s="0.2"))
+    rows = _predictions(cli, src, tmp_path)
+    ri = "SGLang --scheduler-recv-interval 30, from InferenceMAX's B200 DeepSeek-R1 launch script"
+    mtp = ("MTP speculative decoding: 3 draft tokens per step assumed (not recorded); acceptance not recorded "
+           "either: the cost model's own (the analytical model's spec_acceptance knob)")
+    bad = ("median TTFT 0.489404 s exceeds the median end-to-end latency 0.2 s (median_ttft_s > median_e2el_s): "
+           "each request's TTFT is part of its end-to-end latency, so one of the two cells is wrong")
+    assert (rows["mtp"]["warning"], rows["mtp"]["assumptions"]) == ("", f"{mtp} | {ri}")
+    assert (rows["bad"]["warning"], rows["bad"]["assumptions"]) == (bad, ri)
+    rc, out, err = cli("validate", src, "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["questioned_rows"] == 1, err
+    assert doc["questioned"] == [{"id": "bad", "row": 3, "warnings": [bad]}]
+    assert any(n.startswith("extrap. counts a group's rows priced outside the data the calibration was "
+                            "fitted on") for n in doc["notes"]), doc["notes"]
+    assert [n for n in doc["notes"] if "assumptions" in n] == [
+        "2 priced row(s) carry assumptions for settings they do not record (MTP draft tokens, decode batch "
+        "limits, inferred pools, ...; column 'assumptions' of predictions.csv)"]
+    # the same lines as the text output's note: lines (stdout and stderr; each on one line)
+    rc, out, err = cli("validate", src)
+    said = [ln[len("note: "):] for ln in (out + err).splitlines() if ln.startswith("note: ")]
+    assert rc == 0 and sorted(said) == sorted(doc["notes"]), (said, doc["notes"])

@@ -5,8 +5,8 @@ TTFT and TPOT (and per-GPU mixed tok/s for InferenceMAX rows) with the calibrate
 knobs, prints error tables (MAPE, median APE, share within 10% / 25%) by system, model and mode over
 the ``ok`` rows, one more by system over the ``ambiguous`` rows (priced with an inferred mapping, e.g.
 pools inferred from the nearest measured InferenceMAX run; ``errors_ambiguous`` in ``--json``), and writes
-``DIR/predictions.csv`` (one line per input row, with ``status`` and ``extrapolated``; ``system`` as the
-input writes it and ``baseline`` the name the tables group it by).
+``DIR/predictions.csv`` (one line per input row, with ``status``, ``warning``, ``assumptions`` and
+``extrapolated``; ``system`` as the input writes it and ``baseline`` the name the tables group it by).
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _efficiency_for(uncalibrated: bool, path=None):
 
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
-                            read_measured, repeated_list, repeated_note, shared_data_warning,
+                            read_measured, repeated_list, repeated_note, shared_data_warning, questioned_list,
                             questioned_rows, questioned_rows_note, unknown_rows_note, write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
@@ -101,12 +101,16 @@ def run(args) -> int:
     _warn_duplicate_ids(args.measured, schema, points)
     for note in file_notes(points):
         print(f"warning: {args.measured}: {note}", file=sys.stderr)
+    # the note: lines, in the order the text output prints them (--json: "notes", without "note: ")
+    notes: list[str] = []
     if repeated := repeated_note(points, schema):
-        print(f"note: {args.measured}: {repeated}", file=sys.stderr)
+        notes.append(f"{args.measured}: {repeated}")
+        print(f"note: {notes[-1]}", file=sys.stderr)
     stat = args.statistic if schema == "inferencemax" else "mean"  # the aiconfigurator file records means
     if schema == "inferencemax" and fitted and fitted != stat:
-        print(f"note: the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
-              f"(--statistic {fitted} compares like with like)", file=sys.stderr)
+        notes.append(f"the calibration was fitted on InferenceMAX {fitted}s; comparing with {stat}s "
+                     f"(--statistic {fitted} compares like with like)")
+        print(f"note: {notes[-1]}", file=sys.stderr)
     if args.cost_model and args.cost_model != "analytical":
         # knobs (and the domain they were fitted on) belong to the analytical model
         eff_for, basis_for, domain = (lambda p: {}), None, None
@@ -141,6 +145,13 @@ def run(args) -> int:
     # the shipped calibration was fitted on the public files: errors on one of them are in-sample, which
     # the tables did not say (the README did: fresh-user trial, session 30)
     in_sample = domain is not None and file_sha256(args.measured) in fitted_files
+    below = _table_notes(points, domain is not None)  # printed under the tables
+    notes += below
+    in_sample_note = ("the calibration was fitted on this file (its SHA-256 is in the calibration's provenance): "
+                      "these errors are in-sample; the error on configurations the fit never saw is its "
+                      "[errors.holdout] (docs/baselines.md)")
+    if in_sample:
+        notes.append(in_sample_note)
     bad = bad_rows_note(points, "each row's reason is its status in predictions.csv")
     if bad:  # bad cells are kept as rows (none is dropped silently), and said here, not only in the CSV
         print(f"warning: {args.measured}: {bad}", file=sys.stderr)
@@ -161,21 +172,23 @@ def run(args) -> int:
                     "repeats": repeated_list(points),
                     # priced rows whose measured TTFT or TPOT a row warning questions (still counted)
                     "questioned_rows": len(questioned_rows(points)),
+                    # which: {"id", "row", "warnings"} each (rows as the file's lines)
+                    "questioned": questioned_list(points),
                     "cost_model": cost_model,
                     "calibrated": domain is not None, "calibration": _calibration_file(args, domain),
                     "errors": tables,
                     "errors_ambiguous": ambiguous,
                     # the calibration was fitted on this very file (its SHA-256 in the provenance)
                     "in_sample": bool(in_sample),
+                    # the note: lines of the text output (stderr and under the tables), without "note: "
+                    "notes": notes,
                     "predictions": str(Path(args.out) / "predictions.csv") if args.out else None})
         return 0
-    _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat, records)
+    _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat, records, below)
     if domain is not None:
         print(f"knobs: {_calibration_file(args, domain)}", file=sys.stderr)
     if in_sample:
-        print(f"note: the calibration was fitted on this file (its SHA-256 is in the calibration's provenance): "
-              "these errors are in-sample; the error on configurations the fit never saw is its "
-              "[errors.holdout] (docs/baselines.md)", file=sys.stderr)
+        print(f"note: {in_sample_note}", file=sys.stderr)
     if args.out:
         print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
     return 0
@@ -221,7 +234,28 @@ def _pct(x):
     return "—" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
-def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", cost_models=()):
+def _table_notes(points, calibrated: bool) -> list[str]:
+    """The notes printed under the error tables (without ``note: ``): what their ``extrap.`` column
+    counts (it had no legend: fresh-user trial), how many rows lie outside the calibration's data,
+    and how many priced rows carry assumptions (predictions.csv's ``assumptions`` column)."""
+    from ..validate import priced
+
+    if calibrated:
+        out = ["extrap. counts a group's rows priced outside the data the calibration was fitted on (a "
+               "system, model, framework or mode it did not see, multi-node TP, or an ISL, OSL or "
+               "concurrency beyond its range); each row's reasons are in predictions.csv's column 'extrapolated'"]
+    else:
+        out = ["extrap. counts a group's rows priced outside the data the calibration was fitted on: none here, "
+               "as no calibration priced the rows"]
+    if n_ex := sum(1 for p in points if p.extrapolated):
+        out.append(f"{n_ex} predictions lie outside the calibration's data (column 'extrapolated')")
+    if n_as := sum(1 for p in points if priced(p.status) and p.assumptions):
+        out.append(f"{n_as} priced row(s) carry assumptions for settings they do not record (MTP draft tokens, "
+                   "decode batch limits, inferred pools, ...; column 'assumptions' of predictions.csv)")
+    return out
+
+
+def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", cost_models=(), notes=()):
     from rich.console import Console
     from rich.table import Table
 
@@ -265,11 +299,15 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", c
                           _pct(s["mape"]), _pct(s["median_ape"]), _pct(s["within_10"]), _pct(s["within_25"]),
                           str(r["extrapolated"]) if i == 0 else "")
         con.print(t)
-    n_ex = sum(1 for p in points if p.extrapolated)
+    # the extrap. legend under the tables, the counts below the status line; one line each (rich
+    # wraps at the console's width otherwise)
+    said = [f"note: {n}" for n in notes]
+    if said:
+        con.print(said[0], highlight=False, markup=False, soft_wrap=True)
     if cost_models:  # as optimize says it
         from ..evaluation import priced_by
 
         con.print(priced_by(*cost_models), highlight=False, markup=False)
     con.print("rows by status: " + ", ".join(f"{k} {v}" for k, v in sorted(status.items())))
-    if n_ex:
-        con.print(f"note: {n_ex} predictions lie outside the calibration's data (column 'extrapolated')")
+    for line in said[1:]:
+        con.print(line, highlight=False, markup=False, soft_wrap=True)
