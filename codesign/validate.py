@@ -2462,6 +2462,11 @@ def _per_config(pts, index, efficiency_for, hardware, cache, can_vary, name, cos
 #: trial, session 46: a TTFT MAPE of 40331%). A model's own miss can exceed it too (InferenceMAX
 #: rows whose users queue for minutes), hence a question, and the row stays priced and counted.
 UNIT_SLIP_FACTOR = 100.0
+#: A ratio within this factor of 1000 (either way) is what a ms/s slip gives when the model is
+#: otherwise within 3.16× of the row, and only then does the warning name a unit slip; a row 126× off
+#: (InferenceMAX imx-00175: 35 s measured TTFT against 277 ms predicted) asked "a unit slip (ms vs
+#: s)?" where no slip gives 126× (fresh-user trial, session 47)
+UNIT_SLIP_BAND = 10 ** 0.5
 
 
 def _factor(q: float) -> str:
@@ -2480,7 +2485,7 @@ def unit_slip_warnings(p: Point) -> list[str]:
     """The warnings of a priced point whose predicted TTFT or TPOT is more than
     :data:`UNIT_SLIP_FACTOR` times its measured value or less than 1/that: each names the metric,
     both values in ms, their ratio and the measured column, and asks whether it is a unit slip (ms
-    vs s). Information only: the row stays priced and in the error tables (the data are the
+    vs s) when the ratio is within :data:`UNIT_SLIP_BAND` of 1000, else to check the cell. Information only: the row stays priced and in the error tables (the data are the
     user's). Empty for a point not priced or without both values."""
     out = []
     for metric, meas, pred in (("TTFT", p.ttft_s, p.pred_ttft_s), ("TPOT", p.tpot_s, p.pred_tpot_s)):
@@ -2491,9 +2496,12 @@ def unit_slip_warnings(p: Point) -> list[str]:
             continue
         col = (f"silicon_{metric.lower()}_ms" if p.schema == "aiconfigurator"
                else f"{p.ttft_stat}_{metric.lower()}_s")
-        out.append(f"predicted {metric} {_ms(pred)} ms is {_factor(q)} {_ms(meas)} ms "
-                   f"({col}): a unit slip (ms vs s) in that cell? If the cell is right, the model misses "
-                   "this row by that factor")
+        slip = 1000 / UNIT_SLIP_BAND <= max(q, 1 / q) <= 1000 * UNIT_SLIP_BAND
+        out.append(f"predicted {metric} {_ms(pred)} ms is {_factor(q)} {_ms(meas)} ms ({col}): "
+                   + ("a unit slip (ms vs s) in that cell? If the cell is right, the model misses this row "
+                      "by that factor" if slip else
+                      f"more than {UNIT_SLIP_FACTOR:.0f}× off, though not the 1000× of a ms/s slip: check "
+                      "that cell; if it is right, the model misses this row by that factor"))
     return out
 
 

@@ -2050,19 +2050,30 @@ def test_a_prediction_a_hundred_times_off_asks_whether_the_cell_is_in_the_wrong_
     """aiconfigurator ``silicon_ttft_ms = 0.110429`` (seconds in a ms column) for a 1k Llama-70B
     prefill was priced ``ok`` without a word and made the TTFT MAPE 40331% (fresh-user trial,
     session 46). A prediction more than 100× its measurement, or less than 1/100 of it, gets a
-    warning naming the ratio and the column; 99× does not. Ratios by hand: 0.25 s / 0.002 s = 125;
-    0.001 s / 0.2 s = 1/200; 0.099 s / 0.001 s = 99."""
+    warning naming the ratio and the column; 99× does not. It names a unit slip (ms vs s) only near
+    the 1000× a slip gives (within 10^0.5 either way: 316-3162×); 126× was asked about a slip
+    (fresh-user trial, session 47). Ratios by hand: 0.25 s / 0.002 s = 125; 0.001 s / 0.2 s = 1/200;
+    0.099 s / 0.001 s = 99; 0.5 s / 0.001 s = 500 and 0.001 s / 2.5 s = 1/2500 (slips);
+    0.0032 s / 0.00001 s = 320 (in the band) and 3 s / 0.001 s = 3000 (in), 0.0031 s /
+    0.00001 s = 310 and 3.2 s / 0.001 s = 3200 (out)."""
     from codesign.validate import Point, unit_slip_warnings
 
     aic = Point(id="a", schema="aiconfigurator", system="b200", model_name="m", framework="trtllm",
                 ttft_s=0.002, pred_ttft_s=0.25, tpot_s=0.001, pred_tpot_s=0.099)
     (w,) = unit_slip_warnings(aic)
-    assert w.startswith("predicted TTFT 250 ms is 125× the measured 2 ms (silicon_ttft_ms): "
-                        "a unit slip (ms vs s) in that cell?"), w
+    assert w == ("predicted TTFT 250 ms is 125× the measured 2 ms (silicon_ttft_ms): more than 100× off, "
+                 "though not the 1000× of a ms/s slip: check that cell; if it is right, the model misses this "
+                 "row by that factor"), w
     imx = Point(id="i", schema="inferencemax", system="b200", model_name="m", framework="vllm", ttft_stat="median",
                 ttft_s=0.2, pred_ttft_s=0.001, tpot_s=0.01, pred_tpot_s=0.01)
     (w,) = unit_slip_warnings(imx)
-    assert w.startswith("predicted TTFT 1 ms is 1/200 of the measured 200 ms (median_ttft_s): "), w
+    assert w.startswith("predicted TTFT 1 ms is 1/200 of the measured 200 ms (median_ttft_s): more than 100× off"), w
+    for meas, pred, slip in ((0.001, 0.5, True), (2.5, 0.001, True), (0.00001, 0.0032, True), (0.001, 3.0, True),
+                             (0.00001, 0.0031, False), (0.001, 3.2, False)):
+        (w,) = unit_slip_warnings(Point(id="s", schema="aiconfigurator", system="b200", model_name="m",
+                                        framework="trtllm", ttft_s=meas, pred_ttft_s=pred, tpot_s=0.01,
+                                        pred_tpot_s=0.01))
+        assert ("a unit slip (ms vs s)" in w) is slip, (meas, pred, w)
     imx.status = "infeasible: weights do not fit"  # a row not priced has no prediction to compare
     assert unit_slip_warnings(imx) == []
 
