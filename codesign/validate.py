@@ -2708,6 +2708,68 @@ def error_table_rows(points: list[Point], by: str, status: str = "ok") -> list[d
     return out
 
 
+#: The band drawn either side of parity in ``parity.png`` (the error tables' "within 25%").
+PARITY_BAND = 0.25
+
+
+def write_parity_plot(points: list[Point], path, title: str) -> int:
+    """``parity.png``: predicted against measured TTFT and TPOT [ms] of the ``ok`` rows (the rows
+    the error tables count), one panel each, log-log, a colour per system (the tables' grouping
+    name), hollow markers for rows priced outside the calibration's range (``extrapolated``), the
+    parity line and a ±:data:`PARITY_BAND` band; each panel's title gives its rows and MAPE.
+    Returns the number of rows drawn (0: no file written)."""
+    rows = [p for p in points if p.status == "ok"]
+    panels = []
+    for metric, meas, pred in (("TTFT", "ttft_s", "pred_ttft_s"), ("TPOT", "tpot_s", "pred_tpot_s")):
+        xy = [(getattr(p, meas) * 1e3, getattr(p, pred) * 1e3, p.system_key, bool(p.extrapolated))
+              for p in rows]
+        xy = [r for r in xy if math.isfinite(r[0]) and math.isfinite(r[1]) and r[0] > 0 and r[1] > 0]
+        panels.append((metric, xy))
+    if not any(xy for _, xy in panels):
+        return 0
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = sorted({r[2] for _, xy in panels for r in xy})
+    colour = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(systems)}
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5.2), dpi=120)
+    for ax, (metric, xy) in zip(axes, panels):
+        if not xy:
+            ax.set_title(f"{metric}: no priced row has both values")
+            continue
+        for sysname in systems:
+            for hollow in (False, True):
+                pts = [(x, y) for x, y, s, e in xy if s == sysname and e == hollow]
+                if pts:
+                    c = colour[sysname]
+                    ax.scatter(*zip(*pts), s=12, alpha=0.6, linewidths=0.8,
+                               facecolors="none" if hollow else [c], edgecolors=[c],
+                               label=f"{sysname}{' (extrapolated)' if hollow else ''} ({len(pts)})")
+        lo = min(min(x, y) for x, y, _, _ in xy) / 1.5
+        hi = max(max(x, y) for x, y, _, _ in xy) * 1.5
+        ax.plot([lo, hi], [lo, hi], color="k", lw=1)
+        for f_ in (1 - PARITY_BAND, 1 + PARITY_BAND):
+            ax.plot([lo, hi], [lo * f_, hi * f_], color="k", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_aspect("equal")
+        mape = 100.0 * sum(abs(y / x - 1.0) for x, y, _, _ in xy) / len(xy)
+        ax.set_title(f"{metric}: {len(xy)} rows, MAPE {mape:.1f}% (dashed: ±{PARITY_BAND:.0%})", fontsize=10)
+        ax.set_xlabel(f"measured {metric} [ms]")
+        ax.set_ylabel(f"predicted {metric} [ms]")
+        ax.grid(True, which="both", alpha=0.25)
+        ax.legend(fontsize=7, loc="upper left", markerscale=1.5)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return sum(len(xy) for _, xy in panels)
+
+
 def write_predictions(points: list[Point], path, schema: str) -> None:
     """``predictions.csv``: the input's id column, predictions, status, warning, assumptions,
     extrapolated.

@@ -2225,3 +2225,35 @@ def test_validate_splits_assumptions_from_warnings_and_json_names_questioned_row
     rc, out, err = cli("validate", src)
     said = [ln[len("note: "):] for ln in (out + err).splitlines() if ln.startswith("note: ")]
     assert rc == 0 and sorted(said) == sorted(doc["notes"]), (said, doc["notes"])
+
+
+def test_parity_plot_draws_the_ok_rows_that_have_both_values(tmp_path):
+    """``parity.png`` draws what the error tables count: ``ok`` rows, each metric where both its
+    measured and predicted values are positive. Three hand-made points: "a" ok with both metrics
+    (2 marks), "b" ok with its TPOT unmeasured (1 mark: TTFT), "c" an unsupported row (none): 3
+    marks. A file of no drawable row writes no plot and says 0."""
+    from codesign.validate import Point, write_parity_plot
+
+    def pt(id_, status="ok", tpot=0.01):
+        return Point(id=id_, schema="aiconfigurator", system="b200", model_name="m", framework="trtllm",
+                     status=status, ttft_s=0.2, pred_ttft_s=0.25, tpot_s=tpot, pred_tpot_s=0.012)
+
+    path = tmp_path / "parity.png"
+    assert write_parity_plot([pt("a"), pt("b", tpot=math.nan), pt("c", status="unsupported: x")], path, "t") == 3
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    none = tmp_path / "none.png"
+    assert write_parity_plot([pt("c", status="unsupported: x")], none, "t") == 0 and not none.exists()
+
+
+def test_validate_out_writes_the_parity_plot_and_json_names_it(tmp_path, cli):
+    """``--out DIR`` writes ``DIR/parity.png`` beside predictions.csv, stderr names it, and
+    ``--json`` gives its path (``parity_plot``; None without ``--out``)."""
+    src = _imx_csv(tmp_path / "m.csv", dict(IMX_ROW, point_id="one"))
+    out_dir = tmp_path / "out"
+    rc, out, err = cli("validate", src, "--out", out_dir)
+    assert rc == 0 and f"parity plot: {out_dir / 'parity.png'}" in err, err
+    assert (out_dir / "parity.png").read_bytes()[:4] == b"\x89PNG"
+    rc, out, err = cli("validate", src, "--json", "--out", tmp_path / "o2")
+    assert rc == 0 and json.loads(out)["parity_plot"] == str(tmp_path / "o2" / "parity.png")
+    rc, out, err = cli("validate", src, "--json")
+    assert rc == 0 and json.loads(out)["parity_plot"] is None

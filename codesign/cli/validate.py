@@ -30,9 +30,9 @@ def register(sub) -> None:
                               "130 interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("measured", help="measured CSV (aiconfigurator_silicon_public.csv or inferencemax_public.csv schema)")
     p.add_argument("--out", type=path_type,
-                   help="directory for predictions.csv: one line per input row, with its id and system as "
-                        "written and, in column baseline, the name the error tables group it by (b200 for "
-                        "b200_sxm)")
+                   help="directory for predictions.csv (one line per input row, with its id and system as "
+                        "written and, in column baseline, the name the error tables group it by: b200 for "
+                        "b200_sxm) and parity.png (predicted against measured TTFT and TPOT)")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout")
     p.add_argument("--cost-model", help="registered cost model to use (default: analytical)")
     p.add_argument("--statistic", choices=("median", "mean"), default="median",
@@ -77,7 +77,8 @@ def _efficiency_for(uncalibrated: bool, path=None):
 def run(args) -> int:
     from ..validate import (bad_rows_note, error_table_rows, file_notes, file_sha256, predict, priced,
                             read_measured, repeated_list, repeated_note, shared_data_warning, questioned_list,
-                            questioned_rows, questioned_rows_note, unknown_rows_note, write_predictions)
+                            questioned_rows, questioned_rows_note, unknown_rows_note, write_parity_plot,
+                            write_predictions)
     from ._common import ensure_out_dir, print_json, progress_bar
 
     if args.cost_model not in (None, "analytical", "auto"):  # said "<spec>:" from a generated spec
@@ -131,8 +132,14 @@ def run(args) -> int:
         ("load",) if any(p.status == "ok" and math.isfinite(p.pred_prefill_utilization) for p in points) else ())
     tables = {by: error_table_rows(points, by) for by in bys}
     ambiguous = {by: error_table_rows(points, by, status="ambiguous") for by in ("all", "system")}
+    plot = None
     if args.out:
         write_predictions(points, Path(args.out) / "predictions.csv", schema)
+        plot = Path(args.out) / "parity.png"
+        title = f"{Path(args.measured).name}: predicted vs measured ({stat} TTFT/TPOT" + (
+            ", calibrated)" if domain is not None else ", uncalibrated knobs)")
+        if not write_parity_plot(points, plot, title):
+            plot = None
     status: dict[str, int] = {}
     for p in points:
         k = p.status.split(":")[0]
@@ -182,7 +189,9 @@ def run(args) -> int:
                     "in_sample": bool(in_sample),
                     # the note: lines of the text output (stderr and under the tables), without "note: "
                     "notes": notes,
-                    "predictions": str(Path(args.out) / "predictions.csv") if args.out else None})
+                    "predictions": str(Path(args.out) / "predictions.csv") if args.out else None,
+                    # predicted vs measured TTFT and TPOT of the ok rows (None: no --out, or no row to draw)
+                    "parity_plot": str(plot) if plot else None})
         return 0
     _print(schema, points, tables, ambiguous["system"], status, domain is not None, stat, records, below)
     if domain is not None:
@@ -191,6 +200,8 @@ def run(args) -> int:
         print(f"note: {in_sample_note}", file=sys.stderr)
     if args.out:
         print(f"predictions: {args.out}/predictions.csv", file=sys.stderr)
+    if plot:
+        print(f"parity plot: {plot}", file=sys.stderr)
     return 0
 
 
