@@ -322,6 +322,71 @@ def reasons_text(reasons: list[dict[str, Any]], noun: str = "trials") -> str:
                      + f"{r['reason']} ({r[noun]} {one if r[noun] == 1 else noun})" for r in reasons)
 
 
+def _constraint(c: dict):
+    """pareto.json's ``constraints`` entry as a :class:`~codesign.search.Constraint`."""
+    from .search import Constraint
+
+    sense = "max" if "max" in c else "min"
+    return Constraint(c["metric"], float(c[sense]), sense)
+
+
+def constraint_records(space: SearchSpace) -> list[dict[str, Any]]:
+    """``constraints`` of pareto.json and sweep_front.json: each bound's ``name`` (a key of the
+    stored trials' constraint values), ``metric``, ``max`` or ``min`` (in the metric's ``unit``, as
+    ``objectives`` writes it) and ``slo`` (a bound on a point metric)."""
+    return [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo,
+             "unit": (SEARCH_METRICS.get(c.metric) or SLO_METRICS.get(c.metric) or ("", ""))[0]}
+            for c in space.constraints]
+
+
+def _valued(metric: str, value: float) -> str:
+    """``value`` of ``metric`` with its unit (:meth:`~codesign.search.Constraint.describe`'s), at the
+    digits of a value in the table: ``"1,200 W"``, ``"1,716 mm²"``, ``"0.02 s"``."""
+    unit = display_unit((SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("", ""))[0])
+    return (f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}") + (f" {unit}" if unit else "")
+
+
+def constraints_line(constraints: list[dict]) -> str:
+    """The bounds a search held its designs to, as optimize prints them above its table:
+    ``"constraints: peak_power_w <= 700 W, area_mm2 <= 1716 mm²"`` (each as the infeasible
+    reasons write it, :meth:`~codesign.search.Constraint.describe`; an SLO bound marked ``(SLO)``),
+    ``"constraints: none"`` without one. ``constraints``: pareto.json's."""
+    said = [_constraint(c).describe() + (" (SLO)" if c.get("slo") else "") for c in constraints]
+    return "constraints: " + (", ".join(said) if said else "none")
+
+
+def over_bounds(metrics: dict, constraints: list[dict]) -> list[str]:
+    """The names of the design bounds (pareto.json's ``constraints`` that are not SLOs) that
+    ``metrics`` are over: the reference is priced under none of them
+    (:func:`~codesign.search.reference_envelope`), and GB200's 1,200 W peak stood in the table of a
+    700 W search unmarked (fresh-user trial). A metric without a value is over none."""
+    out = []
+    for c in constraints:
+        v = metrics.get(c["metric"])
+        if c.get("slo") or not isinstance(v, (int, float)) or not math.isfinite(v):
+            continue
+        if ("max" in c and v > c["max"]) or ("min" in c and v < c["min"]):
+            out.append(c["name"])
+    return out
+
+
+def infeasible_line(doc: dict) -> str | None:
+    """The tally of infeasible trials by reason that optimize prints under its table when some
+    trials were feasible (with none, the "no feasible design" line says the reasons):
+    ``"infeasible: 14 of 30 trials: constraint peak_power_w <= 700 W not met (10 trials); e.g.
+    HBM needs 10 stacks, ... (4 trials)"``; None when no trial was infeasible. A trial with several
+    reasons counts under each, and pareto.json keeps the most common five: a note says so when the
+    counts do not add up to the infeasible trials."""
+    n = doc["trials"] - doc["feasible_trials"]
+    reasons = doc.get("infeasible_reasons") or []
+    if n <= 0 or not reasons:
+        return None
+    line = f"infeasible: {n} of {trials(doc['trials'])}: {reasons_text(reasons)}"
+    if sum(r["trials"] for r in reasons) != n:
+        line += f" (a trial with several reasons counts under each; the {len(reasons)} most common shown)"
+    return line
+
+
 def trials(n: int) -> str:
     """``"1 trial"``, ``"2 trials"``: a count of trials as the reports write it."""
     return f"{n} trial" if n == 1 else f"{n} trials"
@@ -401,8 +466,7 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
         "unresolved_trials": list(result.unresolved),
         "pareto_resolution": PARETO_RESOLUTION,
         "objectives": objectives,
-        "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
-                        for c in result.space.constraints],
+        "constraints": constraint_records(result.space),
         "hypervolume": hv,
         "sensitivity_definition": "elasticity d ln(objective) / d ln(parameter) by JAX grad at each Pareto design",
         "power_basis": "tdp",
@@ -417,6 +481,9 @@ def write_outputs(spec: Spec, result: SearchResult, out: Path, warnings: list[st
             configs={k: v for k, v in (result.reference.get("configs") or {}).items() if k not in slo}),
         "pareto": rows,
     }
+    doc["infeasible_trials"] = doc["trials"] - doc["feasible_trials"]  # what infeasible_reasons counts the reasons of
+    if doc["reference"]:  # the design bounds the reference is over (it is priced under none: over_bounds)
+        doc["reference"]["over_constraints"] = over_bounds(doc["reference"]["metrics"], doc["constraints"])
     doc = jsonable(doc)
     text = json.dumps(doc, indent=2)
     _replace(out / "pareto.json", lambda tmp: tmp.write_text(text, encoding="utf-8"))
@@ -970,6 +1037,9 @@ def print_uncut(console, table, widths: list[int]) -> None:
 
 #: Terminal-table columns left out first when the table does not fit the console, most
 #: expendable first (every metric stays in pareto.csv/json).
+#: The mark on a reference's cell over a bound of the search (:func:`over_bounds`), explained under the table.
+OVER_MARK = "*"
+
 EXPENDABLE = ["area_mm2", "peak_power_w", "min_tpot_s", "ttft_at_peak_s", "peak_concurrency", "beats ref"]
 
 
@@ -1027,6 +1097,14 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
                          + [f"{r['vs_reference'][m]:.3f}" if m in r["vs_reference"] else "—" for r in rows]))
         cols.append(("beats ref", "beats ref", [""] + ["yes" if r["beats_reference"] else
                                                        "matches" if r.get("matches_reference") else "no" for r in rows]))
+    # the reference is priced under none of the search's design bounds: a mark on each of its cells
+    # over one (and on its label when such a metric has no column), said under the table
+    over = set(over_bounds(ref.get("metrics") or {}, doc.get("constraints") or []))
+    over_metrics = {c["metric"] for c in doc.get("constraints") or [] if c["name"] in over}
+    if over:
+        for key, _, cells in cols:
+            if key in over_metrics:
+                cells[0] += OVER_MARK
     merged = doc.get("duplicate_trials_merged") or 0
     unresolved = doc.get("unresolved_trials") or []
     title = (f"Pareto designs: {len(rows)} of {trials(doc['trials'])} ({doc['feasible_trials']} feasible"
@@ -1037,6 +1115,10 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
 
     widths = fit_columns([(key, header, cells, key not in params) for key, header, cells in cols],
                          console.width, droppable=[k for k in EXPENDABLE if k not in objs])
+    if over and not all(any(k == m and w for (k, _, _), w in zip(cols, widths)) for m in over_metrics):
+        cols[0][2][0] += OVER_MARK  # "ref*": a bound it is over has no column in this table
+    if doc.get("constraints") is not None:  # the bounds the designs were held to (pareto.json's constraints)
+        console.print(constraints_line(doc["constraints"]), highlight=False, markup=False)
     t = Table(title=title)
     for (key, header, _), w in zip(cols, widths):
         if w:
@@ -1044,6 +1126,13 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
     for i in range(len(top) + len(rows)):
         t.add_row(*[cells[i] for (_, _, cells), w in zip(cols, widths) if w], style="red" if i < len(top) else None)
     print_uncut(console, t, widths)  # a table still too wide for the console: at its own width
+    if over:
+        said = "; ".join(f"its {c['metric']} is {_valued(c['metric'], ref['metrics'][c['metric']])}, "
+                         f"{'above' if 'max' in c else 'below'} the bound {_valued(c['metric'], c.get('max', c.get('min')))}"
+                         for c in doc["constraints"] if c["name"] in over)
+        console.print(f"{OVER_MARK} the reference is over a bound of the search ([[search.constraints]]): {said}. "
+                      "It is shown as priced: the bounds hold the searched designs, not the reference.",
+                      highlight=False, markup=False)
     left_out = [header for (_, header, _), w in zip(cols, widths) if not w]
     if left_out:
         console.print(f"(left out to fit {console.width} columns: {', '.join(left_out)}; pareto.csv and "
@@ -1058,6 +1147,8 @@ def print_table(doc: dict, console, kinds: dict | None = None) -> None:
         # a reason whose numbers differ between its trials is one example of them ("e.g.")
         console.print("[red]no feasible design[/red]; most common reasons: "
                       + escape(reasons_text(doc["infeasible_reasons"])), highlight=False)
+    elif line := infeasible_line(doc):  # why the other trials were not feasible, counted by reason
+        console.print(line, highlight=False, markup=False)
     for note in doc.get("notes") or []:  # a TDP far below the designs' peak power, ...
         console.print(f"note: {note}", highlight=False, markup=False)
     best = rows[0] if rows else None

@@ -1561,3 +1561,66 @@ def test_a_report_leaves_out_the_slo_point_metrics_it_is_given_and_counts_whole(
     metrics = {"ttft_s": 0.15, "tpot_s": 0.02, "min_ttft_s": 0.05, "chips": 4.0, "peak_power_w": 650.0}
     assert _reported(metrics, {"ttft_s", "tpot_s"}) == {"min_ttft_s": 0.05, "chips": 4, "peak_power_w": 650.0}
     assert isinstance(_reported(metrics, set())["chips"], int) and "ttft_s" in _reported(metrics, set())
+
+
+def _bounded_table(doc, width=200):
+    import io
+
+    from rich.console import Console
+
+    from codesign.report import print_table
+
+    buf = io.StringIO()
+    print_table(doc, Console(file=buf, width=width, color_system=None))
+    return buf.getvalue()
+
+
+def test_the_table_names_its_constraints_and_marks_a_reference_over_one():
+    """Fresh-user trial: optimize's text did not say the bounds it searched under, and GB200's
+    1,200 W peak stood unmarked in the table of a 700 W search. By hand: the reference's 1200 W is
+    above the 700 W bound (marked "1,200*", said under the table); its 705 mm² is within 1716 mm²
+    (unmarked); the designs' 692 W and 705 mm² are within both."""
+    doc = _table_doc(0)
+    doc["reference"]["metrics"]["peak_power_w"] = 1200.0
+    doc["constraints"] = [
+        {"name": "peak_power_w_over_700W", "metric": "peak_power_w", "max": 700.0, "slo": False, "unit": "W"},
+        {"name": "area_mm2_over_1716mm^2", "metric": "area_mm2", "max": 1716.0, "slo": False, "unit": "mm^2"},
+        {"name": "ttft_s_over_2s", "metric": "ttft_s", "max": 2.0, "slo": True, "unit": "s"}]
+    text = _bounded_table(doc)
+    assert text.splitlines()[0] == "constraints: peak_power_w <= 700 W, area_mm2 <= 1716 mm², ttft_s <= 2 s (SLO)", text
+    assert "1,200*" in text and "705*" not in text and "692*" not in text and "ref*" not in text, text
+    flat = " ".join(text.split())
+    assert ("* the reference is over a bound of the search ([[search.constraints]]): its peak_power_w is 1,200 W, "
+            "above the bound 700 W. It is shown as priced") in flat, flat
+    from codesign.report import over_bounds
+
+    assert over_bounds(doc["reference"]["metrics"], doc["constraints"]) == ["peak_power_w_over_700W"]
+    # within every bound: no mark, no legend
+    doc["reference"]["metrics"]["peak_power_w"] = 650.0
+    text = _bounded_table(doc)
+    assert "*" not in text.replace("[[search.constraints]]", ""), text
+    # a bound on a metric the table has no column for: the mark goes on the reference's label
+    doc["constraints"] = [{"name": "hbm_stacks_over_8stacks", "metric": "hbm_stacks", "max": 8.0, "slo": False, "unit": "stacks"}]
+    doc["reference"]["metrics"]["hbm_stacks"] = 9.0
+    text = _bounded_table(doc)
+    assert "ref*" in text and "its hbm_stacks is 9 stacks, above the bound 8 stacks." in " ".join(text.split()), text
+
+
+def test_the_table_tallies_the_infeasible_trials_by_reason():
+    """Of 200 trials 150 feasible: 50 infeasible, 30 over the power bound and 20 whose weights do
+    not fit (30 + 20 = 50: each trial has one reason, no caveat); with a third reason of 5 trials
+    the counts add to 55, not 50, and the line says a trial counts under each of its reasons."""
+    doc = _table_doc(0)
+    doc["infeasible_reasons"] = [
+        {"reason": "constraint peak_power_w <= 700 W not met", "pattern": "constraint peak_power_w <= 700 W not met",
+         "trials": 30},
+        {"reason": "weights need 65.2 GB per chip", "pattern": "weights need # GB per chip", "trials": 20}]
+    flat = " ".join(_bounded_table(doc).split())
+    assert ("infeasible: 50 of 200 trials: constraint peak_power_w <= 700 W not met (30 trials); "
+            "e.g. weights need 65.2 GB per chip (20 trials)") in flat, flat
+    assert "counts under each" not in flat and "no feasible design" not in flat, flat
+    doc["infeasible_reasons"].append({"reason": "HBM needs 9.3 stacks", "pattern": "HBM needs 9.3 stacks", "trials": 5})
+    flat = " ".join(_bounded_table(doc).split())
+    assert "HBM needs 9.3 stacks (5 trials) (a trial with several reasons counts under each" in flat, flat
+    doc.update(feasible_trials=200, infeasible_reasons=[])  # every trial feasible: no line
+    assert "infeasible:" not in _bounded_table(doc)

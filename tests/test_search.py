@@ -783,8 +783,10 @@ def test_bounds_with_units_and_bare_bounds_of_counts_and_rates_are_read(cli, tmp
     rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "w", "--json")
     assert rc == 0, err
     assert [{k: v for k, v in c.items() if k != "name"} for c in json.loads(out)["constraints"]] == [
-        {"metric": "ttft_s", "max": 20.0, "slo": True}, {"metric": "peak_power_w", "max": 700.0, "slo": False},
-        {"metric": "area_mm2", "max": 1716.0, "slo": False}, {"metric": "max_concurrency", "min": 1.0, "slo": False}]
+        {"metric": "ttft_s", "max": 20.0, "slo": True, "unit": "s"},
+        {"metric": "peak_power_w", "max": 700.0, "slo": False, "unit": "W"},
+        {"metric": "area_mm2", "max": 1716.0, "slo": False, "unit": "mm^2"},
+        {"metric": "max_concurrency", "min": 1.0, "slo": False, "unit": "requests"}]
 
 
 @pytest.mark.parametrize("metric,bound,unit,got", [
@@ -826,7 +828,8 @@ def test_a_rate_bound_in_the_metrics_own_unit_is_read_and_converted(cli, tmp_pat
     rc, out, err = cli("sweep", spec, "--points", "64", "--chunk", "64", "--out", tmp_path / "w", "--json")
     assert rc == 0, err
     assert [{k: v for k, v in c.items() if k != "name"} for c in json.loads(out)["constraints"]] == [
-        {"metric": "peak_power_w", "max": 700.0, "slo": False}, {"metric": "mixed_tok_s_per_kw", "min": 100.0, "slo": True}]
+        {"metric": "peak_power_w", "max": 700.0, "slo": False, "unit": "W"},
+        {"metric": "mixed_tok_s_per_kw", "min": 100.0, "slo": True, "unit": "tok/s/kW"}]
 
 
 def test_a_quoted_bare_number_bound_says_to_drop_the_quotes(cli, tmp_path):

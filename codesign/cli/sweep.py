@@ -52,7 +52,7 @@ def run(args) -> int:
     from ..evaluation import cost_model_record, efficiency_record, jsonable, list_edge, load_spec_checked
     from ..search import (INT_KEYS, SEARCH_METRICS, budget_warnings, check_search, grid_levels, grid_points_problem,
                           grid_shape, run_sweep)
-    from ..report import SHOWN, CauseCounter, front_notes, param_header, reasons_text, search_slo_line
+    from ..report import SHOWN, CauseCounter, constraint_records, front_notes, param_header, reasons_text, search_slo_line
     from ..search import _check_out_dir, check_study_dir
     from ._common import default_out_dir, ensure_out_dir, print_deployment_notes, progress_bar
 
@@ -132,8 +132,7 @@ def run(args) -> int:
         "warnings": warned,
         "notes": notes,  # what to keep in mind reading the front's figures (report.front_notes)
         "objectives": [{"metric": m, "direction": d, "unit": SEARCH_METRICS[m][0]} for m, d in space.objectives],
-        "constraints": [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo}
-                        for c in space.constraints],  # as pareto.json's
+        "constraints": constraint_records(space),  # as pareto.json's
         "hypervolume": res["hypervolume"], "hypervolume_reference_point": res["reference_point"],
         # front designs another one beats within this relative resolution are not listed
         "pareto_resolution": res["pareto_resolution"], "unresolved_points": res["unresolved_points"],
