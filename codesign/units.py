@@ -340,7 +340,9 @@ def _read(text: str, value: str, where: str, unit: str):
     except Exception as exc:  # pint raises many types (incl. AssertionError) on malformed text
         detail = str(exc) or "malformed expression"
         if isinstance(exc, pint.errors.UndefinedUnitError):
-            if fixes := _case_fixes(text, unit):
+            if powered := _power_fixes(text, unit):  # "800 mm2": a unit's power without ** or ^
+                detail += f"; a power of a unit is written with ** or ^: did you mean {' or '.join(map(repr, powered[1:]))}?"
+            elif fixes := _case_fixes(text, unit):
                 said = " or ".join([", ".join(repr(f) for f in fixes[:-1]), repr(fixes[-1])] if len(fixes) > 1
                                    else [repr(fixes[0])])
                 detail += f"; unit names and prefixes are case-sensitive: did you mean {said}?"
@@ -350,6 +352,43 @@ def _read(text: str, value: str, where: str, unit: str):
                 raise QuantityError(f"expected {where} (got {value!r}: {names} is no unit; unit names are "
                                     f"case-sensitive, and {read})") from None
         raise QuantityError(f"cannot read {value!r} as {where} ({detail})") from None
+
+
+#: A unit name with a power glued to it, as a datasheet writes "mm2" (mm²): its unit and the power.
+_GLUED_POWER = re.compile(r"([A-Za-zµμ_]+?)([2-4])")
+
+
+def _power_fixes(text: str, unit: str) -> list:
+    """Where the unit part of ``text`` glues a power to a unit's name ("800 mm2", "0.1364 W/mm2"),
+    which pint reads as the unknown unit ``mm2``, and writing the power with ``**`` reads as
+    ``unit``'s dimension: ``[names, text with "**", text with "^"]``, e.g.
+    ``[["mm2"], "800 mm**2", "800 mm^2"]`` (:func:`_read` says the last two); ``[]`` otherwise (a name that is no unit
+    whatever its power, or a reading of another dimension: "800 mm3" as an area). A spec's area in
+    "800 mm2" was refused as "'mm2' is not defined in the unit registry" (fresh-user trial)."""
+    ureg = _registry()
+    m = _LEADING.match(text)
+    if m is None:  # pragma: no cover - _shape_problem refused it
+        return []
+    names = [t for t in dict.fromkeys(re.findall(r"[A-Za-zµμ_]+\d*", text[m.end():]))
+             if not ureg.parse_unit_name(t)]
+    glued = [re.fullmatch(_GLUED_POWER, n) for n in names]
+    if not names or not all(g and ureg.parse_unit_name(g.group(1)) for g in glued):
+        return []
+    head, tail = text[:m.end()], text[m.end():]
+    out = []
+    for op in ("**", "^"):
+        fixed = tail
+        for g in glued:
+            fixed = re.sub(rf"(?<![A-Za-zµμ_]){re.escape(g.group(0))}(?![A-Za-zµμ_\d])",
+                           g.group(1) + op + g.group(2), fixed)
+        out.append(head + fixed)
+    try:
+        q = ureg.Quantity(out[0])
+        if q.dimensionality != ureg.Quantity(1, unit).dimensionality:
+            return []
+    except Exception:  # noqa: BLE001 - pint raises many types on malformed text
+        return []
+    return [[g.group(0) for g in glued], *out]
 
 
 def _unknown_names(text: str) -> list[str]:

@@ -1393,3 +1393,38 @@ def test_a_size_or_bandwidth_in_bits_is_priced_with_a_note(cli, tmp_path, table,
     assert [line for line in err.splitlines() if line.startswith("note:")] == [f"note: {spec}: {said}"], err
     rc, out, err = cli("evaluate", _EXAMPLE, "--json")
     assert rc == 0 and "note:" not in err, err
+
+
+@pytest.mark.parametrize("table, key, value, human, fixes", [
+    ("chip.area", "max", "800 mm2", "an area", "'800 mm**2' or '800 mm^2'"),
+    ("chip.area", "per_sram_byte", "0.5 mm2/MiB", "an area per byte", "'0.5 mm**2/MiB' or '0.5 mm^2/MiB'"),
+    ("chip.energy", "static_per_area", "0.14 W/cm2", "a power per area", "'0.14 W/cm**2' or '0.14 W/cm^2'"),
+])
+def test_a_power_glued_to_a_unit_is_refused_with_the_spelling_pint_reads(cli, tmp_path, table, key, value, human,
+                                                                           fixes):
+    """Fresh-user trial: an area written "800 mm2", as datasheets write it, was refused with pint's
+    "'mm2' is not defined in the unit registry" alone. The line names the file, the key path, what was
+    expected and the two spellings pint reads (the value with its power after ** or ^), as a
+    mis-cased unit gets its re-casings; exit 2."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                    f'[{table}]\n{key} = "{value}"\n')
+    _refused(cli("evaluate", spec),
+             f"error: {spec}: {table}.{key}: cannot read '{value}' as {human}",
+             f"is not defined in the unit registry; a power of a unit is written with ** or ^: did you mean {fixes}?)")
+
+
+def test_a_search_bound_with_a_power_glued_to_its_unit_says_how_to_write_it(cli, tmp_path):
+    """The same slip in a [[search.constraints]] bound (read in the metric's unit, mm^2)."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(SEARCH_SPEC.read_text().replace('max = "1716 mm**2"', 'max = "800 mm2"')
+                    .replace('"technology/', f'"{SPECS.as_posix()}/technology/')
+                    .replace('"models/', f'"{SPECS.as_posix()}/models/')
+                    .replace('"workloads/', f'"{SPECS.as_posix()}/workloads/')
+                    .replace('"deployments/', f'"{SPECS.as_posix()}/deployments/')
+                    .replace('"examples/', f'"{SPECS.as_posix()}/examples/'))
+    _refused(cli("optimize", spec, "--trials", "1", "--out", tmp_path / "o"),
+             f"error: {spec}: search.constraints.1.max: cannot read '800 mm2'",
+             "('mm2' is not defined in the unit registry; a power of a unit is written with ** or ^: did you mean "
+             "'800 mm**2' or '800 mm^2'?)")
+    assert not (tmp_path / "o").exists()
