@@ -628,11 +628,14 @@ def format_quantity(value: float, kind: str, digits: int = 6) -> str:
 def format_duration(seconds: float) -> str:
     """A duration as a person reads it, to 3 significant digits: ``"446 ms"``, ``"12.5 s"``, then
     minutes from 2 min, hours from 2 h and days from 2 days (``"155 days"``: a TTFT of 13,353,081 s,
-    which seconds alone gave as ``"1.34e+07 s"``); ``"—"`` when it is not finite."""
+    which seconds alone gave as ``"1.34e+07 s"``); ``"—"`` when it is not finite. Microseconds are
+    ``"µs"`` (``"80.4 µs"``), as a table writes ``mm²``: the ASCII ``"us"`` of :func:`format_quantity`
+    is for spec TOML, and the roofline plugin's "min TPOT: 80.4 us" read as a word (fresh-user trial)."""
     if not math.isfinite(seconds):
         return "—"
     for scale, unit in ((86400.0, "days"), (3600.0, "h"), (60.0, "min")):
         if seconds >= 2 * scale:
             v = seconds / scale
             return f"{v:,.0f} {unit}" if v >= 1000 else f"{v:.3g} {unit}"
-    return format_quantity(seconds, "s", digits=3)
+    text = format_quantity(seconds, "s", digits=3)
+    return text[:-len(" us")] + " µs" if text.endswith(" us") else text

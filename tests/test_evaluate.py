@@ -941,3 +941,16 @@ def test_a_deployment_that_sets_no_weights_format_is_told_the_model_s_native_one
     spec.write_text(_NO_DEPLOYMENT.replace("gpt-oss-120b.toml", "llama-3.1-8b.toml") + "[deployment]\ntp = 8\n")
     rc, out, err = cli("evaluate", spec, "--json")
     assert "note:" not in err, err
+
+
+def test_a_duration_in_microseconds_is_printed_in_mus():
+    """The roofline plugin's evaluate printed "min TPOT: 80.4 us" (fresh-user trial), where every
+    other line prints units as a person reads them (mm², not mm^2): a displayed duration below a
+    millisecond is in µs. By hand: 8.04e-5 s = 80.4 µs; 2e-9 s = 2 ns; 0.0161 s = 16.1 ms; a spec
+    string (format_quantity, which writes designs' TOML) keeps the ASCII "us" that pint reads."""
+    from codesign.units import format_duration, format_quantity, parse_quantity
+
+    assert format_duration(8.04e-5) == "80.4 µs"
+    assert format_duration(2e-9) == "2 ns" and format_duration(0.0161) == "16.1 ms"
+    assert format_quantity(8.04e-5, "s", digits=3) == "80.4 us"
+    assert parse_quantity("80.4 µs", "s") == pytest.approx(8.04e-5)
