@@ -657,12 +657,61 @@ def cost_model_record(spec: Spec | None, *, cost_model: str | None = None, pm=No
             "plugin": pm.plugin_label(info.plugin) if info is not None else ""}
 
 
-def priced_by(*records: dict[str, str]) -> str:
+def cost_model_choice(spec: Spec, *, cost_model: str | None = None, pm=None) -> str | None:
+    """Why ``"auto"`` priced ``spec`` with the model it did, as :func:`priced_by` says it: ``"the
+    first by name of the 2 loaded cost models that can price this spec (none declares its accuracy)"``,
+    ``"the one loaded cost model that can price this spec"``, or the most accurate by its declared
+    median |TPOT error|; None where the spec or ``cost_model`` (``evaluate --cost-model``) names
+    the model (the rule: :meth:`~codesign.pluginmanager.CodesignPluginManager.select_cost_model`).
+    "priced by cost model 'analytical'" did not say that nobody had asked for it (fresh-user trial)."""
+    from .pluginmanager import get_plugin_manager
+
+    if (cost_model or spec.deployment.cost_model) != "auto":
+        return None
+    pm = pm or get_plugin_manager()
+    candidates, _ = pm.cost_model_candidates(spec)
+    if len(candidates) <= 1:
+        return "the one loaded cost model that can price this spec"
+    n = f"{len(candidates)} loaded cost models that can price this spec"
+    best = candidates[0]
+    if best.accuracy is None:
+        return f"the first by name of the {n} (none declares its accuracy)"
+    return f"the most accurate of the {n} (declared median |TPOT error| {best.accuracy:.0%})"
+
+
+def _version_said(version: str) -> str:
+    """A cost model's version as :func:`priced_by` says it: ``"version 0.1.0"``, and a local label
+    after ``+`` explained: ``"version 0.4.0+75993c66 (release 0.4.0, code build 75993c66)"`` (the
+    analytical model's label is a hash of its model.py). A version is the
+    model's own (:attr:`~codesign.costmodel.CostModelInfo.version`), and a search refuses to resume
+    under another; the bare "+75993c66" was read as noise (fresh-user trial)."""
+    if not version:
+        return "version unknown"
+    release, plus, label = version.partition("+")
+    if not plus:
+        return f"version {version}"
+    return f"version {version} (release {release}, code build {label})"
+
+
+def priced_by(*records: dict[str, str], choice: str | None = None, efficiency: dict | None = None) -> str:
     """The line a text report names its cost model(s) with, from :func:`cost_model_record` records:
-    ``priced by cost model 'analytical' 0.4.0+… (plugin analytical (codesign 0.1.0))``, several
-    joined by ", " (``validate``, a group of rows per model); evaluate, optimize and validate say it
-    alike."""
-    return "priced by cost model " + ", ".join(f"{r['name']!r} {r['version']} (plugin {r['plugin']})" for r in records)
+    ``priced by cost model 'analytical' version 0.4.0+… (release 0.4.0, code build …), plugin
+    analytical (codesign 0.1.0)``, several joined by "; " (``validate``, a group of
+    rows per model); evaluate, optimize and validate say it alike. ``choice``: why ``"auto"`` chose
+    it (:func:`cost_model_choice`), said as ``"; chosen automatically (deployment.cost_model =
+    'auto'): …"``; ``efficiency``: :func:`efficiency_record`, said as ``"; efficiency knobs calibrated
+    for gb200 (calibration 2026-12-07, plugin baseline (codesign 0.1.0))"``."""
+    line = "priced by cost model " + "; ".join(
+        f"{r['name']!r} {_version_said(r['version'])}" + (f", plugin {r['plugin']}" if r.get("plugin") else "")
+        for r in records)
+    if efficiency:
+        said = ", ".join(x for x in (f"calibration {efficiency['calibration_version']}"
+                                     if efficiency.get("calibration_version") else "",
+                                     f"plugin {efficiency['plugin']}" if efficiency.get("plugin") else "") if x)
+        line += f"; efficiency knobs calibrated for {efficiency['baseline']}" + (f" ({said})" if said else "")
+    if choice:
+        line += f"; chosen automatically (deployment.cost_model = 'auto'): {choice}"
+    return line
 
 
 def efficiency_record(spec: Spec, *, pm=None) -> dict[str, str] | None:

@@ -387,6 +387,16 @@ class PluginManager:
         Raises:
             PluginError: no loaded cost model supports ``spec``.
         """
+        candidates, refused = self.cost_model_candidates(spec)
+        if not candidates:
+            raise PluginError("deployment.cost_model = 'auto': no loaded cost model can price this spec"
+                              + (f" (declined: {', '.join(sorted(refused))})" if refused else ""))
+        return candidates[0].name
+
+    def cost_model_candidates(self, spec=None) -> tuple[list, list[str]]:
+        """The loaded cost models ``"auto"`` chooses among for ``spec``, in the order of
+        :meth:`select_cost_model`'s rule (the chosen one first), and the names of those whose
+        ``supports(spec)`` declined it: ``(candidates, refused)``."""
         candidates = []
         refused = []
         for info in self.cost_models.values():
@@ -401,12 +411,9 @@ class PluginManager:
                     refused.append(info.name)
                     continue
             candidates.append(info)
-        if not candidates:
-            raise PluginError("deployment.cost_model = 'auto': no loaded cost model can price this spec"
-                              + (f" (declined: {', '.join(sorted(refused))})" if refused else ""))
         candidates.sort(key=lambda m: (m.accuracy is None, m.accuracy if m.accuracy is not None else 0.0,
                                        m.name))
-        return candidates[0].name
+        return candidates, refused
 
     def resolve_cost_model(self, name: str, spec=None) -> str:
         """``name`` itself, or the selected model's name when ``name == "auto"``."""

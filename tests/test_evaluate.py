@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import SPECS, peak_point
+from conftest import REPO, SPECS, peak_point
 
 GB200 = SPECS / "examples" / "gb200-gpt-oss-120b.toml"
 POINT_KEYS = {"concurrency", "ttft_s", "tpot_s", "e2e_latency_s", "interactivity_tok_s_user",
@@ -326,13 +326,69 @@ def test_the_table_names_its_cost_model_as_optimize_does(cli):
     models = get_plugin_manager().cost_models
     rc, out, err = cli("evaluate", GB200)
     assert rc == 0, err
-    assert out.splitlines()[-1] == (f"priced by cost model 'analytical' {models['analytical'].version} "
-                                    f"(plugin analytical (codesign {version('codesign')}))")
+    # the analytical model's version is its release + the hash of its model.py (a PEP 440 local label)
+    release, build = models["analytical"].version.split("+")
+    flat = " ".join(out.split())  # the line may wrap at the console's width
+    assert flat.endswith(f"priced by cost model 'analytical' version {release}+{build} (release {release}, code "
+                         f"build {build}), plugin analytical (codesign {version('codesign')})"), flat
     pytest.importorskip("codesign_roofline")
     rc, out, err = cli("evaluate", GB200, "--cost-model", "roofline")
     assert rc == 0, err
-    assert out.splitlines()[-1] == (f"priced by cost model 'roofline' {models['roofline'].version} "
-                                    f"(plugin roofline (codesign-roofline {version('codesign-roofline')}))")
+    assert " ".join(out.split()).endswith(
+        f"priced by cost model 'roofline' version {models['roofline'].version}, plugin roofline "
+        f"(codesign-roofline {version('codesign-roofline')})"), out
+
+
+def test_the_priced_by_line_explains_the_version_auto_and_the_calibrated_knobs():
+    """Fresh-user trial: "priced by cost model 'analytical' 0.4.0+75993c66 (plugin …)" showed a
+    "+hash" without a word, and did not say when nobody had named the model ("auto") or whose
+    calibrated knobs priced it. Records made by hand, the line written out by hand."""
+    from codesign.evaluation import priced_by
+
+    a = {"name": "analytical", "version": "0.4.0+75993c66", "plugin": "analytical (codesign 0.1.0)"}
+    r = {"name": "roofline", "version": "0.1.0", "plugin": "roofline (codesign-roofline 0.1.0)"}
+    assert priced_by(a) == ("priced by cost model 'analytical' version 0.4.0+75993c66 (release 0.4.0, code build "
+                            "75993c66), plugin analytical (codesign 0.1.0)")
+    assert priced_by(a, r) == ("priced by cost model 'analytical' version 0.4.0+75993c66 (release 0.4.0, code build "
+                               "75993c66), plugin analytical (codesign 0.1.0); 'roofline' version 0.1.0, plugin "
+                               "roofline (codesign-roofline 0.1.0)")
+    eff = {"baseline": "gb200", "plugin": "baseline (codesign 0.1.0)", "calibration_version": "2026-12-07"}
+    assert priced_by(r, choice="the one loaded cost model that can price this spec", efficiency=eff) == (
+        "priced by cost model 'roofline' version 0.1.0, plugin roofline (codesign-roofline 0.1.0); efficiency knobs "
+        "calibrated for gb200 (calibration 2026-12-07, plugin baseline (codesign 0.1.0)); chosen automatically "
+        "(deployment.cost_model = 'auto'): the one loaded cost model that can price this spec")
+
+
+def test_evaluate_says_when_auto_chose_the_model_and_whose_knobs_priced_it(cli, tmp_path):
+    """deployment.cost_model = "auto" with analytical and roofline loaded, neither declaring its
+    accuracy: auto takes the first by name (analytical), and the line says so; efficiency_from =
+    "gb200" names the baseline and the calibration's version (plugins/codesign_baseline/
+    calibration.toml's top-level version)."""
+    import tomllib
+    from importlib.metadata import version
+
+    from codesign.pluginmanager import get_plugin_manager
+
+    pytest.importorskip("codesign_roofline")
+    models = get_plugin_manager().cost_models
+    if set(models) != {"analytical", "roofline"} or any(m.accuracy is not None for m in models.values()):
+        pytest.skip("another set of cost models is loaded")
+    f = tmp_path / "auto.toml"
+    f.write_text(f'include = ["{GB200.as_posix()}"]\n[deployment]\ncost_model = "auto"\n')
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0, err
+    assert " ".join(out.split()).endswith(
+        "; chosen automatically (deployment.cost_model = 'auto'): the first by name of the 2 loaded cost models "
+        "that can price this spec (none declares its accuracy)"), out
+    assert "priced by cost model 'analytical' version" in " ".join(out.split()), out
+    calibration = tomllib.loads((REPO / "plugins" / "codesign_baseline" / "calibration.toml").read_text())["version"]
+    f.write_text(f'include = ["{GB200.as_posix()}"]\nefficiency_from = "gb200"\n')
+    rc, out, err = cli("evaluate", f)
+    assert rc == 0, err
+    flat = " ".join(out.split())
+    assert flat.endswith(f"; efficiency knobs calibrated for gb200 (calibration {calibration}, plugin baseline "
+                         f"(codesign {version('codesign')}))"), flat
+    assert "chosen automatically" not in flat, flat
 
 
 def _toml(table: dict) -> str:

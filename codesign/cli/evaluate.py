@@ -94,8 +94,13 @@ def run(args) -> int:
                 p["meets_slo"] = bool(ok)
         print_json(doc)
     else:
+        from ..evaluation import cost_model_choice, priced_by as priced_by_line
+
+        # with why "auto" chose the model, and whose calibrated knobs priced it (as --json's efficiency_from)
         _print_table(spec, ev, summary, design, meets=ev_slo.feasible[0],
-                     remarks=[n for n in (edge, coarse) if n], priced_by=priced_by)
+                     remarks=[n for n in (edge, coarse) if n],
+                     priced_by=priced_by_line(priced_by, choice=cost_model_choice(spec, cost_model=args.cost_model),
+                                              efficiency=efficiency_record(spec)))
         from ..report import power_gap_warnings
 
         for w in power_gap_warnings(spec):
@@ -152,8 +157,8 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=No
     """The table of ``ev``'s points and its summary lines; ``meets`` (per point) whether the point
     meets the spec's [workload.slo], when it sets one; ``remarks``, notes printed under the peak
     (:func:`codesign.report.peak_edge_note`, :func:`codesign.report.coarse_slo_note`);
-    ``priced_by``, the cost model's record (:func:`codesign.evaluation.cost_model_record`), named on
-    the last line as optimize names it."""
+    ``priced_by``, the last line naming the cost model (:func:`codesign.evaluation.priced_by`), as
+    optimize names it."""
     import math
 
     from rich.console import Console
@@ -267,6 +272,4 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=No
                  f", {'decode slots (KV cache and batch limit' if d.max_batch_size else 'KV slots (KV cache'}"
                  f"{fate}) {design['max_concurrency']:,.0f}"))
     if priced_by is not None:
-        from ..evaluation import priced_by as priced_by_line
-
-        con.print(priced_by_line(priced_by), highlight=False, markup=False)
+        con.print(priced_by, highlight=False, markup=False)

@@ -84,7 +84,7 @@ def run(args) -> int:
     from rich.markup import escape
 
     from ..errors import ExitCode, interrupted_as
-    from ..evaluation import priced_by
+    from ..evaluation import cost_model_choice, priced_by
     from ..report import (print_table, reference_choices, reference_headline, search_slo_line, trials,
                           write_outputs)
     from ..search import run_search
@@ -138,8 +138,9 @@ def run(args) -> int:
                           highlight=False)
             else:  # with how many of them peak far above their own TDP (report.beat_counts)
                 con.print(reference_headline(doc), highlight=False, markup=False)
-        cm = doc["cost_model"]
-        con.print(f"{priced_by(cm)}, power basis TDP", highlight=False)
+        # with why "auto" chose the model, and whose calibrated knobs priced the designs (efficiency_from)
+        con.print(f"{priced_by(doc['cost_model'], choice=cost_model_choice(spec), efficiency=doc['efficiency_from'])}; "
+                  "power basis TDP", highlight=False, markup=False)
         con.print(f"wrote {out}/pareto.csv, pareto.json, pareto.png, hypervolume.png and {len(doc['pareto'])} design(s) in {out}/designs/")
         con.print(f"storage: {doc['storage']}")
     return ExitCode.OK if doc["pareto"] else ExitCode.NO_RESULT
