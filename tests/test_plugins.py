@@ -902,8 +902,8 @@ def test_plugins_list_says_what_auto_picks_when_no_cost_model_declares_an_accura
     rc, out, err = cli("plugins", "list")
     text = " ".join(out.split())  # the title wraps at the console's width
     assert rc == 0, err
-    assert ('cost models (deployment.cost_model; "auto" picks the first by name that can price the spec: '
-            'none declares its error)') in text
+    assert ('cost models (deployment.cost_model; "auto": the first by name that can price the spec, as none '
+            'declares an accuracy)') in text
     assert "smallest declared error" not in text
     # the caption's rule is auto's: neither declares, so "alpha" before "zeta"
     assert pm.select_cost_model(_spec(tmp_path, "auto")) == "alpha"
@@ -915,7 +915,8 @@ def test_plugins_list_says_what_auto_picks_when_no_cost_model_declares_an_accura
     rc, out, err = cli("plugins", "list")
     text = " ".join(out.split())
     assert rc == 0, err
-    assert 'cost models (deployment.cost_model; "auto" picks the smallest declared error)' in text
+    assert ('cost models (deployment.cost_model; "auto": the smallest declared error among those that can price '
+            'the spec)') in text
     assert pm.select_cost_model(_spec(tmp_path, "auto")) == "zeta"
 
 

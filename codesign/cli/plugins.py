@@ -131,10 +131,12 @@ def run_list(args) -> int:
             con.print(Text.assemble((r["name"], "bold"), f" {r['status']}: {r['error']}"), soft_wrap=True)
     # with no accuracy declared, "the smallest declared error" named no model: auto then takes the
     # first name, in alphabetical order, that can price the spec (PluginManager.select_cost_model)
+    # (a caption read "picks the first by name that can price the spec: none declares its error";
+    # tightened after a fresh-user trial)
     if any(c["accuracy"] is not None for c in doc["cost_models"]):
-        auto = '"auto" picks the smallest declared error'
+        auto = '"auto": the smallest declared error among those that can price the spec'
     else:
-        auto = '"auto" picks the first by name that can price the spec: none declares its error'
+        auto = '"auto": the first by name that can price the spec, as none declares an accuracy'
     m = Table(title=f"cost models (deployment.cost_model; {auto})")
     for col in ("name", "plugin", "version", "accuracy (median |TPOT err|)", "differentiable"):
         m.add_column(col, overflow="fold")
