@@ -234,6 +234,30 @@ class Memory:
     hbm: MemoryTier
     host: MemoryTier | None = None
 
+    def __attrs_post_init__(self):
+        if self.hbm.bandwidth > HBM_BANDWIDTH_CEIL:
+            raise ValueError("hbm.bandwidth: " + _bandwidth_slip(self.hbm.bandwidth, HBM_BANDWIDTH_CEIL,
+                                                                 "one chip's HBM bandwidth", 8e12))
+
+
+#: Largest HBM bandwidth of one chip a spec may give [B/s], and largest scale-up bandwidth
+#: [B/s, one direction]: sanity ceilings against a slipped time unit ("8 TB/ms", 8 PB/s, for
+#: "8 TB/s"), which the units' own ceiling for a bandwidth cannot catch (an on-wafer SRAM tier runs
+#: at 21 PB/s: hardware_specs.csv cerebras_wse3). The most in ../shared/data/hardware_specs.csv is
+#: 8 TB/s of HBM (B200, GB200, GB300, MI355X) and 900 GB/s of scale-up (GB200/GB300 NVLink 5); the
+#: ceilings are 125 and 1,111 times those (fresh-user trial, session 48: "8 TB/ms" was priced).
+HBM_BANDWIDTH_CEIL = 1e15
+SCALEUP_BANDWIDTH_CEIL = 1e15
+
+
+def _bandwidth_slip(value: float, ceil: float, what: str, typical: float) -> str:
+    """The message of a bandwidth above its sanity ceiling: the value read, the ceiling, why."""
+    from .units import format_quantity
+
+    return (f"reads as {format_quantity(value, 'B/s')}, above {format_quantity(ceil, 'B/s')}, the sanity ceiling of "
+            f"{what} ({format_quantity(typical, 'B/s')} is the most in hardware_specs.csv): a unit slip "
+            f"(a time unit other than s, e.g. TB/ms)? e.g. '{format_quantity(typical, 'B/s')}'")
+
 
 # ------------------------------------------------------------------------------------ network
 @frozen(kw_only=True)
@@ -255,6 +279,11 @@ class Network:
     #: 8-GPU Infinity Fabric platforms: a collective over g of the domain's D chips uses g − 1 of
     #: the D − 1 links, so it gets that share of ``scaleup_bandwidth``).
     scaleup_topology: Literal["switch", "full_mesh"] = "switch"
+
+    def __attrs_post_init__(self):
+        if self.scaleup_bandwidth > SCALEUP_BANDWIDTH_CEIL:
+            raise ValueError("scaleup_bandwidth: " + _bandwidth_slip(
+                self.scaleup_bandwidth, SCALEUP_BANDWIDTH_CEIL, "one chip's scale-up bandwidth", 9e11))
 
 
 # -------------------------------------------------------------------------------------- model

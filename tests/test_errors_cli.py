@@ -1375,6 +1375,26 @@ def test_a_prefix_slip_above_the_sanity_ceiling_is_refused(cli, tmp_path, table,
     assert err.strip() == f"error: {spec}: {key}: {line}", err
 
 
+@pytest.mark.parametrize("table, key, line", [
+    # 8 TB/ms = 8 x 10^12 B per 10^-3 s = 8 x 10^15 B/s = 8000 TB/s, above 10^15 B/s = 1000 TB/s
+    ('[memory.hbm]\nbandwidth = "8 TB/ms"\n', "memory.hbm.bandwidth",
+     "reads as 8000 TB/s, above 1000 TB/s, the sanity ceiling of one chip's HBM bandwidth (8 TB/s is the most "
+     "in hardware_specs.csv): a unit slip (a time unit other than s, e.g. TB/ms)? e.g. '8 TB/s'"),
+    # 900 TB/ms = 9 x 10^17 B/s = 900000 TB/s
+    ('[network]\nscaleup_bandwidth = "900 TB/ms"\n', "network.scaleup_bandwidth",
+     "reads as 900000 TB/s, above 1000 TB/s, the sanity ceiling of one chip's scale-up bandwidth (900 GB/s is "
+     "the most in hardware_specs.csv): a unit slip (a time unit other than s, e.g. TB/ms)? e.g. '900 GB/s'"),
+])
+def test_an_hbm_or_scale_up_bandwidth_a_time_unit_slip_makes_is_refused(cli, tmp_path, table, key, line):
+    """"8 TB/ms" for "8 TB/s" is 8 PB/s, below the units' own bandwidth ceiling (an on-wafer SRAM tier
+    runs at 21 PB/s), and evaluate priced it with exit 0 (fresh-user trial, session 48). One chip's
+    HBM or scale-up bandwidth above 1 PB/s (spec.HBM_BANDWIDTH_CEIL, SCALEUP_BANDWIDTH_CEIL; 125 and
+    1,111 times the most in hardware_specs.csv) is refused; 8 TB/s of HBM (the example's) is not."""
+    spec = _example_with(tmp_path, table)
+    err = _refused(cli("evaluate", spec))
+    assert err.strip() == f"error: {spec}: {key}: {line}", err
+
+
 @pytest.mark.parametrize("table, said", [
     # 186 Gb = 186 x 10^9 bits / 8 = 23.25 x 10^9 bytes
     ('[memory.hbm]\ncapacity = "186 Gb"\n',
