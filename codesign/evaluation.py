@@ -708,7 +708,11 @@ def priced_by(*records: dict[str, str], choice: str | None = None, efficiency: d
         said = ", ".join(x for x in (f"calibration {efficiency['calibration_version']}"
                                      if efficiency.get("calibration_version") else "",
                                      f"plugin {efficiency['plugin']}" if efficiency.get("plugin") else "") if x)
-        line += f"; efficiency knobs calibrated for {efficiency['baseline']}" + (f" ({said})" if said else "")
+        if efficiency.get("note"):  # borrowed knobs: not calibrated on this system's measurements
+            line += (f"; efficiency knobs of baseline {efficiency['baseline']}, not calibrated on it "
+                     f"({efficiency['note']}" + (f"; {said})" if said else ")"))
+        else:
+            line += f"; efficiency knobs calibrated for {efficiency['baseline']}" + (f" ({said})" if said else "")
     if choice:
         line += f"; chosen automatically (deployment.cost_model = 'auto'): {choice}"
     return line
@@ -719,7 +723,8 @@ def efficiency_record(spec: Spec, *, pm=None) -> dict[str, str] | None:
     :func:`cost_model_record`: ``{"baseline": the registered baseline ``efficiency_from`` names,
     "plugin": "NAME (DIST VERSION)" of the plugin that registers it, "calibration_version": its
     provenance's ``calibration_version`` (the shipped baselines: the calibration TOML's
-    ``version``; "" where the baseline gives none)}``; None when the spec names no
+    ``version``; "" where the baseline gives none)}``, and ``"note"``, its provenance's note, where
+    it has one (a system the calibration never saw: whose knobs it borrows); None when the spec names no
     ``efficiency_from`` (its own ``[efficiency]`` knobs over the cost model's defaults). Give it the
     spec before :func:`~codesign.baselines.resolve_efficiency`, which clears ``efficiency_from``.
     A study's report named neither the cost model nor the knobs behind its numbers (session 40)."""
@@ -729,8 +734,15 @@ def efficiency_record(spec: Spec, *, pm=None) -> dict[str, str] | None:
 
     pm = pm or get_plugin_manager()
     b = pm.baselines.get(spec.efficiency_from)
-    return {"baseline": spec.efficiency_from, "plugin": pm.plugin_label(b.plugin) if b is not None else "",
-            "calibration_version": str((b.provenance or {}).get("calibration_version", "")) if b is not None else ""}
+    out = {"baseline": spec.efficiency_from, "plugin": pm.plugin_label(b.plugin) if b is not None else "",
+           "calibration_version": str((b.provenance or {}).get("calibration_version", "")) if b is not None else ""}
+    # a baseline whose knobs were not fitted on its own measurements says whose it borrows
+    # ("mi355x not in the calibration data: shared knobs only"; B300's are B200's): "calibrated for
+    # mi355x" was said of the AMD parts (fresh-user trial, session 48)
+    note = str((b.provenance or {}).get("note", "")) if b is not None else ""
+    if note:
+        out["note"] = note
+    return out
 
 
 def deployment_record(spec: Spec, *, priced_by: str, chips: int) -> dict[str, Any]:

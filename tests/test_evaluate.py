@@ -359,6 +359,33 @@ def test_the_priced_by_line_explains_the_version_auto_and_the_calibrated_knobs()
         "(deployment.cost_model = 'auto'): the one loaded cost model that can price this spec")
 
 
+def test_borrowed_knobs_are_not_said_to_be_calibrated_for_the_system(cli, tmp_path):
+    """efficiency_from = "mi355x" was said as "efficiency knobs calibrated for mi355x", though the
+    calibration never saw an MI355X (plugins/codesign_baseline/calibration.toml has no
+    [systems.mi355x]; the baseline gets the shared knobs, its provenance note says so: fresh-user
+    trial, session 48). The line and the JSON record carry the note; a calibrated system's record
+    is unchanged (no note)."""
+    import json
+
+    from codesign.evaluation import priced_by
+
+    r = {"name": "analytical", "version": "0.1.0", "plugin": "analytical (codesign 0.1.0)"}
+    eff = {"baseline": "mi355x", "plugin": "baseline (codesign 0.1.0)", "calibration_version": "v",
+           "note": "mi355x not in the calibration data: shared knobs only"}
+    assert priced_by(r, efficiency=eff).endswith(
+        "; efficiency knobs of baseline mi355x, not calibrated on it (mi355x not in the calibration data: shared "
+        "knobs only; calibration v, plugin baseline (codesign 0.1.0))")
+    for name, note in (("mi355x", "mi355x not in the calibration data: shared knobs only"),
+                       ("b300", "b300 not in the calibration data: b200's fitted knobs (systems.b200)"),
+                       ("gb200", None)):
+        spec = tmp_path / f"{name}.toml"
+        spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                        f'efficiency_from = "{name}"\n')
+        rc, out, err = cli("evaluate", spec, "--json")
+        assert rc == 0, err
+        assert json.loads(out)["efficiency_from"].get("note") == note
+
+
 def test_evaluate_says_when_auto_chose_the_model_and_whose_knobs_priced_it(cli, tmp_path):
     """deployment.cost_model = "auto" with analytical and roofline loaded, neither declaring its
     accuracy: auto takes the first by name (analytical), and the line says so; efficiency_from =
