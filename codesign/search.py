@@ -626,7 +626,7 @@ def _weights_never_fit(spec: Spec, space: SearchSpace, pm=None) -> str | None:
         return (f"the weights fit no design of the search, so every design would be infeasible: "
                 f"{spec.model.name or 'the model'}'s {acc.total_params / 1e9:.3g}B parameters take at least "
                 f"{format_quantity(weights, 'B', digits=3)} ({fmts}, the narrowest formats the search tries), "
-                f"{format_quantity(weights / chips, 'B', digits=3)} per chip over the {chips} chips of the largest "
+                f"{format_quantity(weights / chips, 'B', digits=3)} per chip over the {chips} chip{'' if chips == 1 else 's'} of the largest "
                 f"{name + ' ' if name else ''}instance it tries (tp {tp} × dp_attention {dp} × pp {pp}), more than "
                 f"one chip holds at most ({held} = {format_quantity(most, 'B', digits=3)}); search more memory "
                 "or a larger TP")

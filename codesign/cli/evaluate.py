@@ -178,8 +178,8 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=No
         return (f"TP{x.tp}" + (f" DP{x.dp_attention}" if x.dp_attention > 1 else "") + f" EP{x.ep}")
 
     if d.mode == "disaggregated":
-        layout = (f"disaggregated: prefill {d.prefill.chips} chips {par(d.prefill)}, "
-                  f"decode {d.decode.chips} chips {par(d.decode)}, PP{d.pp}")
+        layout = (f"disaggregated: prefill {_chips(d.prefill.chips)} {par(d.prefill)}, "
+                  f"decode {_chips(d.decode.chips)} {par(d.decode)}, PP{d.pp}")
     else:
         layout = f"{d.mode} {par(d)} PP{d.pp}"
     # the deployment settings that change the pricing beyond the parallelism, as the spec gives them
@@ -196,7 +196,7 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=No
     extras += ["KV offload to host"] if d.host_kv_cache else []
     if extras:
         layout += ", " + ", ".join(extras)
-    title = (f"{spec.name or spec.path}: {spec.chip.name} × {int(design['chips'])} chips, "
+    title = (f"{spec.name or spec.path}: {spec.chip.name} × {_chips(int(design['chips']))}, "
              f"{spec.model.name}, ISL {spec.workload.isl} / OSL {spec.workload.osl}, {layout}")
     cols = [("conc", None, 1), ("TTFT [ms]", "ttft_s", 1e3), ("TPOT [ms]", "tpot_s", 1e3),
             ("E2E [s]", "e2e_latency_s", 1), ("tok/s/user", "interactivity_tok_s_user", 1),
@@ -273,3 +273,8 @@ def _print_table(spec, ev, summary, design, meets=None, remarks=(), priced_by=No
                  f"{fate}) {design['max_concurrency']:,.0f}"))
     if priced_by is not None:
         con.print(priced_by, highlight=False, markup=False)
+
+
+def _chips(n: int) -> str:
+    """``"1 chip"``, ``"8 chips"`` (the title said "gb200 × 1 chips": fresh-user trial, session 48)."""
+    return f"{n} chip" if n == 1 else f"{n} chips"
