@@ -1178,8 +1178,8 @@ def test_rows_repeating_a_measurement_are_priced_and_said(tmp_path, cli):
 def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data, tmp_path, cli):
     """IMX_ROW records medians only; imx-00159 (a legacy GB200 row whose pools are inferred from
     the nearest run: an ambiguous row) records both. Median: no row falls back, no title says "the other". Mean: the
-    ok row falls back to its medians (the ok tables say so); the ambiguous row has means (its table
-    does not) and the ambiguous table names the statistic too."""
+    ok tables' only row falls back to its medians, so they are titled against medians ("no row has
+    the mean"); the ambiguous row has means (its table does not fall back) and names the statistic too."""
     src = shared_data / "measured" / "inferencemax_public.csv"
     legacy = next(r for r in csv.DictReader(src.open()) if r["point_id"] == "imx-00159")
     assert legacy["mean_ttft_s"] and legacy["mean_tpot_s"] and not IMX_ROW["mean_ttft_s"]
@@ -1194,10 +1194,20 @@ def test_error_table_titles_name_a_fallback_statistic_only_when_used(shared_data
     rc, out, err = cli("validate", m, "--statistic", "mean")
     assert rc == 0, err
     text = " ".join(out.split())
+    # the ok tables' only row (IMX_ROW) fell back to its medians: they are against medians and say
+    # so (they said "vs mean ... (the other where a row lacks it)": fresh-user trial, session 48)
     for title in ("overall error", "error by system", "error by model", "error by mode"):
-        assert (f"inferencemax: {title} vs mean TTFT/TPOT (the other where a row lacks it) "
+        assert (f"inferencemax: {title} vs median TTFT/TPOT (no row has the mean) "
                 "(calibrated knobs)") in text, text
     assert "status column of predictions.csv), error by system vs mean TTFT/TPOT (calibrated knobs)" in text
+    # two ok rows, one with means (its medians copied into its mean cells), one without: only some
+    # fell back, so the tables are against means, "the other where a row lacks it"
+    both = dict(IMX_ROW, point_id="both", mean_ttft_s=IMX_ROW["median_ttft_s"], mean_tpot_s=IMX_ROW["median_tpot_s"])
+    rc, out, err = cli("validate", _imx_csv(tmp_path / "mix.csv", both, IMX_ROW), "--statistic", "mean")
+    assert rc == 0, err
+    text = " ".join(out.split())
+    assert ("inferencemax: overall error vs mean TTFT/TPOT (the other where a row lacks it) (calibrated knobs)"
+            in text), text
 
 
 def _table_lines(out, title):

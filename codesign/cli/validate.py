@@ -278,8 +278,13 @@ def _print(schema, points, tables, ambiguous, status, calibrated, stat="mean", c
     def vs(rows_of) -> str:
         """Which measured statistic the TTFT/TPOT errors of the rows ``rows_of`` selects are against
         (the other one is named only if one of those rows had to fall back to it)."""
-        fell_back = any(rows_of(p) and p.ttft_stat != stat for p in points)
-        return f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if fell_back else "")
+        sel = [p for p in points if rows_of(p)]
+        other = {p.ttft_stat for p in sel if p.ttft_stat != stat}
+        if sel and other and all(p.ttft_stat != stat for p in sel):
+            # every row fell back: the tables are against the other statistic (a file without
+            # median_ttft_s was titled "vs median ... (the other where a row lacks it)": trial, session 48)
+            return f"{'/'.join(sorted(other))} TTFT/TPOT (no row has the {stat})"
+        return f"{stat} TTFT/TPOT" + (" (the other where a row lacks it)" if other else "")
 
     main = vs(lambda p: p.status == "ok")
     # the load table's column and title say whose utilisation it is (validate.load_band)
