@@ -219,7 +219,8 @@ def _reference_of(spec_path: str, name: str, *, pm=None, check_knobs: bool = Tru
 def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
     """What makes the ratios to ``spec``'s ``search.reference`` compare unlike things: a reference
     spec file that brings its own model or workload (a registered baseline takes the spec's) priced
-    on another model or traffic than the spec's. A spec that includes the flagship and sets ISL
+    on another model or traffic than the spec's, or serving in another mode (aggregated against
+    disaggregated designs). A spec that includes the flagship and sets ISL
     200,000 was compared with GB200 at 8k/1k without a word (fresh-user trial, session 28). One line
     each; [] without a reference, for a baseline, or when the reference cannot be read (the search
     names that)."""
@@ -251,6 +252,11 @@ def reference_warnings(spec: Spec, *, pm=None) -> list[str]:
         unlike.append(f"the reference {ref.name!r} ({ref.path}) is priced on its own model, {ref.model.name!r}, "
                    f"not this spec's {spec.model.name!r}" + ("" if ref.model.name != spec.model.name
                                                              else " (the same name, other values)"))
+    if ref.deployment.mode != spec.deployment.mode:
+        # a disaggregated search over the flagship's aggregated reference file compared the two
+        # serving modes without a word (fresh-user trial, session 48)
+        unlike.append(f"the reference {ref.name!r} ({ref.path}) serves {ref.deployment.mode}, as its own "
+                      f"[deployment] says, and this spec's designs serve {spec.deployment.mode}")
     # not its SLO: the search holds the reference to this spec's SLOs, as it holds the designs
     # (codesign.search.reference_envelope), whatever the reference file's own [workload.slo]
     a, b = attrs.evolve(ref.workload, name="", slo=None), attrs.evolve(spec.workload, name="", slo=None)

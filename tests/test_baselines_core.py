@@ -134,6 +134,27 @@ def test_a_reference_file_of_another_workload_is_warned(cli, tmp_path):
     assert not [w for w in reference_warnings(load_spec(spec)) if "workload" in w]
 
 
+def test_a_reference_file_serving_another_mode_is_warned(tmp_path):
+    """A disaggregated search (1 prefill + 8 decode chips) over the flagship's reference file, which
+    serves aggregated (examples/gb200-gpt-oss-120b.toml: its deployment include), compared the two
+    serving modes without a word (fresh-user trial, session 48)."""
+    from codesign.baselines import reference_warnings
+    from codesign.spec import load_spec
+
+    ref = (SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()
+    spec = tmp_path / "dis.toml"
+    spec.write_text(f'include = ["{ref}"]\nname = "dis"\n[deployment]\nmode = "disaggregated"\n'
+                    '[deployment.prefill]\nchips = 1\ntp = 1\n[deployment.decode]\nchips = 8\ntp = 8\n'
+                    f'[search]\ntrials = 2\nreference = "{ref}"\n'
+                    '[search.params]\n"memory.hbm.bandwidth" = { low = "4 TB/s", high = "8 TB/s" }\n'
+                    '[[search.objectives]]\nmetric = "peak_mixed_tok_s_per_kw"\ndirection = "maximize"\n')
+    got = [w for w in reference_warnings(load_spec(spec)) if "serves" in w]
+    assert got == [f"the reference 'gb200-gpt-oss-120b' ({ref}) serves aggregated, as its own [deployment] says, "
+                   "and this spec's designs serve disaggregated; its ×ref ratios compare unlike cases. Name a "
+                   "baseline (reference = \"gb200\": it takes this spec's model and workload) or a reference file "
+                   "for this case"], got
+
+
 def test_a_reference_priced_with_other_knobs_is_warned(cli, tmp_path):
     """A spec with efficiency_from = "gb200" over the flagship, whose reference file keeps the
     default knobs, printed ×ref 0.6 with no warning, and the calibrated gb200 baseline against
