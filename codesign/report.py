@@ -18,7 +18,7 @@ from rich.markup import escape  # "[ms]" in a header is a unit, not a style tag
 from .costmodel import design_value, display_unit, metric_unit
 from .baselines import reference_warnings
 from .evaluation import cost_model_record, efficiency_record, jsonable, list_edge, slo_bounds
-from .search import (BEAT_TOLERANCE, PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, SearchResult, SearchSpace,
+from .search import (BEAT_TOLERANCE, PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, Param, SearchResult, SearchSpace,
                      budget_warnings, versus_reference, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
 from .units import format_duration, format_quantity, parse_quantity
@@ -344,6 +344,37 @@ def _valued(metric: str, value: float) -> str:
     digits of a value in the table: ``"1,200 W"``, ``"1,716 mm²"``, ``"0.02 s"``."""
     unit = display_unit((SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("", ""))[0])
     return (f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}") + (f" {unit}" if unit else "")
+
+
+def searched_line(space: SearchSpace) -> str:
+    """What a search varied, for the text report above its table: each parameter's range (its
+    unit, ``log`` where sampled in log space) or choices, the envelope every design is served
+    over, and the objectives: ``"searched: chip.peak_flops.fp4 1-20 PFLOP/s (log), ...; each design
+    served at deployment.tp 1, 2, 4, 8; objectives: maximize peak_mixed_tok_s_per_kw, minimize
+    min_e2e_latency_s"``. The table's header arrows alone hinted at the objectives, and nothing
+    said the ranges or that each design is priced over the envelope (fresh-user trial, session 48)."""
+    from .units import format_quantity
+
+    def val(p: Param, v) -> str:
+        if p.kind and isinstance(v, (int, float)):
+            return format_quantity(float(v), p.kind, digits=3)
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    said = []
+    for p in space.params:
+        if p.type == "categorical":
+            said.append(f"{p.key} {', '.join(val(p, c) for c in p.choices)}")
+        else:
+            lo, hi = val(p, p.low), val(p, p.high)
+            lo_num, _, lo_unit = lo.partition(" ")
+            rng = f"{lo_num}-{hi}" if lo_unit and lo_unit == hi.partition(" ")[2] else f"{lo} to {hi}"
+            said.append(f"{p.key} {rng}" + (" (log)" if p.log else ""))
+    out = "searched: " + ("; ".join(said) if said else "no parameter")
+    if space.envelope:
+        out += "; each design served at " + ", ".join(
+            f"{k} {', '.join(f'{c:g}' if isinstance(c, float) else str(c) for c in v)}" for k, v in space.envelope)
+    out += "; objectives: " + ", ".join(f"{d} {m}" for m, d in space.objectives)
+    return out
 
 
 def constraints_line(constraints: list[dict]) -> str:

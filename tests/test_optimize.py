@@ -1624,3 +1624,24 @@ def test_the_table_tallies_the_infeasible_trials_by_reason():
     assert "HBM needs 9.3 stacks (5 trials) (a trial with several reasons counts under each" in flat, flat
     doc.update(feasible_trials=200, infeasible_reasons=[])  # every trial feasible: no line
     assert "infeasible:" not in _bounded_table(doc)
+
+
+def test_the_text_report_says_what_was_searched():
+    """optimize's text said the constraints but not the ranges searched, the envelope each design
+    is served over, or the objectives (only the header arrows hinted at them: fresh-user trial,
+    session 48). A hand-made space, its line written out by hand: 1e15-2e16 FLOP/s is 1-20 PFLOP/s,
+    72e9 and 108e9 B are 72 and 108 GB."""
+    from codesign.report import searched_line
+    from codesign.search import Param, SearchSpace
+
+    space = SearchSpace(
+        params=(Param("chip.peak_flops.fp4", "FLOP/s", "float", 1e15, 2e16, log=True),
+                Param("memory.hbm.capacity", "B", "categorical", choices=(72e9, 108e9)),
+                Param("deployment.max_batch_size", None, "int", 1, 8)),
+        objectives=(("peak_mixed_tok_s_per_kw", "maximize"), ("min_e2e_latency_s", "minimize")),
+        constraints=(), envelope=(("deployment.tp", (1, 2)),))
+    assert searched_line(space) == (
+        "searched: chip.peak_flops.fp4 1-20 PFLOP/s (log); memory.hbm.capacity 72 GB, 108 GB; "
+        "deployment.max_batch_size 1 to 8; each design served at deployment.tp 1, 2; objectives: maximize "
+        "peak_mixed_tok_s_per_kw, minimize min_e2e_latency_s")
+

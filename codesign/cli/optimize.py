@@ -85,7 +85,7 @@ def run(args) -> int:
 
     from ..errors import ExitCode, interrupted_as
     from ..evaluation import cost_model_choice, priced_by
-    from ..report import (print_table, reference_choices, reference_headline, search_slo_line, trials,
+    from ..report import (print_table, searched_line, reference_choices, reference_headline, search_slo_line, trials,
                           write_outputs)
     from ..search import run_search
     from ._common import ensure_out_dir, progress_bar
@@ -125,6 +125,7 @@ def run(args) -> int:
         print()
     else:
         con = Console(width=max(Console().width, 160))
+        con.print(searched_line(result.space), highlight=False, markup=False)  # what was varied, toward what
         # the figures are taken at the search's SLO (the reference's too), said as evaluate says its own
         if slo := search_slo_line(spec, result.space):
             con.print(slo, highlight=False, markup=False)
