@@ -2715,27 +2715,28 @@ PARITY_BAND = 0.25
 def write_parity_plot(points: list[Point], path, title: str) -> int:
     """``parity.png``: predicted against measured TTFT and TPOT [ms] of the ``ok`` rows (the rows
     the error tables count), one panel each, log-log, a colour per system (the tables' grouping
-    name), hollow markers for rows priced outside the calibration's range (``extrapolated``), the
-    parity line and a ±:data:`PARITY_BAND` band; each panel's title gives its rows and MAPE.
+    name), hollow markers for rows priced outside the calibration's range (``extrapolated``), a
+    black x over the rows a warning questions (:func:`questioned_rows`), the parity line and a
+    ±:data:`PARITY_BAND` band; each panel's title gives its rows and MAPE.
     Returns the number of rows drawn (0: no file written)."""
     rows = [p for p in points if p.status == "ok"]
     panels = []
     for metric, meas, pred in (("TTFT", "ttft_s", "pred_ttft_s"), ("TPOT", "tpot_s", "pred_tpot_s")):
-        xy = [(getattr(p, meas) * 1e3, getattr(p, pred) * 1e3, p.system_key, bool(p.extrapolated))
+        xy = [(getattr(p, meas) * 1e3, getattr(p, pred) * 1e3, p.system_key, bool(p.extrapolated), bool(p.questioned))
               for p in rows]
         xy = [r for r in xy if math.isfinite(r[0]) and math.isfinite(r[1]) and r[0] > 0 and r[1] > 0]
-        panels.append((metric, xy))
-    if not any(xy for _, xy in panels):
+        panels.append((metric, [r[:4] for r in xy], [r[:2] for r in xy if r[4]]))
+    if not any(xy for _, xy, _ in panels):
         return 0
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    systems = sorted({r[2] for _, xy in panels for r in xy})
+    systems = sorted({r[2] for _, xy, _ in panels for r in xy})
     colour = {s: plt.get_cmap("tab10")(i % 10) for i, s in enumerate(systems)}
     fig, axes = plt.subplots(1, 2, figsize=(11, 5.2), dpi=120)
-    for ax, (metric, xy) in zip(axes, panels):
+    for ax, (metric, xy, asked) in zip(axes, panels):
         if not xy:
             ax.set_title(f"{metric}: no priced row has both values")
             continue
@@ -2747,6 +2748,9 @@ def write_parity_plot(points: list[Point], path, title: str) -> int:
                     ax.scatter(*zip(*pts), s=12, alpha=0.6, linewidths=0.8,
                                facecolors="none" if hollow else [c], edgecolors=[c],
                                label=f"{sysname}{' (extrapolated)' if hollow else ''} ({len(pts)})")
+        if asked:  # rows a warning questions (a cell that looks wrong): still counted, marked
+            ax.scatter(*zip(*asked), s=40, marker="x", color="k", linewidths=1.0,
+                       label=f"questioned row, see its warning ({len(asked)})")
         lo = min(min(x, y) for x, y, _, _ in xy) / 1.5
         hi = max(max(x, y) for x, y, _, _ in xy) * 1.5
         ax.plot([lo, hi], [lo, hi], color="k", lw=1)
@@ -2767,7 +2771,7 @@ def write_parity_plot(points: list[Point], path, title: str) -> int:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-    return sum(len(xy) for _, xy in panels)
+    return sum(len(xy) for _, xy, _ in panels)
 
 
 def write_predictions(points: list[Point], path, schema: str) -> None:

@@ -2242,8 +2242,8 @@ def test_validate_splits_assumptions_from_warnings_and_json_names_questioned_row
 def test_parity_plot_draws_the_ok_rows_that_have_both_values(tmp_path):
     """``parity.png`` draws what the error tables count: ``ok`` rows, each metric where both its
     measured and predicted values are positive. Three hand-made points: "a" ok with both metrics
-    (2 marks), "b" ok with its TPOT unmeasured (1 mark: TTFT), "c" an unsupported row (none): 3
-    marks. A file of no drawable row writes no plot and says 0."""
+    (2 marks), "b" ok with its TPOT unmeasured (1 mark: TTFT), "c" an unsupported row (none), "q" a
+    questioned ok row (2 marks, crossed): 5 marks. A file of no drawable row writes no plot and says 0."""
     from codesign.validate import Point, write_parity_plot
 
     def pt(id_, status="ok", tpot=0.01):
@@ -2251,7 +2251,10 @@ def test_parity_plot_draws_the_ok_rows_that_have_both_values(tmp_path):
                      status=status, ttft_s=0.2, pred_ttft_s=0.25, tpot_s=tpot, pred_tpot_s=0.012)
 
     path = tmp_path / "parity.png"
-    assert write_parity_plot([pt("a"), pt("b", tpot=math.nan), pt("c", status="unsupported: x")], path, "t") == 3
+    questioned = pt("q")
+    questioned.questioned.append("a cell that looks wrong")  # drawn (2 marks) and crossed, still counted
+    assert write_parity_plot([pt("a"), pt("b", tpot=math.nan), pt("c", status="unsupported: x"), questioned],
+                             path, "t") == 5
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     none = tmp_path / "none.png"
     assert write_parity_plot([pt("c", status="unsupported: x")], none, "t") == 0 and not none.exists()
