@@ -684,6 +684,15 @@ def coarse_slo_note(gap: tuple[int, int] | None, slo: str) -> str | None:
 SLO_NAMES = {"ttft_s": "TTFT", "tpot_s": "TPOT", "itl_s": "ITL", "e2e_latency_s": "E2E latency"}
 
 
+def _slo_time(seconds: float) -> str:
+    """A time of an SLO line: :func:`~codesign.units.format_quantity`'s, microseconds as ``µs``
+    (a displayed unit, as :func:`~codesign.units.format_duration` writes it; "TPOT <= 100 us")."""
+    from .units import format_quantity
+
+    text = format_quantity(seconds, "s", digits=3)
+    return text[:-2] + "µs" if text.endswith(" us") else text
+
+
 def describe_slos(bounds) -> str:
     """``TTFT <= 2 s, TPOT <= 50 ms``: SLO bounds as a person reads them. ``bounds``: ``(point
     metric, bound in its unit [s for a duration], sense)`` (``sense`` ``"max"``: <=, ``"min"``: >=;
@@ -696,9 +705,40 @@ def describe_slos(bounds) -> str:
     for metric, bound, *sense in bounds:
         op = ">=" if sense and sense[0] == "min" else "<="
         unit = POINT_METRICS.get(metric, ("", None))[0]
-        value = format_quantity(bound, "s", digits=3) if unit == "s" else f"{bound:g}" + (f" {unit}" if unit else "")
+        value = _slo_time(bound) if unit == "s" else f"{bound:g}" + (f" {unit}" if unit else "")
         said.append(f"{SLO_NAMES.get(metric, metric)} {op} {value}")
     return ", ".join(said)
+
+
+def slo_miss_reason(points: dict, feasible, bounds) -> str | None:
+    """Why no operating point of a design meets its SLO, when some are feasible: the best value
+    each missed bound's metric reaches over the feasible points, against the bound ("no
+    concurrency meets the SLO: best TPOT 1.2 ms (TPOT <= 1 ms)"). ``points``: the design's point
+    metrics ``{metric: values per concurrency}``; ``feasible``: per concurrency; ``bounds``: as
+    :func:`describe_slos` takes them. None when a point meets it, or none is feasible (the cost
+    model's reason stands). evaluate's summary printed "—" and its ``--json`` an
+    ``infeasible_reason`` of null (fresh-user trial, session 48)."""
+    import numpy as np
+
+    ok = np.asarray(feasible, dtype=bool)
+    if not ok.any():
+        return None
+    missed = []
+    for metric, bound, *sense in bounds:
+        vals = np.asarray(points.get(metric, []), dtype=float)
+        if vals.shape != ok.shape:
+            continue
+        v = vals[ok & np.isfinite(vals)]
+        if not v.size:
+            continue
+        best = float(v.max() if sense and sense[0] == "min" else v.min())
+        if (best < bound) if sense and sense[0] == "min" else (best > bound):
+            from .costmodel import POINT_METRICS
+
+            unit = POINT_METRICS.get(metric, ("", None))[0]
+            shown = _slo_time(best) if unit == "s" else f"{best:.3g}" + (f" {unit}" if unit else "")
+            missed.append(f"best {SLO_NAMES.get(metric, metric)} {shown} ({describe_slos([(metric, bound, *sense)])})")
+    return ("no concurrency meets the SLO: " + "; ".join(missed)) if missed else None
 
 
 def tightest_slos(space: SearchSpace) -> dict[tuple[str, str], float]:

@@ -1037,3 +1037,26 @@ def test_a_duration_in_microseconds_is_printed_in_mus():
     assert format_duration(2e-9) == "2 ns" and format_duration(0.0161) == "16.1 ms"
     assert format_quantity(8.04e-5, "s", digits=3) == "80.4 us"
     assert parse_quantity("80.4 µs", "s") == pytest.approx(8.04e-5)
+
+
+def test_an_slo_no_point_meets_is_said_with_the_best_reached(cli, tmp_path):
+    """A design whose feasible points all miss its SLO printed "—" and gave --json an
+    infeasible_reason of null (fresh-user trial, session 48). The reason names the best value each
+    missed bound's metric reaches. By hand: TPOTs 1.2 and 2 ms against TPOT <= 1 ms: best 1.2 ms;
+    TTFTs 0.1 and 0.2 s meet TTFT <= 1 s (not said); a point at 0.9 ms meets it (None); no
+    feasible point: the cost model's reason stands (None)."""
+    import json
+
+    from codesign.report import slo_miss_reason
+
+    pts = {"tpot_s": [0.0012, 0.002], "ttft_s": [0.1, 0.2]}
+    bounds = [("tpot_s", 0.001), ("ttft_s", 1.0)]
+    assert slo_miss_reason(pts, [True, True], bounds) == "no concurrency meets the SLO: best TPOT 1.2 ms (TPOT <= 1 ms)"
+    assert slo_miss_reason({"tpot_s": [0.0009, 0.002], "ttft_s": [0.1, 0.2]}, [True, True], bounds) is None
+    assert slo_miss_reason(pts, [False, False], bounds) is None
+    spec = tmp_path / "slo.toml"
+    spec.write_text(f'include = ["{(SPECS / "examples" / "gb200-gpt-oss-120b.toml").as_posix()}"]\n'
+                    '[workload.slo]\ntpot = "0.1 ms"\n')  # far below any GB200 decode step
+    rc, out, err = cli("evaluate", spec, "--json")
+    why = json.loads(out)["infeasible_reason"]
+    assert rc == 1 and why.startswith("no concurrency meets the SLO: best TPOT ") and why.endswith("(TPOT <= 100 µs)"), why

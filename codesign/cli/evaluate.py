@@ -54,6 +54,11 @@ def run(args) -> int:
     coarse = coarse_slo_note(slo_gap(ev.concurrency, ev.feasible[0], ev_slo.feasible[0], summary["peak_concurrency"]),
                              describe_slos(slo)) if slo else None
     notes = [n for n in (hot, edge, coarse) if n]
+    # feasible points, none within the SLO: what the SLO asks against the best reached
+    from ..report import slo_miss_reason
+
+    missed = (slo_miss_reason({k: v[0] for k, v in ev.points.items()}, ev.feasible[0], slo)
+              if slo and not ev_slo.feasible[0].any() else None)
     # the record optimize and sweep give, and the line optimize prints (the table named no cost model,
     # though --cost-model or "auto" may pick another than a reader assumes)
     priced_by = cost_model_record(spec, cost_model=args.cost_model)
@@ -76,7 +81,7 @@ def run(args) -> int:
             "not_modelled": ([] if spec.chip.energy is not None else ["power"])
                             + (["area"] if not math.isfinite(design["area_mm2"]) else []),
             "design": design,
-            "infeasible_reason": ev.reasons[0] or None,
+            "infeasible_reason": ev.reasons[0] or missed or None,
             # the chip's own hard budgets (chip.area.max) this design exceeds; priced as specified
             "over_budget": over_budget(spec, design),
             "points": points_json(ev, 0),
@@ -112,6 +117,8 @@ def run(args) -> int:
                   file=sys.stderr)
         if hot:
             print(f"warning: {hot}", file=sys.stderr)
+        if missed:
+            print(f"{missed}", file=sys.stderr)
     # as optimize and sweep: a design that no concurrency can run (at its SLO) is no result (a script sees it)
     return ExitCode.OK if ev_slo.feasible.any() else ExitCode.NO_RESULT
 
