@@ -19,7 +19,7 @@ from .costmodel import design_value, display_unit, metric_unit
 from .baselines import reference_warnings
 from .evaluation import cost_model_record, efficiency_record, jsonable, list_edge, slo_bounds
 from .search import (BEAT_TOLERANCE, PARETO_RESOLUTION, SEARCH_METRICS, SLO_METRICS, Param, SearchResult, SearchSpace,
-                     budget_warnings, versus_reference, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
+                     bound_unit, budget_warnings, versus_reference, hypervolume_series, ratio_metrics, ratios, satisfied, trial_problems)
 from .spec import Spec, drop_unread_keys, load_raw
 from .units import format_duration, format_quantity, parse_quantity
 
@@ -335,14 +335,14 @@ def constraint_records(space: SearchSpace) -> list[dict[str, Any]]:
     stored trials' constraint values), ``metric``, ``max`` or ``min`` (in the metric's ``unit``, as
     ``objectives`` writes it) and ``slo`` (a bound on a point metric)."""
     return [{"name": c.name, "metric": c.metric, c.sense: c.bound, "slo": c.slo,
-             "unit": (SEARCH_METRICS.get(c.metric) or SLO_METRICS.get(c.metric) or ("", ""))[0]}
+             "unit": c.unit}
             for c in space.constraints]
 
 
 def _valued(metric: str, value: float) -> str:
     """``value`` of ``metric`` with its unit (:meth:`~codesign.search.Constraint.describe`'s), at the
     digits of a value in the table: ``"1,200 W"``, ``"1,716 mm²"``, ``"0.02 s"``."""
-    unit = display_unit((SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("", ""))[0])
+    unit = display_unit(bound_unit(metric))
     return (f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}") + (f" {unit}" if unit else "")
 
 
@@ -684,13 +684,14 @@ def coarse_slo_note(gap: tuple[int, int] | None, slo: str) -> str | None:
 SLO_NAMES = {"ttft_s": "TTFT", "tpot_s": "TPOT", "itl_s": "ITL", "e2e_latency_s": "E2E latency"}
 
 
-def _slo_time(seconds: float) -> str:
-    """A time of an SLO line: :func:`~codesign.units.format_quantity`'s, microseconds as ``µs``
-    (a displayed unit, as :func:`~codesign.units.format_duration` writes it; "TPOT <= 100 us")."""
-    from .units import format_quantity
+def _slo_value(metric: str, value: float, fmt: str = "g") -> str:
+    """A value of an SLO's point ``metric`` with its unit: a time as :func:`~codesign.units.format_time`
+    writes it (µs, not us), another in ``fmt`` with its unit."""
+    from .costmodel import POINT_METRICS
+    from .units import format_time
 
-    text = format_quantity(seconds, "s", digits=3)
-    return text[:-2] + "µs" if text.endswith(" us") else text
+    unit = POINT_METRICS.get(metric, ("", None))[0]
+    return format_time(value) if unit == "s" else f"{value:{fmt}}" + (f" {unit}" if unit else "")
 
 
 def describe_slos(bounds) -> str:
@@ -698,15 +699,10 @@ def describe_slos(bounds) -> str:
     metric, bound in its unit [s for a duration], sense)`` (``sense`` ``"max"``: <=, ``"min"``: >=;
     a pair without it is ``"max"``, as ``[workload.slo]``'s bounds of
     :func:`codesign.evaluation.slo_bounds`)."""
-    from .costmodel import POINT_METRICS
-    from .units import format_quantity
-
     said = []
     for metric, bound, *sense in bounds:
         op = ">=" if sense and sense[0] == "min" else "<="
-        unit = POINT_METRICS.get(metric, ("", None))[0]
-        value = _slo_time(bound) if unit == "s" else f"{bound:g}" + (f" {unit}" if unit else "")
-        said.append(f"{SLO_NAMES.get(metric, metric)} {op} {value}")
+        said.append(f"{SLO_NAMES.get(metric, metric)} {op} {_slo_value(metric, bound)}")
     return ", ".join(said)
 
 
@@ -733,11 +729,8 @@ def slo_miss_reason(points: dict, feasible, bounds) -> str | None:
             continue
         best = float(v.max() if sense and sense[0] == "min" else v.min())
         if (best < bound) if sense and sense[0] == "min" else (best > bound):
-            from .costmodel import POINT_METRICS
-
-            unit = POINT_METRICS.get(metric, ("", None))[0]
-            shown = _slo_time(best) if unit == "s" else f"{best:.3g}" + (f" {unit}" if unit else "")
-            missed.append(f"best {SLO_NAMES.get(metric, metric)} {shown} ({describe_slos([(metric, bound, *sense)])})")
+            missed.append(f"best {SLO_NAMES.get(metric, metric)} {_slo_value(metric, best, '.3g')} "
+                          f"({describe_slos([(metric, bound, *sense)])})")
     return ("no concurrency meets the SLO: " + "; ".join(missed)) if missed else None
 
 

@@ -104,6 +104,12 @@ class Param:
     choices: tuple = ()
 
 
+def bound_unit(metric: str) -> str:
+    """The unit a search metric's bound is written in (:data:`SEARCH_METRICS`, :data:`SLO_METRICS`;
+    "" for any other metric): the one lookup a constraint's name, description and records share."""
+    return (SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("", ""))[0]
+
+
 @frozen
 class Constraint:
     metric: str
@@ -116,14 +122,19 @@ class Constraint:
         return self.metric in SLO_METRICS
 
     @property
+    def unit(self) -> str:
+        """The unit the bound is in (:func:`bound_unit`)."""
+        return bound_unit(self.metric)
+
+    @property
     def name(self) -> str:
-        unit = (SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0]
+        unit = self.unit
         return f"{self.metric}_{'over' if self.sense == 'max' else 'under'}_{self.bound:g}{unit}"
 
     def describe(self) -> str:
         """The constraint as a person reads it: ``peak_power_w <= 700 W``, ``area_mm2 <= 1716 mm²``
         (the unit as printed, :func:`codesign.costmodel.display_unit`; :attr:`name` keeps ``mm^2``)."""
-        unit = display_unit((SEARCH_METRICS.get(self.metric) or SLO_METRICS.get(self.metric) or ("", ""))[0])
+        unit = display_unit(self.unit)
         return f"{self.metric} {'<=' if self.sense == 'max' else '>='} {self.bound:g}" + (f" {unit}" if unit else "")
 
 
@@ -929,7 +940,7 @@ def _metric_value(metric: str, raw, sense: str = "max") -> float:
     Raises:
         QuantityError: a physical metric's bound without its unit, a bound of another dimension, a
             quoted bare number (``"100"``), or a min < 0 or max <= 0 of a metric that is never negative."""
-    unit = (SEARCH_METRICS.get(metric) or SLO_METRICS.get(metric) or ("",))[0]
+    unit = bound_unit(metric)
     for suffix, (kind, scale) in _METRIC_KIND.items():
         if metric.endswith(suffix):
             try:

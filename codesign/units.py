@@ -637,5 +637,12 @@ def format_duration(seconds: float) -> str:
         if seconds >= 2 * scale:
             v = seconds / scale
             return f"{v:,.0f} {unit}" if v >= 1000 else f"{v:.3g} {unit}"
+    return format_time(seconds)
+
+
+def format_time(seconds: float) -> str:
+    """A time to 3 significant digits in s, ms or µs, as a person reads it (:func:`format_quantity`'s,
+    whose ASCII ``"us"`` is for spec TOML, with ``"µs"``): ``"1.2 ms"``, ``"100 µs"``. The tail of
+    :func:`format_duration` (which goes on to minutes, hours and days) and an SLO line's bound."""
     text = format_quantity(seconds, "s", digits=3)
     return text[:-len(" us")] + " µs" if text.endswith(" us") else text

@@ -1450,12 +1450,10 @@ class AnalyticalModel:
             return (f"{pool}weights need {w / 1e9:.1f} GB per chip, {over_s} more than the memory holds "
                     f"({cap / 1e9:.1f} GB)")
 
-        if w > cap or (disagg and w_prefill > cap):
-            if w > cap:
-                why.append(weights(w, "decode pool: " if disagg else ""))
-            if disagg and w_prefill > cap:
-                why.append(weights(w_prefill, "prefill pool: "))
-        elif design["max_concurrency"][i] < 1:
+        pools = [(w, "decode pool: " if disagg else "")] + ([(w_prefill, "prefill pool: ")] if disagg else [])
+        over = [weights(x, pool) for x, pool in pools if x > cap]
+        why += over
+        if not over and design["max_concurrency"][i] < 1:
             why.append("the KV cache of one request at the longest context does not fit beside the weights")
         if design["hbm_stacks"][i] > a["max_stacks"][i] + 1e-9:
             why.append(_stacks_reason(float(design["hbm_stacks"][i]), a, i))
